@@ -1,0 +1,19 @@
+#!/usr/bin/env node
+import { ConfigError, ConfigHelp, loadConfig } from './config/load-config.js';
+import { runServer } from './server.js';
+
+try {
+  const config = loadConfig({ argv: process.argv.slice(2), env: process.env });
+  await runServer(config);
+} catch (error) {
+  if (error instanceof ConfigHelp) {
+    process.stdout.write(error.output);
+    process.exit(0);
+  }
+  if (error instanceof ConfigError) {
+    process.stderr.write(`rdf-stream-publisher: ${error.message}\n`);
+    process.exit(2);
+  }
+  process.stderr.write(`rdf-stream-publisher: failed to start: ${(error as Error).message}\n`);
+  process.exit(1);
+}

@@ -1,0 +1,65 @@
+import { type Static, Type } from '@sinclair/typebox';
+import { defaults } from './defaults.js';
+
+const integer = (minimum: number, maximum: number, description: string) =>
+  Type.Integer({ minimum, maximum, description });
+
+/**
+ * The publisher's configuration. Every property can come from a CLI flag (kebab-case, see
+ * `flagAliases`), an environment variable (`RDF_STREAM_` + UPPER_SNAKE_CASE) or a JSON file.
+ */
+export const ConfigSchema = Type.Object(
+  {
+    host: Type.String({ minLength: 1, description: 'Address to listen on' }),
+    port: integer(0, 65_535, 'TCP port to listen on (0 picks a free port)'),
+    baseUrl: Type.Optional(
+      Type.String({
+        pattern: '^https?://[^\\s/?#]+(/[^\\s?#]*)?$',
+        description: 'Public base URL used in IRIs and links (default http://HOST:PORT)',
+      }),
+    ),
+    logLevel: Type.Union(
+      ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
+      { description: 'Log level' },
+    ),
+    streamId: Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,63}$', description: 'Id of the demo stream' }),
+    streamTitle: Type.String({ minLength: 1, maxLength: 200, description: 'Title of the demo stream' }),
+    intervalSeconds: Type.Number({
+      exclusiveMinimum: 0,
+      maximum: 86_400,
+      description: 'Seconds between two elements of the demo stream',
+    }),
+    facilities: integer(1, 10_000, 'Park-and-ride facilities in the demo stream (one observation each)'),
+    seed: integer(0, 2 ** 31 - 1, 'Seed of the demo stream random walk'),
+    retainedElements: integer(1, 1_000_000, 'Elements kept in memory for SSE resume (count)'),
+    heartbeatMs: integer(1_000, 3_600_000, 'Milliseconds between SSE heartbeat comments'),
+    sseRetryMs: integer(0, 3_600_000, 'Reconnection delay sent to SSE clients in milliseconds'),
+    maxSubscribers: integer(1, 1_000_000, 'SSE subscribers per process (count)'),
+    maxSubscriberQueueBytes: integer(
+      1_024,
+      1_073_741_824,
+      'Unsent bytes queued for one SSE subscriber before it is evicted',
+    ),
+    broadcastBatchSize: integer(1, 100_000, 'SSE subscribers written per event-loop turn'),
+    maxLongPollWaiters: integer(0, 1_000_000, 'Long-poll requests held at once (count)'),
+    maxLongPollWaitSeconds: integer(1, 3_600, 'Longest wait granted to Prefer: wait=N'),
+    microCacheSeconds: integer(0, 3_600, 'max-age for irregular or overdue streams in seconds'),
+    negotiationCacheEntries: integer(0, 1_000_000, 'Memoised content-negotiation results (count)'),
+    shutdownTimeoutMs: integer(0, 600_000, 'Milliseconds allowed for a graceful shutdown'),
+    shutdownRetryJitterMs: integer(0, 600_000, 'Upper bound of the retry delay sent to subscribers at shutdown'),
+    maxEventLoopDelayMs: integer(0, 60_000, 'Shed new requests above this event-loop delay (0: off)'),
+    maxHeapUsedBytes: integer(0, Number.MAX_SAFE_INTEGER, 'Shed new requests above this heap size (0: off)'),
+    maxRssBytes: integer(0, Number.MAX_SAFE_INTEGER, 'Shed new requests above this resident set size (0: off)'),
+    pressureRetryAfterSeconds: integer(1, 3_600, 'Retry-After sent with 503 when shedding'),
+  },
+  { additionalProperties: false },
+);
+
+export type PublisherConfig = Readonly<Static<typeof ConfigSchema>> & { readonly baseUrl: string };
+
+/** CLI flags that differ from the kebab-case of their property. */
+export const flagAliases: Readonly<Record<string, keyof typeof defaults>> = {
+  interval: 'intervalSeconds',
+};
+
+export { defaults };

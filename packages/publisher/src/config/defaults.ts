@@ -1,0 +1,45 @@
+/**
+ * Every limit of the publisher, as a named default whose name carries its unit.
+ * `docs/configuration.md` documents each one; the schema in `config-schema.ts` refers to these.
+ */
+export const defaults = Object.freeze({
+  host: '127.0.0.1',
+  port: 8080,
+  logLevel: 'info',
+
+  streamId: 'parking',
+  streamTitle: 'Park-and-ride facilities: available spaces',
+  /** One element every 5 s, as in the reference study. */
+  intervalSeconds: 5,
+  /** 13 facilities give a Turtle element of about 5.3 kB (the study's document: 5.2 kB). */
+  facilities: 13,
+  seed: 1,
+
+  /** Elements kept in memory for SSE resume (one hour at the default interval). */
+  retainedElements: 720,
+  heartbeatMs: 15_000,
+  /** `retry:` sent to EventSource clients on connect. */
+  sseRetryMs: 2_000,
+  maxSubscribers: 50_000,
+  /** Unsent bytes a subscriber may have queued in the process before it is evicted. */
+  maxSubscriberQueueBytes: 512 * 1024,
+  /** Subscribers written per event-loop turn during a broadcast. */
+  broadcastBatchSize: 500,
+  maxLongPollWaiters: 10_000,
+  maxLongPollWaitSeconds: 60,
+  /** Micro-cache for streams without a regular interval, or whose next element is overdue. */
+  microCacheSeconds: 1,
+  /** Distinct Accept / Accept-Encoding header values whose negotiation result is memoised. */
+  negotiationCacheEntries: 1_000,
+
+  /** SIGTERM: time allowed to drain subscribers and in-flight requests before exiting anyway. */
+  shutdownTimeoutMs: 10_000,
+  /** SIGTERM: subscribers are told to come back after a random delay up to this bound. */
+  shutdownRetryJitterMs: 5_000,
+
+  /** Load shedding (0 disables a check). */
+  maxEventLoopDelayMs: 1_000,
+  maxHeapUsedBytes: 0,
+  maxRssBytes: 0,
+  pressureRetryAfterSeconds: 10,
+});

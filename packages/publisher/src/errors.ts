@@ -1,0 +1,41 @@
+/**
+ * The catalogue of errors the publisher answers with, as RFC 9457 problem details. Codes are
+ * stable: clients may switch on them. `docs/errors.md` explains each and how to fix it.
+ */
+export const errorCatalogue = Object.freeze({
+  PUB_ERR_STREAM_NOT_FOUND: { status: 404, title: 'Stream not found' },
+  PUB_ERR_ROUTE_NOT_FOUND: { status: 404, title: 'Not found' },
+  PUB_ERR_NO_ELEMENT_YET: { status: 503, title: 'The stream has not published any element yet' },
+  PUB_ERR_NOT_ACCEPTABLE: { status: 406, title: 'None of the offered formats is acceptable' },
+  PUB_ERR_UNKNOWN_FORMAT: { status: 400, title: 'Unknown format' },
+  PUB_ERR_INVALID_EVENT_ID: { status: 400, title: 'Invalid Last-Event-ID' },
+  PUB_ERR_BAD_REQUEST: { status: 400, title: 'Bad request' },
+  PUB_ERR_METHOD_NOT_ALLOWED: { status: 405, title: 'Method not allowed' },
+  PUB_ERR_LONG_POLL_LIMIT: { status: 503, title: 'Too many long-poll requests are waiting' },
+  PUB_ERR_OVERLOADED: { status: 503, title: 'The publisher is overloaded' },
+  PUB_ERR_SHUTTING_DOWN: { status: 503, title: 'The publisher is shutting down' },
+  PUB_ERR_INTERNAL: { status: 500, title: 'Internal error' },
+} as const);
+
+export type ErrorCode = keyof typeof errorCatalogue;
+
+/** An error meant for the client: rendered as problem+json with its code, never with a stack. */
+export class PublisherError extends Error {
+  override readonly name = 'PublisherError';
+  readonly status: number;
+
+  constructor(
+    readonly code: ErrorCode,
+    /** Human-readable, specific to this occurrence; must not leak internals. */
+    readonly detail?: string,
+    /** Extra members of the problem object (RFC 9457 §3.2) and headers to send. */
+    readonly extensions: Readonly<Record<string, unknown>> = {},
+    readonly headers: Readonly<Record<string, string>> = {},
+  ) {
+    super(detail ?? errorCatalogue[code].title);
+    this.status = errorCatalogue[code].status;
+  }
+}
+
+/** The problem `type` of a code: a stable URN, documented in `docs/errors.md`. */
+export const problemType = (code: ErrorCode) => `urn:rdf-stream:error:${code}`;

@@ -1,0 +1,31 @@
+import type { PublisherConfig } from '../config/config-schema.js';
+import { PublisherError } from '../errors.js';
+import type { StreamHub } from '../publish/stream-hub.js';
+import type { NegotiationCache } from '../render/negotiate.js';
+import type { StaticDocument } from '../render/static-document.js';
+import type { PrometheusMetrics } from './prometheus-metrics.js';
+
+/** Set when SIGTERM arrives: new requests are refused, subscribers told to come back later. */
+export interface LifecycleState {
+  closing: boolean;
+}
+
+/** Everything the routes need, built once by the composition root. */
+export interface AppContext {
+  readonly config: PublisherConfig;
+  readonly hubs: ReadonlyMap<string, StreamHub>;
+  readonly descriptors: ReadonlyMap<string, StaticDocument>;
+  readonly catalogue: StaticDocument;
+  readonly contextDocument: Buffer;
+  readonly metrics: PrometheusMetrics;
+  readonly negotiation: NegotiationCache;
+  readonly lifecycle: LifecycleState;
+  /** Extra readiness probe (e.g. a shared log's connection); shedding starts when it fails. */
+  readonly healthCheck?: () => Promise<boolean>;
+}
+
+export function hubOf(context: AppContext, id: string): StreamHub {
+  const hub = context.hubs.get(id);
+  if (hub === undefined) throw new PublisherError('PUB_ERR_STREAM_NOT_FOUND', `No stream with id "${id}"`);
+  return hub;
+}

@@ -1,0 +1,56 @@
+import cors from '@fastify/cors';
+import underPressure from '@fastify/under-pressure';
+import Fastify, { type FastifyInstance, LogController } from 'fastify';
+import { PublisherError } from '../errors.js';
+import type { AppContext } from './app-context.js';
+import { registerProblemHandlers } from './problem.js';
+import { documentsRoute } from './routes/documents-route.js';
+import { eventsRoute } from './routes/events-route.js';
+import { latestRoute } from './routes/latest-route.js';
+import { operationsRoute } from './routes/operations-route.js';
+
+const EVENTS_ROUTE = '/streams/:id/events';
+const knownMethods = new Set(['GET', 'HEAD', 'OPTIONS', 'POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** Headers a browser script may read (CORS), beyond the CORS-safelisted ones. */
+const exposedHeaders = ['ETag', 'Link', 'Expires', 'Last-Modified', 'Retry-After', 'Stream-Gap', 'Date'];
+
+/** Builds the HTTP application without starting it: `server.ts` listens, tests `inject()`. */
+export async function buildApp(context: AppContext): Promise<FastifyInstance> {
+  const { config } = context;
+  const app = Fastify({
+    logger: { level: config.logLevel },
+    // One log line per request would dominate CPU under polling load; errors are still logged.
+    logController: new LogController({ disableRequestLogging: true }),
+    return503OnClosing: false,
+    forceCloseConnections: 'idle',
+  });
+  registerProblemHandlers(app, config.pressureRetryAfterSeconds);
+
+  await app.register(cors, { origin: '*', methods: ['GET', 'HEAD'], exposedHeaders, maxAge: 86_400 });
+  await app.register(underPressure, {
+    maxEventLoopDelay: config.maxEventLoopDelayMs,
+    maxHeapUsedBytes: config.maxHeapUsedBytes,
+    maxRssBytes: config.maxRssBytes,
+    retryAfter: config.pressureRetryAfterSeconds,
+    ...(context.healthCheck === undefined
+      ? {}
+      : { healthCheck: context.healthCheck, healthCheckInterval: 1_000 }),
+  });
+
+  app.addHook('onRequest', async (request) => {
+    if (context.lifecycle.closing && request.routeOptions.url !== EVENTS_ROUTE) {
+      throw new PublisherError('PUB_ERR_SHUTTING_DOWN', undefined, {}, { connection: 'close', 'retry-after': '5' });
+    }
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    const method = knownMethods.has(request.method) ? request.method : 'OTHER';
+    context.metrics.requestAnswered(request.routeOptions.url ?? 'unmatched', method, reply.statusCode);
+  });
+
+  await app.register(async (scope) => documentsRoute(scope, context));
+  await app.register(async (scope) => latestRoute(scope, context));
+  await app.register(async (scope) => eventsRoute(scope, context));
+  await app.register(async (scope) => operationsRoute(scope, context));
+  return app;
+}

@@ -1,0 +1,49 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { type ErrorCode, errorCatalogue, PublisherError, problemType } from '../errors.js';
+
+export const PROBLEM_JSON = 'application/problem+json';
+
+/** Sends an RFC 9457 problem object for `error`. */
+export function sendProblem(request: FastifyRequest, reply: FastifyReply, error: PublisherError): FastifyReply {
+  const body = {
+    type: problemType(error.code),
+    title: errorCatalogue[error.code].title,
+    status: error.status,
+    code: error.code,
+    ...(error.detail === undefined ? {} : { detail: error.detail }),
+    instance: request.url,
+    ...error.extensions,
+  };
+  return reply
+    .code(error.status)
+    .headers({ ...error.headers, 'content-type': PROBLEM_JSON, 'cache-control': 'no-store' })
+    .send(JSON.stringify(body));
+}
+
+/** Maps whatever was thrown to a catalogued error; unknown errors become a bare 500. */
+export function toPublisherError(error: FastifyError | Error, retryAfterSeconds: number): PublisherError {
+  if (error instanceof PublisherError) return error;
+  const fastifyError = error as FastifyError;
+  if (fastifyError.code === 'FST_UNDER_PRESSURE') {
+    return new PublisherError('PUB_ERR_OVERLOADED', 'Try again later.', {}, { 'retry-after': String(retryAfterSeconds) });
+  }
+  const status = fastifyError.statusCode ?? 500;
+  if (status >= 400 && status < 500) {
+    const code: ErrorCode = status === 405 ? 'PUB_ERR_METHOD_NOT_ALLOWED' : 'PUB_ERR_BAD_REQUEST';
+    // Fastify's own 4xx messages describe the request, never the server's internals.
+    return new PublisherError(code, fastifyError.message);
+  }
+  return new PublisherError('PUB_ERR_INTERNAL');
+}
+
+/** Every error and unknown route leaves as problem+json; 5xx details stay in the log. */
+export function registerProblemHandlers(app: FastifyInstance, retryAfterSeconds: number): void {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const problem = toPublisherError(error, retryAfterSeconds);
+    if (problem.status >= 500 && problem.code === 'PUB_ERR_INTERNAL') request.log.error({ err: error }, 'request failed');
+    return sendProblem(request, reply, problem);
+  });
+  app.setNotFoundHandler((request, reply) =>
+    sendProblem(request, reply, new PublisherError('PUB_ERR_ROUTE_NOT_FOUND', `No resource at ${request.url}`)),
+  );
+}

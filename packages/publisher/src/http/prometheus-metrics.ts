@@ -1,0 +1,93 @@
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { StreamMetrics } from '../publish/stream-metrics.js';
+
+type RequestCounter = ReturnType<Counter<'route' | 'method' | 'status'>['labels']>;
+
+/**
+ * Prometheus metrics of one publisher. Labels are bounded: `stream` takes configured stream ids,
+ * `route` the registered route patterns, `status` a status class (2xx…5xx). Never per client.
+ */
+export class PrometheusMetrics implements StreamMetrics {
+  readonly registry = new Registry();
+  readonly #published = new Counter({
+    name: 'rdf_stream_elements_published_total',
+    help: 'Elements published',
+    labelNames: ['stream'] as const,
+    registers: [this.registry],
+  });
+  readonly #subscribers = new Gauge({
+    name: 'rdf_stream_subscribers',
+    help: 'Connected SSE subscribers',
+    labelNames: ['stream'] as const,
+    registers: [this.registry],
+  });
+  readonly #evicted = new Counter({
+    name: 'rdf_stream_subscribers_evicted_total',
+    help: 'SSE subscribers disconnected because their unsent data exceeded maxSubscriberQueueBytes',
+    labelNames: ['stream'] as const,
+    registers: [this.registry],
+  });
+  readonly #broadcastDuration = new Histogram({
+    name: 'rdf_stream_broadcast_duration_seconds',
+    help: 'Time to write one element to every SSE subscriber',
+    labelNames: ['stream'] as const,
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [this.registry],
+  });
+  readonly #broadcastReach = new Gauge({
+    name: 'rdf_stream_broadcast_subscribers',
+    help: 'Subscribers reached by the last broadcast',
+    labelNames: ['stream'] as const,
+    registers: [this.registry],
+  });
+  readonly #longPollWaiters = new Gauge({
+    name: 'rdf_stream_long_poll_waiting',
+    help: 'Long-poll requests currently held',
+    labelNames: ['stream'] as const,
+    registers: [this.registry],
+  });
+  readonly #requests = new Counter({
+    name: 'rdf_stream_http_requests_total',
+    help: 'HTTP requests answered, by route pattern, method and status class',
+    labelNames: ['route', 'method', 'status'] as const,
+    registers: [this.registry],
+  });
+  readonly #requestCounters = new Map<string, RequestCounter>();
+
+  constructor(collectProcessMetrics = true) {
+    if (collectProcessMetrics) collectDefaultMetrics({ register: this.registry });
+  }
+
+  elementPublished(streamId: string): void {
+    this.#published.inc({ stream: streamId });
+  }
+
+  broadcastFinished(streamId: string, durationSeconds: number, subscribers: number): void {
+    this.#broadcastDuration.observe({ stream: streamId }, durationSeconds);
+    this.#broadcastReach.set({ stream: streamId }, subscribers);
+  }
+
+  subscribersChanged(streamId: string, count: number): void {
+    this.#subscribers.set({ stream: streamId }, count);
+  }
+
+  subscriberEvicted(streamId: string): void {
+    this.#evicted.inc({ stream: streamId });
+  }
+
+  longPollWaitersChanged(streamId: string, count: number): void {
+    this.#longPollWaiters.set({ stream: streamId }, count);
+  }
+
+  /** `route` must be a route pattern (or 'unmatched'), never a raw URL. */
+  requestAnswered(route: string, method: string, statusCode: number): void {
+    const status = `${Math.floor(statusCode / 100)}xx`;
+    const key = `${route} ${method} ${status}`;
+    let counter = this.#requestCounters.get(key);
+    if (counter === undefined) {
+      counter = this.#requests.labels({ route, method, status });
+      this.#requestCounters.set(key, counter);
+    }
+    counter.inc();
+  }
+}

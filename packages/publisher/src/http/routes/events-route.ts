@@ -1,0 +1,103 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { PublisherError } from '../../errors.js';
+import { gapData, parseEventId, selectResume } from '../../publish/resume.js';
+import { type FormatName, formatNames, isFormatName } from '../../render/formats.js';
+import { sseFrame } from '../../render/sse-frame.js';
+import { type AppContext, hubOf } from '../app-context.js';
+
+/** Requests that arrived while the process was under pressure (marked by under-pressure's hook). */
+const arrivedUnderPressure = new WeakSet<FastifyRequest>();
+
+interface EventsRequest {
+  Params: { id: string };
+  Querystring: { format?: string; lastEventId?: string };
+}
+
+/**
+ * `GET /streams/:id/events`: Server-Sent Events. The response is hijacked from Fastify and the
+ * socket handed to the stream's broadcaster, which writes pre-built frames to it.
+ *
+ * Shedding: an EventSource gives up for good on any non-200 answer, so a subscriber that cannot
+ * be taken now (pressure, subscriber limit, shutdown) gets a 200 stream carrying `retry:` with
+ * jitter and a `shed` event, then the end of the stream: it comes back later by itself.
+ */
+export function eventsRoute(app: FastifyInstance, context: AppContext): void {
+  const { config } = context;
+
+  app.get<EventsRequest>(
+    '/streams/:id/events',
+    {
+      config: {
+        pressureHandler: (request: FastifyRequest) => {
+          arrivedUnderPressure.add(request);
+        },
+      },
+    },
+    (request, reply) => {
+      const hub = hubOf(context, request.params.id);
+      const format = formatOf(request.query.format);
+      const lastEventId = parseEventId(
+        headerValue(request.headers['last-event-id']) ?? request.query.lastEventId,
+      );
+      if (lastEventId === null) {
+        throw new PublisherError('PUB_ERR_INVALID_EVENT_ID', 'Last-Event-ID must be a non-negative integer');
+      }
+      if (context.lifecycle.closing) {
+        return shed(reply, 'PUB_ERR_SHUTTING_DOWN', config.shutdownRetryJitterMs);
+      }
+      if (arrivedUnderPressure.has(request)) {
+        return shed(reply, 'PUB_ERR_OVERLOADED', config.pressureRetryAfterSeconds * 1000);
+      }
+      if (hub.broadcaster.size >= config.maxSubscribers) {
+        return shed(reply, 'PUB_ERR_OVERLOADED', config.sseRetryMs * 2);
+      }
+
+      const plan = selectResume(lastEventId, hub.log);
+      const headers = streamHeaders(reply);
+      let preamble = sseFrame({ comment: 'ok', retry: config.sseRetryMs });
+      if (plan.kind === 'gap') {
+        headers['stream-gap'] = `${plan.reason}; requested=${plan.requestedId}; oldest=${plan.fromSeq}`;
+        preamble += sseFrame({ event: 'gap', data: gapData(plan.requestedId, plan.fromSeq, plan.reason) });
+      }
+      reply.hijack();
+      reply.raw.writeHead(200, headers);
+      reply.raw.write(preamble);
+      hub.subscribe(reply.raw, format, plan);
+    },
+  );
+
+  function shed(reply: FastifyReply, code: 'PUB_ERR_OVERLOADED' | 'PUB_ERR_SHUTTING_DOWN', maxDelayMs: number) {
+    const retryMs = Math.max(config.sseRetryMs, Math.round(Math.random() * maxDelayMs));
+    reply.hijack();
+    reply.raw.writeHead(200, { ...streamHeaders(reply), 'retry-after': String(Math.ceil(retryMs / 1000)) });
+    reply.raw.end(sseFrame({ retry: retryMs, event: 'shed', data: JSON.stringify({ code, retryMs }) }));
+  }
+}
+
+function formatOf(value: string | undefined): FormatName {
+  if (value === undefined) return 'jsonld';
+  if (!isFormatName(value)) {
+    throw new PublisherError('PUB_ERR_UNKNOWN_FORMAT', `format must be one of ${formatNames.join(', ')}`, {
+      formats: formatNames,
+    });
+  }
+  return value;
+}
+
+function headerValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** SSE headers plus those other hooks (CORS) set on the reply before it was hijacked. */
+function streamHeaders(reply: FastifyReply): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(reply.getHeaders())) {
+    if (value !== undefined) headers[name] = String(value);
+  }
+  return {
+    ...headers,
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-store',
+    'x-accel-buffering': 'no',
+  };
+}

@@ -1,0 +1,58 @@
+/** Namespaces of the vocabulary we emit (see ontologies/sosa-profile.ttl). */
+export const ns = Object.freeze({
+  rdf: 'http://www.w3.org/1999/02/22-rdf-syntax-ns#',
+  rdfs: 'http://www.w3.org/2000/01/rdf-schema#',
+  xsd: 'http://www.w3.org/2001/XMLSchema#',
+  sosa: 'http://www.w3.org/ns/sosa/',
+  ssn: 'http://www.w3.org/ns/ssn/',
+  prov: 'http://www.w3.org/ns/prov#',
+  datex: 'http://vocab.datex.org/terms#',
+  qudt: 'http://qudt.org/schema/qudt/',
+  unit: 'http://qudt.org/vocab/unit/',
+  dcterms: 'http://purl.org/dc/terms/',
+  dcat: 'http://www.w3.org/ns/dcat#',
+  ldes: 'https://w3id.org/ldes#',
+  tree: 'https://w3id.org/tree#',
+  vocals: 'http://w3id.org/rsp/vocals#',
+  formats: 'http://www.w3.org/ns/formats/',
+});
+
+export const rdf = {
+  type: `${ns.rdf}type`,
+} as const;
+
+export const xsd = {
+  string: `${ns.xsd}string`,
+  integer: `${ns.xsd}integer`,
+  decimal: `${ns.xsd}decimal`,
+  double: `${ns.xsd}double`,
+  boolean: `${ns.xsd}boolean`,
+  dateTime: `${ns.xsd}dateTime`,
+} as const;
+
+export const sosa = {
+  Observation: `${ns.sosa}Observation`,
+  madeBySensor: `${ns.sosa}madeBySensor`,
+  observedProperty: `${ns.sosa}observedProperty`,
+  hasFeatureOfInterest: `${ns.sosa}hasFeatureOfInterest`,
+  hasSimpleResult: `${ns.sosa}hasSimpleResult`,
+  hasResult: `${ns.sosa}hasResult`,
+  resultTime: `${ns.sosa}resultTime`,
+  phenomenonTime: `${ns.sosa}phenomenonTime`,
+} as const;
+
+export const prov = {
+  generatedAtTime: `${ns.prov}generatedAtTime`,
+} as const;
+
+export const datex = {
+  parkingNumberOfVacantSpaces: `${ns.datex}parkingNumberOfVacantSpaces`,
+} as const;
+
+/** Prefixes written in Turtle and TriG output. */
+export const turtlePrefixes: Readonly<Record<string, string>> = Object.freeze({
+  sosa: ns.sosa,
+  prov: ns.prov,
+  xsd: ns.xsd,
+  datex: ns.datex,
+});

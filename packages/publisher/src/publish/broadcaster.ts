@@ -1,0 +1,141 @@
+import { performance } from 'node:perf_hooks';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import type { EventLog } from '../log/event-log.js';
+import type { LoggedElement } from '../render/render-element.js';
+import { sseFrame } from '../render/sse-frame.js';
+import { gapData } from './resume.js';
+import type { StreamMetrics } from './stream-metrics.js';
+import type { Subscriber } from './subscriber.js';
+
+export interface BroadcasterOptions {
+  readonly streamId: string;
+  /** Subscribers written per event-loop turn. */
+  readonly batchSize: number;
+  readonly metrics: StreamMetrics;
+  /** Yields to the event loop between batches; injectable for tests. */
+  readonly yieldTurn?: () => Promise<unknown>;
+}
+
+/**
+ * Writes each logged element's pre-built frame to every live subscriber, in order, in batches
+ * that yield to the event loop. The log is the queue: the pump follows `log.latestSeq`, so
+ * nothing is buffered here and elements published during a broadcast are sent right after it.
+ * A subscriber whose unsent bytes would exceed its limit is evicted, never buffered further.
+ */
+export class Broadcaster {
+  readonly #log: EventLog<LoggedElement>;
+  readonly #options: BroadcasterOptions;
+  readonly #yield: () => Promise<unknown>;
+  readonly #subscribers = new Set<Subscriber>();
+  #cursor: number;
+  #pumping: Promise<void> | undefined;
+
+  constructor(log: EventLog<LoggedElement>, options: BroadcasterOptions) {
+    this.#log = log;
+    this.#options = options;
+    this.#yield = options.yieldTurn ?? (() => nextTurn());
+    this.#cursor = log.latestSeq;
+  }
+
+  get size(): number {
+    return this.#subscribers.size;
+  }
+
+  /** Sequence number of the last element handed to every subscriber. */
+  get broadcastSeq(): number {
+    return this.#cursor;
+  }
+
+  add(subscriber: Subscriber): void {
+    this.#subscribers.add(subscriber);
+    subscriber.sink.once('close', () => this.remove(subscriber));
+    this.#options.metrics.subscribersChanged(this.#options.streamId, this.#subscribers.size);
+  }
+
+  remove(subscriber: Subscriber): void {
+    if (this.#subscribers.delete(subscriber)) {
+      this.#options.metrics.subscribersChanged(this.#options.streamId, this.#subscribers.size);
+    }
+  }
+
+  /** Called after each append: starts the pump unless it is already running. Resolves when idle. */
+  notify(): Promise<void> {
+    this.#pumping ??= this.#pump().finally(() => {
+      this.#pumping = undefined;
+    });
+    return this.#pumping;
+  }
+
+  async #pump(): Promise<void> {
+    while (this.#cursor < this.#log.latestSeq) {
+      const element = this.#log.get(this.#cursor + 1);
+      if (element === undefined) {
+        // Retention is smaller than the backlog: tell subscribers, continue from the oldest.
+        const oldest = this.#log.oldestSeq ?? this.#log.latestSeq;
+        const gap = Buffer.from(sseFrame({ event: 'gap', data: gapData(this.#cursor, oldest, 'expired') }));
+        await this.#writeAll(() => gap);
+        this.#cursor = oldest - 1;
+        continue;
+      }
+      const started = performance.now();
+      const reached = await this.#writeAll((subscriber) =>
+        subscriber.lastSentSeq < element.seq ? element : undefined,
+      );
+      this.#cursor = element.seq;
+      this.#options.metrics.broadcastFinished(
+        this.#options.streamId,
+        (performance.now() - started) / 1000,
+        reached,
+      );
+    }
+  }
+
+  /** Writes the same comment to every live subscriber (keeps proxies and clients from timing out). */
+  async heartbeat(comment = ''): Promise<void> {
+    const frame = Buffer.from(sseFrame({ comment }));
+    await this.#writeAll(() => frame);
+  }
+
+  /** Ends every subscriber's stream with `farewell(subscriber)`, in batches. */
+  async closeAll(farewell: () => string): Promise<void> {
+    const snapshot = [...this.#subscribers];
+    for (let start = 0; start < snapshot.length; start += this.#options.batchSize) {
+      for (const subscriber of snapshot.slice(start, start + this.#options.batchSize)) {
+        subscriber.close(farewell());
+      }
+      await this.#yield();
+    }
+  }
+
+  /**
+   * Writes to each live subscriber what `choose` returns (an element: its frame in the
+   * subscriber's format), over a snapshot of the subscribers, `batchSize` per turn. Returns how
+   * many subscribers were written to.
+   */
+  async #writeAll(choose: (subscriber: Subscriber) => LoggedElement | Buffer | undefined): Promise<number> {
+    const snapshot = [...this.#subscribers];
+    const { batchSize } = this.#options;
+    let written = 0;
+    for (let start = 0; start < snapshot.length; start += batchSize) {
+      const end = Math.min(start + batchSize, snapshot.length);
+      for (let index = start; index < end; index++) {
+        const subscriber = snapshot[index] as Subscriber;
+        if (!subscriber.live || subscriber.closed) continue;
+        const chosen = choose(subscriber);
+        if (chosen === undefined) continue;
+        const frame = Buffer.isBuffer(chosen) ? chosen : chosen.frames[subscriber.format];
+        if (subscriber.wouldOverflow(frame.length)) {
+          subscriber.evict();
+          this.remove(subscriber);
+          this.#options.metrics.subscriberEvicted(this.#options.streamId);
+          continue;
+        }
+        if (Buffer.isBuffer(chosen)) subscriber.sink.write(frame);
+        else subscriber.send(frame, chosen.seq);
+        written++;
+      }
+      if (end < snapshot.length) await this.#yield();
+    }
+    return written;
+  }
+}

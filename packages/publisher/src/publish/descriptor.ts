@@ -1,0 +1,102 @@
+import type { Quad } from '@rdfjs/types';
+import { DataFactory } from 'n3';
+import { ns, prov, rdf, xsd } from '../model/vocabulary.js';
+import { type FormatName, formatNames, formats } from '../render/formats.js';
+import type { StreamDefinition } from './stream-hub.js';
+
+const { namedNode, literal, quad } = DataFactory;
+
+const dcat = (local: string) => namedNode(`${ns.dcat}${local}`);
+const dcterms = (local: string) => namedNode(`${ns.dcterms}${local}`);
+const a = namedNode(rdf.type);
+const sseSpec = namedNode('https://html.spec.whatwg.org/multipage/server-sent-events.html');
+
+/** W3C format IRIs (http://www.w3.org/ns/formats/) for each format we serve. */
+const formatIri: Readonly<Record<FormatName, string>> = {
+  turtle: `${ns.formats}Turtle`,
+  trig: `${ns.formats}TriG`,
+  ntriples: `${ns.formats}N-Triples`,
+  nquads: `${ns.formats}N-Quads`,
+  jsonld: `${ns.formats}JSON-LD`,
+};
+
+const mediaTypeIri = (mediaType: string) => namedNode(`https://www.iana.org/assignments/media-types/${mediaType}`);
+
+/** Where each interface of a stream lives. */
+export const streamLinks = (streamIri: string) => ({
+  latest: `${streamIri}/latest`,
+  events: `${streamIri}/events`,
+});
+
+/**
+ * The stream descriptor: an LDES `ldes:EventStream` (members timestamped by
+ * `prov:generatedAtTime`), a VoCaLS `vocals:RDFStream` with its endpoints, and a DCAT dataset
+ * with one distribution per interface and format.
+ */
+export function descriptorQuads(stream: StreamDefinition): Quad[] {
+  const subject = namedNode(stream.iri);
+  const links = streamLinks(stream.iri);
+  const quads: Quad[] = [
+    quad(subject, a, namedNode(`${ns.ldes}EventStream`)),
+    quad(subject, a, namedNode(`${ns.vocals}RDFStream`)),
+    quad(subject, a, dcat('Dataset')),
+    quad(subject, dcterms('title'), literal(stream.title, 'en')),
+    quad(subject, namedNode(`${ns.ldes}timestampPath`), namedNode(prov.generatedAtTime)),
+    quad(subject, dcterms('conformsTo'), namedNode('https://w3id.org/rdf-stream/profile/sosa')),
+  ];
+  if (stream.expectedIntervalMs !== null) {
+    quads.push(
+      quad(
+        subject,
+        dcat('temporalResolution'),
+        literal(`PT${stream.expectedIntervalMs / 1000}S`, namedNode(`${ns.xsd}duration`)),
+      ),
+    );
+  }
+  const distributions: Quad[] = [];
+  for (const format of formatNames) {
+    const latest = namedNode(`${stream.iri}#latest-${format}`);
+    const events = namedNode(`${stream.iri}#events-${format}`);
+    quads.push(
+      quad(subject, dcat('distribution'), latest),
+      quad(subject, dcat('distribution'), events),
+      quad(subject, namedNode(`${ns.vocals}hasEndpoint`), events),
+    );
+    // Each subject's quads together, so that Turtle groups them.
+    distributions.push(
+      quad(latest, a, dcat('Distribution')),
+      quad(latest, dcterms('title'), literal(`Latest element (${format}), cacheable until the next one; long-poll with Prefer: wait`, 'en')),
+      quad(latest, dcat('accessURL'), namedNode(links.latest)),
+      quad(latest, dcat('mediaType'), mediaTypeIri(formats[format].mediaType)),
+      quad(latest, dcterms('format'), namedNode(formatIri[format])),
+      quad(events, a, dcat('Distribution')),
+      quad(events, a, namedNode(`${ns.vocals}StreamEndpoint`)),
+      quad(events, dcterms('title'), literal(`Server-Sent Events, one event per element (${format})`, 'en')),
+      quad(events, dcat('accessURL'), namedNode(`${links.events}?format=${format}`)),
+      quad(events, dcat('mediaType'), mediaTypeIri('text/event-stream')),
+      quad(events, dcterms('format'), namedNode(formatIri[format])),
+      quad(events, dcterms('conformsTo'), sseSpec),
+    );
+  }
+  return [...quads, ...distributions];
+}
+
+/** The catalogue of every stream this publisher serves (a `dcat:Catalog`). */
+export function catalogueQuads(catalogueIri: string, streams: readonly StreamDefinition[]): Quad[] {
+  const catalogue = namedNode(catalogueIri);
+  const quads: Quad[] = [
+    quad(catalogue, a, dcat('Catalog')),
+    quad(catalogue, dcterms('title'), literal('Live RDF streams', 'en')),
+    quad(catalogue, dcterms('modified'), literal(new Date().toISOString(), namedNode(xsd.dateTime))),
+  ];
+  for (const stream of streams) quads.push(quad(catalogue, dcat('dataset'), namedNode(stream.iri)));
+  for (const stream of streams) {
+    const subject = namedNode(stream.iri);
+    quads.push(
+      quad(subject, a, namedNode(`${ns.ldes}EventStream`)),
+      quad(subject, a, dcat('Dataset')),
+      quad(subject, dcterms('title'), literal(stream.title, 'en')),
+    );
+  }
+  return quads;
+}

@@ -1,0 +1,185 @@
+import type { EventLog } from '../log/event-log.js';
+import { elementQuads, type Observation } from '../model/observation.js';
+import { elementGraphIri, type StreamElement } from '../model/stream-element.js';
+import { compressOnce, type EncodedBodies, type Encoding, encodings } from '../render/compress.js';
+import { entityTag } from '../render/etag.js';
+import { type FormatName, formatNames } from '../render/formats.js';
+import type { JsonLdWriter } from '../render/jsonld-writer.js';
+import { type LoggedElement, renderElement } from '../render/render-element.js';
+import { sseFrame } from '../render/sse-frame.js';
+import type { ElementSource } from '../source/element-source.js';
+import { Broadcaster } from './broadcaster.js';
+import { LongPollWaiters } from './long-poll-waiters.js';
+import { gapData, type ResumePlan } from './resume.js';
+import type { StreamMetrics } from './stream-metrics.js';
+import { Subscriber, type SubscriberSink } from './subscriber.js';
+
+export interface StreamDefinition {
+  readonly id: string;
+  readonly title: string;
+  /** `{base}/streams/{id}` */
+  readonly iri: string;
+  /** Milliseconds between elements, or null for an irregular stream. */
+  readonly expectedIntervalMs: number | null;
+}
+
+/** The latest element in every format and content coding, with its validators. */
+export interface LatestElement {
+  readonly seq: number;
+  readonly generatedAt: Date;
+  readonly graph: string;
+  readonly bodies: Readonly<Record<FormatName, EncodedBodies>>;
+  readonly etags: Readonly<Record<FormatName, Readonly<Record<Encoding, string>>>>;
+}
+
+export interface StreamHubOptions {
+  readonly baseUrl: string;
+  readonly definition: StreamDefinition;
+  readonly source: ElementSource;
+  readonly log: EventLog<LoggedElement>;
+  readonly jsonLd: JsonLdWriter;
+  readonly metrics: StreamMetrics;
+  readonly limits: {
+    readonly broadcastBatchSize: number;
+    readonly maxSubscribers: number;
+    readonly maxSubscriberQueueBytes: number;
+    readonly maxLongPollWaiters: number;
+    readonly heartbeatMs: number;
+  };
+  readonly onError: (error: unknown) => void;
+}
+
+/** Thrown by `subscribe` when `maxSubscribers` are already connected. */
+export class TooManySubscribersError extends Error {
+  override readonly name = 'TooManySubscribersError';
+}
+
+/**
+ * One stream's pipeline: source → element quads → render once → log → latest, long-poll
+ * waiters and SSE broadcast. Publishing is serialised, so sequence numbers follow the order in
+ * which the source produced observations.
+ */
+export class StreamHub {
+  readonly definition: StreamDefinition;
+  readonly log: EventLog<LoggedElement>;
+  readonly broadcaster: Broadcaster;
+  readonly waiters: LongPollWaiters;
+  readonly #options: StreamHubOptions;
+  #latest: LatestElement | undefined;
+  #chain: Promise<unknown> = Promise.resolve();
+  #heartbeat: NodeJS.Timeout | undefined;
+
+  constructor(options: StreamHubOptions) {
+    this.#options = options;
+    this.definition = options.definition;
+    this.log = options.log;
+    this.broadcaster = new Broadcaster(options.log, {
+      streamId: options.definition.id,
+      batchSize: options.limits.broadcastBatchSize,
+      metrics: options.metrics,
+    });
+    this.waiters = new LongPollWaiters(options.limits.maxLongPollWaiters, (count) =>
+      options.metrics.longPollWaitersChanged(options.definition.id, count),
+    );
+  }
+
+  get latest(): LatestElement | undefined {
+    return this.#latest;
+  }
+
+  /** Starts the source and the heartbeat; resolves once the first element is published. */
+  async start(): Promise<void> {
+    let first: Promise<unknown> | undefined;
+    this.#options.source.start((observations, generatedAt) => {
+      const published = this.publish(observations, generatedAt);
+      first ??= published;
+    });
+    this.#heartbeat = setInterval(() => {
+      this.broadcaster.heartbeat().catch(this.#options.onError);
+    }, this.#options.limits.heartbeatMs);
+    this.#heartbeat.unref();
+    await first;
+  }
+
+  stop(): void {
+    this.#options.source.stop();
+    clearInterval(this.#heartbeat);
+  }
+
+  /**
+   * Appends one element built from `observations`. Resolves with the logged element once it is
+   * the latest and its broadcast has started; rejects (and changes nothing) if rendering fails.
+   */
+  publish(observations: readonly Observation[], generatedAt: Date): Promise<LoggedElement> {
+    const published = this.#chain.then(() => this.#publishNow(observations, generatedAt));
+    this.#chain = published.catch(this.#options.onError);
+    return published;
+  }
+
+  async #publishNow(observations: readonly Observation[], generatedAt: Date): Promise<LoggedElement> {
+    const { baseUrl, definition, jsonLd, metrics } = this.#options;
+    const seq = this.log.nextSeq;
+    const graph = elementGraphIri(baseUrl, definition.id, seq);
+    const element: StreamElement = {
+      streamId: definition.id,
+      seq,
+      graph,
+      generatedAt,
+      quads: elementQuads(graph, generatedAt, observations),
+    };
+    const { bodies, ...logged } = renderElement(element, jsonLd);
+    const encoded = await Promise.all(formatNames.map((format) => compressOnce(bodies[format])));
+    const latestBodies = {} as Record<FormatName, EncodedBodies>;
+    const etags = {} as Record<FormatName, Record<Encoding, string>>;
+    formatNames.forEach((format, index) => {
+      latestBodies[format] = encoded[index] as EncodedBodies;
+      etags[format] = Object.fromEntries(
+        encodings.map((encoding) => [encoding, entityTag(this.log.epoch, seq, format, encoding)]),
+      ) as Record<Encoding, string>;
+    });
+    // Everything that can fail is done: from here on the element is published atomically.
+    this.log.append(logged);
+    this.#latest = { seq, generatedAt, graph, bodies: latestBodies, etags };
+    metrics.elementPublished(definition.id);
+    this.waiters.release('element');
+    this.broadcaster.notify().catch(this.#options.onError);
+    return logged;
+  }
+
+  /**
+   * Registers an SSE subscriber whose response headers are already written, sends what `plan`
+   * asks to replay (respecting backpressure), then makes it live. Throws
+   * `TooManySubscribersError` before writing anything if the limit is reached.
+   */
+  subscribe(sink: SubscriberSink, format: FormatName, plan: ResumePlan): Subscriber {
+    const { maxSubscribers, maxSubscriberQueueBytes } = this.#options.limits;
+    if (this.broadcaster.size >= maxSubscribers) {
+      throw new TooManySubscribersError(`${maxSubscribers} subscribers are already connected`);
+    }
+    const fromSeq = plan.kind === 'live' ? this.log.nextSeq : plan.fromSeq;
+    const subscriber = new Subscriber(sink, format, fromSeq - 1, maxSubscriberQueueBytes);
+    this.broadcaster.add(subscriber);
+    this.#catchUp(subscriber).catch(this.#options.onError);
+    return subscriber;
+  }
+
+  /** Sends retained elements after `lastSentSeq` until none is left, then goes live (same turn). */
+  async #catchUp(subscriber: Subscriber): Promise<void> {
+    while (!subscriber.closed) {
+      const seq = subscriber.lastSentSeq + 1;
+      if (seq > this.log.latestSeq) {
+        subscriber.live = true;
+        return;
+      }
+      const element = this.log.get(seq);
+      if (element === undefined) {
+        const oldest = this.log.oldestSeq ?? this.log.nextSeq;
+        subscriber.sink.write(sseFrame({ event: 'gap', data: gapData(subscriber.lastSentSeq, oldest, 'expired') }));
+        subscriber.lastSentSeq = oldest - 1;
+        continue;
+      }
+      if (!subscriber.send(element.frames[subscriber.format], seq) && !(await subscriber.drained())) return;
+    }
+  }
+}
+

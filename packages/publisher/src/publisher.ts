@@ -1,0 +1,145 @@
+import type { FastifyInstance } from 'fastify';
+import type { PublisherConfig } from './config/config-schema.js';
+import { buildApp } from './http/app.js';
+import type { AppContext, LifecycleState } from './http/app-context.js';
+import { PrometheusMetrics } from './http/prometheus-metrics.js';
+import { MemoryEventLog } from './log/memory-event-log.js';
+import { CONTEXT_PATH, loadBundledContext } from './model/bundled-context.js';
+import { streamIri } from './model/stream-element.js';
+import { ns } from './model/vocabulary.js';
+import { catalogueQuads, descriptorQuads } from './publish/descriptor.js';
+import { type StreamDefinition, StreamHub } from './publish/stream-hub.js';
+import { JsonLdWriter } from './render/jsonld-writer.js';
+import type { LoggedElement } from './render/render-element.js';
+import { NegotiationCache } from './render/negotiate.js';
+import { sseFrame } from './render/sse-frame.js';
+import { renderStaticDocument } from './render/static-document.js';
+import type { ElementSource } from './source/element-source.js';
+import { ParkingSimulator } from './source/parking-simulator.js';
+
+export interface PublisherOptions {
+  /** Replaces the demo stream's simulator (e.g. a `ManualSource` in tests or an embedding program). */
+  readonly source?: ElementSource;
+  readonly healthCheck?: () => Promise<boolean>;
+  /** Collect Node process metrics (off in tests that build many publishers). */
+  readonly processMetrics?: boolean;
+}
+
+export interface Publisher {
+  readonly app: FastifyInstance;
+  readonly hubs: ReadonlyMap<string, StreamHub>;
+  readonly config: PublisherConfig;
+  /** Starts every stream's source; resolves once each has published its first element. */
+  start(): Promise<void>;
+  /** Listens on `config.host:config.port`; resolves with the bound address. */
+  listen(): Promise<string>;
+  /**
+   * Graceful shutdown: refuse new requests, answer long-polls, tell every subscriber to come
+   * back after a random delay (up to `shutdownRetryJitterMs`), close, all within
+   * `shutdownTimeoutMs`. Resolves with true when everything closed in time.
+   */
+  shutdown(): Promise<boolean>;
+}
+
+const descriptorPrefixes = {
+  dcat: ns.dcat,
+  dcterms: ns.dcterms,
+  ldes: ns.ldes,
+  vocals: ns.vocals,
+  prov: ns.prov,
+  xsd: ns.xsd,
+  formats: ns.formats,
+};
+
+/** The composition root: builds every collaborator from the configuration and wires them by hand. */
+export async function createPublisher(config: PublisherConfig, options: PublisherOptions = {}): Promise<Publisher> {
+  const metrics = new PrometheusMetrics(options.processMetrics ?? true);
+  const context = loadBundledContext();
+  const jsonLd = new JsonLdWriter(context.document, `${config.baseUrl}${CONTEXT_PATH}`);
+  const lifecycle: LifecycleState = { closing: false };
+
+  const definition: StreamDefinition = {
+    id: config.streamId,
+    title: config.streamTitle,
+    iri: streamIri(config.baseUrl, config.streamId),
+    expectedIntervalMs: options.source ? options.source.expectedIntervalMs : config.intervalSeconds * 1000,
+  };
+  const source =
+    options.source ??
+    new ParkingSimulator({
+      streamIri: definition.iri,
+      facilities: config.facilities,
+      intervalMs: config.intervalSeconds * 1000,
+      seed: config.seed,
+    });
+  const hub = new StreamHub({
+    baseUrl: config.baseUrl,
+    definition,
+    source,
+    log: new MemoryEventLog<LoggedElement>(config.retainedElements),
+    jsonLd,
+    metrics,
+    limits: config,
+    onError: (error) => app.log.error({ err: error, stream: definition.id }, 'stream pipeline failed'),
+  });
+  const hubs = new Map([[definition.id, hub]]);
+
+  const appContext: AppContext = {
+    config,
+    hubs,
+    descriptors: new Map(
+      [...hubs.values()].map((h) => [h.definition.id, renderStaticDocument(descriptorQuads(h.definition), jsonLd, descriptorPrefixes)]),
+    ),
+    catalogue: renderStaticDocument(
+      catalogueQuads(`${config.baseUrl}/streams`, [...hubs.values()].map((h) => h.definition)),
+      jsonLd,
+      descriptorPrefixes,
+    ),
+    contextDocument: context.bytes,
+    metrics,
+    negotiation: new NegotiationCache(config.negotiationCacheEntries),
+    lifecycle,
+    ...(options.healthCheck ? { healthCheck: options.healthCheck } : {}),
+  };
+  const app = await buildApp(appContext);
+
+  return {
+    app,
+    hubs,
+    config,
+    async start() {
+      await Promise.all([...hubs.values()].map((h) => h.start()));
+    },
+    listen: () => app.listen({ host: config.host, port: config.port }),
+    async shutdown() {
+      lifecycle.closing = true;
+      const drain = (async () => {
+        for (const h of hubs.values()) {
+          h.stop();
+          h.waiters.release('timeout');
+        }
+        await Promise.all(
+          [...hubs.values()].map((h) =>
+            h.broadcaster.closeAll(() =>
+              sseFrame({
+                comment: 'shutting down',
+                retry: config.sseRetryMs + Math.round(Math.random() * config.shutdownRetryJitterMs),
+              }),
+            ),
+          ),
+        );
+        await app.close();
+        return true;
+      })();
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<boolean>((resolve) => {
+        timer = setTimeout(resolve, config.shutdownTimeoutMs, false);
+      });
+      try {
+        return await Promise.race([drain, timeout]);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+  };
+}

@@ -1,0 +1,37 @@
+/** The freshness of `/latest`: cacheable until the next element is expected. */
+export interface CacheHeaders {
+  readonly 'cache-control': string;
+  readonly expires: string;
+  readonly 'last-modified': string;
+}
+
+export interface Freshness {
+  /** When the element being served was generated (ms since epoch). */
+  readonly generatedAtMs: number;
+  /** Expected milliseconds between elements, or null for an irregular stream. */
+  readonly expectedIntervalMs: number | null;
+  readonly microCacheSeconds: number;
+}
+
+/**
+ * Whole seconds a cache may keep the latest element: until the next element is due, rounded
+ * down so that no cache serves it past that moment; the micro-cache for irregular streams and
+ * for a stream whose next element is already overdue (study §6: thundering-herd protection).
+ */
+export function maxAgeSeconds(freshness: Freshness, nowMs: number): number {
+  const { generatedAtMs, expectedIntervalMs, microCacheSeconds } = freshness;
+  if (expectedIntervalMs === null) return microCacheSeconds;
+  const remainingMs = generatedAtMs + expectedIntervalMs - nowMs;
+  if (remainingMs <= 0) return microCacheSeconds;
+  return Math.floor(remainingMs / 1000);
+}
+
+/** `Cache-Control`, `Expires` and `Last-Modified` for `/latest` at `nowMs`. */
+export function cacheHeaders(freshness: Freshness, nowMs: number): CacheHeaders {
+  const maxAge = maxAgeSeconds(freshness, nowMs);
+  return {
+    'cache-control': `public, max-age=${maxAge}`,
+    expires: new Date(nowMs + maxAge * 1000).toUTCString(),
+    'last-modified': new Date(freshness.generatedAtMs).toUTCString(),
+  };
+}

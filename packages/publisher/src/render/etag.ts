@@ -1,0 +1,27 @@
+import type { FormatName } from './formats.js';
+import type { Encoding } from './compress.js';
+
+/**
+ * A strong ETag for one representation of one element: `"{epoch}-{seq}-{format}[-{encoding}]"`.
+ * The epoch changes when the publisher's log starts afresh, so that a validator from before a
+ * restart (with sequence numbers starting again) can never match a different element.
+ */
+export function entityTag(epoch: string, seq: number, format: FormatName, encoding: Encoding = 'identity'): string {
+  return `"${epoch}-${seq}-${format}${encoding === 'identity' ? '' : `-${encoding}`}"`;
+}
+
+/**
+ * RFC 9110 §13.1.2: If-None-Match uses the weak comparison, and a representation in another
+ * content coding of the same element is still "the same" for revalidation purposes. True when
+ * any tag in the header names this element and format, or the header is `*`.
+ */
+export function ifNoneMatchHits(header: string | undefined, epoch: string, seq: number, format: FormatName): boolean {
+  if (header === undefined || header === '') return false;
+  if (header.trim() === '*') return true;
+  const prefix = `"${epoch}-${seq}-${format}`;
+  for (const raw of header.split(',')) {
+    const tag = raw.trim().replace(/^W\//, '');
+    if (tag === `${prefix}"` || (tag.startsWith(`${prefix}-`) && tag.endsWith('"'))) return true;
+  }
+  return false;
+}

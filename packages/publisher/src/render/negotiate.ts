@@ -1,0 +1,71 @@
+import { LRUCache } from 'lru-cache';
+import Negotiator from 'negotiator';
+import { type Encoding, encodings } from './compress.js';
+import { type FormatName, formatNames, formats } from './formats.js';
+
+/** Media types we answer, best default first; `application/json` gets JSON-LD. */
+const offered: ReadonlyArray<readonly [string, FormatName]> = [
+  ...formatNames.map((format) => [formats[format].mediaType, format] as const),
+  ['application/json', 'jsonld'],
+];
+const offeredTypes = offered.map(([mediaType]) => mediaType);
+
+/**
+ * The format to send for an `Accept` header (RFC 9110 §12.5.1), or `undefined` when none is
+ * acceptable (406). A missing or empty header means anything, and anything means Turtle.
+ */
+export function negotiateFormat(accept: string | undefined): FormatName | undefined {
+  if (accept === undefined || accept.trim() === '') return 'turtle';
+  const [best] = new Negotiator({ headers: { accept } }).mediaTypes(offeredTypes);
+  return best === undefined ? undefined : offered.find(([mediaType]) => mediaType === best)?.[1];
+}
+
+/**
+ * The content coding to send for an `Accept-Encoding` header: among those the client rates
+ * equally, br (smallest) before gzip; identity when nothing else is accepted, unless refused.
+ */
+export function negotiateEncoding(acceptEncoding: string | undefined): Encoding | undefined {
+  if (acceptEncoding === undefined || acceptEncoding.trim() === '') return 'identity';
+  const negotiator = new Negotiator({ headers: { 'accept-encoding': acceptEncoding } });
+  // negotiator ≥ 1.0 takes the server's preference order for ties (not yet in @types/negotiator).
+  const byPreference = negotiator.encodings as (available: string[], options: { preferred: string[] }) => string[];
+  const [best] = byPreference.call(negotiator, [...encodings], { preferred: [...encodings] });
+  return best as Encoding | undefined;
+}
+
+/**
+ * Memoises negotiation per distinct header value: clients send few distinct values, and the
+ * negotiator's parsing would otherwise run on every poll. At most `maxEntries` values are kept.
+ */
+export class NegotiationCache {
+  readonly #formats: LRUCache<string, FormatName | 'none'> | undefined;
+  readonly #encodings: LRUCache<string, Encoding | 'none'> | undefined;
+
+  constructor(maxEntries: number) {
+    if (maxEntries > 0) {
+      this.#formats = new LRUCache({ max: maxEntries });
+      this.#encodings = new LRUCache({ max: maxEntries });
+    }
+  }
+
+  format(accept: string | undefined): FormatName | undefined {
+    return memo(this.#formats, accept, negotiateFormat);
+  }
+
+  encoding(acceptEncoding: string | undefined): Encoding | undefined {
+    return memo(this.#encodings, acceptEncoding, negotiateEncoding);
+  }
+}
+
+function memo<T extends string>(
+  cache: LRUCache<string, T | 'none'> | undefined,
+  header: string | undefined,
+  negotiate: (header: string | undefined) => T | undefined,
+): T | undefined {
+  if (cache === undefined || header === undefined) return negotiate(header);
+  const hit = cache.get(header);
+  if (hit !== undefined) return hit === 'none' ? undefined : hit;
+  const result = negotiate(header);
+  cache.set(header, result ?? 'none');
+  return result;
+}

@@ -1,0 +1,65 @@
+import type { Quad } from '@rdfjs/types';
+import { DataFactory, Writer } from 'n3';
+import type { StreamElement } from '../model/stream-element.js';
+import { turtlePrefixes } from '../model/vocabulary.js';
+import { type FormatName, formatNames, formats } from './formats.js';
+import type { JsonLdWriter } from './jsonld-writer.js';
+import { sseFrame, trimFinalNewline } from './sse-frame.js';
+
+/** An element rendered once per format: the bytes every request and subscriber reuses. */
+export interface RenderedElement {
+  readonly streamId: string;
+  readonly seq: number;
+  readonly graph: string;
+  readonly generatedAt: Date;
+  /** Document bodies (for `/latest`). */
+  readonly bodies: Readonly<Record<FormatName, Buffer>>;
+  /** Complete SSE messages (`id:` + `data:` lines), ready to be written to any subscriber. */
+  readonly frames: Readonly<Record<FormatName, Buffer>>;
+}
+
+/** Serialises quads in one of the n3-supported formats (everything but JSON-LD). */
+export function writeRdf(
+  quads: readonly Quad[],
+  format: Exclude<FormatName, 'jsonld'>,
+  prefixes: Readonly<Record<string, string>> = turtlePrefixes,
+): string {
+  const { n3Format } = formats[format];
+  const graphs = format === 'trig' || format === 'nquads';
+  const writer = new Writer({ format: n3Format, prefixes: format === 'turtle' || format === 'trig' ? { ...prefixes } : {} });
+  writer.addQuads(
+    graphs ? [...quads] : quads.map((q) => DataFactory.quad(q.subject, q.predicate, q.object, DataFactory.defaultGraph())),
+  );
+  let output: string | undefined;
+  writer.end((error, result) => {
+    if (error) throw error;
+    output = result;
+  });
+  if (output === undefined) throw new Error('n3 Writer did not complete synchronously');
+  return output;
+}
+
+/**
+ * Renders an element in every format, once. Formats without graphs (Turtle, N-Triples) carry
+ * the graph's triples in the default graph next to the `prov:generatedAtTime` triple.
+ */
+export function renderElement(element: StreamElement, jsonLd: JsonLdWriter): RenderedElement {
+  const bodies = {} as Record<FormatName, Buffer>;
+  const frames = {} as Record<FormatName, Buffer>;
+  for (const format of formatNames) {
+    const text = format === 'jsonld' ? jsonLd.write(element.quads) : writeRdf(element.quads, format);
+    bodies[format] = Buffer.from(text);
+    frames[format] = Buffer.from(sseFrame({ id: element.seq, data: trimFinalNewline(text) }));
+  }
+  return {
+    streamId: element.streamId,
+    seq: element.seq,
+    graph: element.graph,
+    generatedAt: element.generatedAt,
+    bodies: Object.freeze(bodies),
+    frames: Object.freeze(frames),
+  };
+}
+
+/** What the log keeps of an element: its SSE frames, for replay (the bodies only serve `/latest`). */
+export type LoggedElement = Omit<RenderedElement, 'bodies'>;

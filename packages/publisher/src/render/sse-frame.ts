@@ -1,0 +1,44 @@
+/** A Server-Sent Events message (WHATWG HTML §9.2). */
+export interface SseMessage {
+  readonly id?: string | number;
+  readonly event?: string;
+  readonly data?: string;
+  /** Reconnection time in milliseconds. */
+  readonly retry?: number;
+  readonly comment?: string;
+}
+
+const lineBreak = /\r\n|\r|\n/;
+const forbiddenInField = /[\r\n\0]/;
+
+/**
+ * Serialises one SSE message. Data and comments are split on every line break the EventSource
+ * parser recognises (CR, LF, CRLF), so a value can never start a field of its own; `id` and
+ * `event` values containing CR, LF or NUL are refused, since no escaping exists for them.
+ */
+export function sseFrame(message: SseMessage): string {
+  let frame = '';
+  if (message.comment !== undefined) {
+    for (const line of message.comment.split(lineBreak)) frame += `:${line === '' ? '' : ` ${line}`}\n`;
+  }
+  if (message.retry !== undefined) {
+    if (!Number.isSafeInteger(message.retry) || message.retry < 0) {
+      throw new RangeError(`SSE retry must be a non-negative integer, got ${message.retry}`);
+    }
+    frame += `retry: ${message.retry}\n`;
+  }
+  if (message.id !== undefined) frame += `id: ${field('id', String(message.id))}\n`;
+  if (message.event !== undefined) frame += `event: ${field('event', message.event)}\n`;
+  if (message.data !== undefined) {
+    for (const line of message.data.split(lineBreak)) frame += `data: ${line}\n`;
+  }
+  return `${frame}\n`;
+}
+
+function field(name: string, value: string): string {
+  if (forbiddenInField.test(value)) throw new RangeError(`SSE ${name} must not contain CR, LF or NUL`);
+  return value;
+}
+
+/** Turtle and the other line-based formats end with a newline; SSE data need not repeat it. */
+export const trimFinalNewline = (text: string) => text.replace(/(?:\r\n|\r|\n)$/, '');

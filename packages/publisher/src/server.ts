@@ -1,0 +1,40 @@
+import type { PublisherConfig } from './config/config-schema.js';
+import { createPublisher, type Publisher } from './publisher.js';
+
+/**
+ * Starts the publisher and listens; SIGTERM or SIGINT drains it (see `Publisher.shutdown`) and
+ * exits, with status 1 if draining overran `shutdownTimeoutMs`. A second signal exits at once.
+ */
+export async function runServer(config: PublisherConfig): Promise<Publisher> {
+  const publisher = await createPublisher(config);
+  const { app } = publisher;
+  await publisher.start();
+  const address = await publisher.listen();
+  app.log.info(
+    { address, streams: [...publisher.hubs.values()].map((hub) => hub.definition.iri) },
+    `publishing ${[...publisher.hubs.keys()].join(', ')} at ${config.baseUrl}/streams`,
+  );
+
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      app.log.warn({ signal }, 'second signal: exiting without draining');
+      process.exit(1);
+    }
+    stopping = true;
+    app.log.info({ signal }, 'draining subscribers before exit');
+    publisher.shutdown().then(
+      (clean) => {
+        app.log.info({ clean }, clean ? 'stopped' : 'stopped: drain overran shutdownTimeoutMs');
+        process.exit(clean ? 0 : 1);
+      },
+      (error: unknown) => {
+        app.log.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+  return publisher;
+}

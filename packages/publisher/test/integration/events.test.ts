@@ -1,0 +1,184 @@
+import { connect } from 'node:net';
+import { EventSource } from 'eventsource';
+import { afterEach, describe, expect, it } from 'vitest';
+import { elementQuads } from '../../src/model/observation.js';
+import { type RunningPublisher, sampleObservations, startPublisher } from '../support/publisher-fixture.js';
+import { expectIsomorphic, flatten, parseRdf } from '../support/rdf.js';
+import { elementIds, openSse } from '../support/sse-client.js';
+import { readProblem } from '../support/problem.js';
+import { waitUntil } from '../support/wait-until.js';
+
+let running: RunningPublisher | undefined;
+afterEach(async () => {
+  await running?.close();
+  running = undefined;
+});
+
+const eventsUrl = (query = '') => `${running!.url}/streams/parking/events${query}`;
+
+describe('GET /streams/{id}/events on a real socket', () => {
+  it('delivers elements to a real EventSource (eventsource package), JSON-LD by default', async () => {
+    running = await startPublisher();
+    const source = new EventSource(eventsUrl());
+    const received: MessageEvent[] = [];
+    const opened = new Promise((resolve, reject) => {
+      source.onopen = resolve;
+      source.onerror = reject;
+    });
+    const two = new Promise<void>((resolve) => {
+      source.onmessage = (event) => {
+        received.push(event);
+        if (received.length === 2) resolve();
+      };
+    });
+    await opened;
+    await waitUntil(() => running!.hub.broadcaster.size === 1);
+    const generatedAt = new Date();
+    const observations = sampleObservations(running.hub.definition.iri, [1, 2, 3]);
+    await running.push(observations, generatedAt);
+    await running.push();
+    await two;
+    source.close();
+    expect(received.map((event) => event.lastEventId)).toEqual(['1', '2']);
+    const quads = await parseRdf('jsonld', received[0]!.data);
+    expectIsomorphic(quads, elementQuads(`${running.hub.definition.iri}/elements/1`, generatedAt, observations));
+  });
+
+  it('sends retry: and an ok comment at once, with headers that keep proxies from buffering', async () => {
+    running = await startPublisher(['--sse-retry-ms', '3456']);
+    const connection = await openSse(eventsUrl());
+    expect(connection.response.statusCode).toBe(200);
+    expect(connection.response.headers['content-type']).toBe('text/event-stream; charset=utf-8');
+    expect(connection.response.headers['cache-control']).toBe('no-store');
+    expect(connection.response.headers['x-accel-buffering']).toBe('no');
+    expect(connection.response.headers['access-control-allow-origin']).toBe('*');
+    await waitUntil(() => connection.comments.length > 0);
+    expect(connection.retries).toEqual([3456]);
+    expect(connection.comments[0]).toBe('ok');
+    connection.close();
+  });
+
+  it('serves the format chosen by ?format=', async () => {
+    running = await startPublisher();
+    const connection = await openSse(eventsUrl('?format=turtle'));
+    await waitUntil(() => running!.hub.broadcaster.size === 1);
+    const generatedAt = new Date();
+    const observations = sampleObservations(running.hub.definition.iri);
+    await running.push(observations, generatedAt);
+    const [event] = await connection.waitForEvents(1);
+    const quads = await parseRdf('turtle', event!.data);
+    expectIsomorphic(quads, flatten(elementQuads(`${running.hub.definition.iri}/elements/1`, generatedAt, observations)));
+    connection.close();
+  });
+
+  it('400 problem+json for an unknown format', async () => {
+    running = await startPublisher();
+    const response = await fetch(eventsUrl('?format=rdfxml'));
+    expect(response.status).toBe(400);
+    expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json(; charset=utf-8)?$/);
+    expect((await readProblem(response)).code).toBe('PUB_ERR_UNKNOWN_FORMAT');
+  });
+
+  it('sends heartbeat comments', async () => {
+    running = await startPublisher(['--heartbeat-ms', '1000']);
+    const connection = await openSse(eventsUrl());
+    await waitUntil(() => connection.comments.length >= 2, 10_000);
+    expect(connection.comments[1]).toBe('');
+    connection.close();
+  });
+});
+
+describe('resuming by Last-Event-ID', () => {
+  it('after a disconnect, delivers every later element exactly once, in order', async () => {
+    running = await startPublisher();
+    const first = await openSse(eventsUrl());
+    await waitUntil(() => running!.hub.broadcaster.size === 1);
+    for (let index = 0; index < 3; index++) await running.push();
+    await first.waitForEvents(3);
+    first.close();
+    await waitUntil(() => running!.hub.broadcaster.size === 0);
+    await running.push();
+    await running.push();
+    const resumed = await openSse(eventsUrl(), { 'last-event-id': '3' });
+    await resumed.waitForEvents(2);
+    await running.push();
+    await resumed.waitForEvents(3);
+    expect(elementIds(first.events)).toEqual([1, 2, 3]);
+    expect(elementIds(resumed.events)).toEqual([4, 5, 6]);
+    resumed.close();
+  });
+
+  it('has no gap and no duplicate at the seam, with elements published while replay is under way', async () => {
+    running = await startPublisher();
+    for (let index = 0; index < 50; index++) await running.push();
+    const pending: Array<Promise<number>> = [];
+    const resumed = await openSse(eventsUrl('?lastEventId=10'));
+    // Publish concurrently with the replay of 11..50 and the switch to live.
+    for (let index = 0; index < 30; index++) pending.push(running.push());
+    await Promise.all(pending);
+    await resumed.waitForEvents(70);
+    expect(elementIds(resumed.events)).toEqual(Array.from({ length: 70 }, (_, index) => index + 11));
+    resumed.close();
+  });
+
+  it('prefers the Last-Event-ID header (sent on reconnect) over the query parameter', async () => {
+    running = await startPublisher();
+    for (let index = 0; index < 5; index++) await running.push();
+    const resumed = await openSse(eventsUrl('?lastEventId=1'), { 'last-event-id': '3' });
+    await resumed.waitForEvents(2);
+    expect(elementIds(resumed.events)).toEqual([4, 5]);
+    resumed.close();
+  });
+
+  it('says so, with a header and a gap event, when the id is older than what is retained', async () => {
+    running = await startPublisher(['--retained-elements', '3']);
+    for (let index = 0; index < 10; index++) await running.push();
+    const resumed = await openSse(eventsUrl(), { 'last-event-id': '2' });
+    expect(resumed.response.headers['stream-gap']).toBe('expired; requested=2; oldest=8');
+    const events = await resumed.waitForEvents(4);
+    expect(events[0]).toMatchObject({ event: 'gap' });
+    expect(JSON.parse(events[0]!.data)).toEqual({ requestedId: 2, oldestRetained: 8, reason: 'expired' });
+    expect(elementIds(events)).toEqual([8, 9, 10]);
+    resumed.close();
+  });
+
+  it('treats an id newer than anything published (e.g. from before a restart) as unknown', async () => {
+    running = await startPublisher();
+    await running.push();
+    const resumed = await openSse(eventsUrl(), { 'last-event-id': '999' });
+    expect(resumed.response.headers['stream-gap']).toBe('unknown; requested=999; oldest=1');
+    const events = await resumed.waitForEvents(2);
+    expect(events[0]?.event).toBe('gap');
+    expect(elementIds(events)).toEqual([1]);
+    resumed.close();
+  });
+});
+
+describe('slow subscribers', () => {
+  it('a subscriber that never reads is evicted at maxSubscriberQueueBytes while others keep receiving', async () => {
+    running = await startPublisher(['--max-subscriber-queue-bytes', String(256 * 1024)]);
+    const reader = await openSse(eventsUrl('?format=ntriples'));
+    // A raw client that sends its request and then never reads a byte.
+    const stalled = connect(Number(new URL(running.url).port), '127.0.0.1');
+    stalled.write('GET /streams/parking/events?format=ntriples HTTP/1.1\r\nHost: x\r\n\r\n');
+    stalled.pause();
+    const stalledClosed = new Promise<void>((resolve) => stalled.on('close', () => resolve()));
+    await waitUntil(() => running!.hub.broadcaster.size === 2);
+    // ~100 kB elements: the kernel's socket buffers fill first, then the process-side queue.
+    const big = sampleObservations(running.hub.definition.iri, Array.from({ length: 100 }, (_, index) => index));
+    let pushed = 0;
+    while (running.hub.broadcaster.size === 2 && pushed < 200) {
+      await running.push(big);
+      pushed++;
+    }
+    expect(running.hub.broadcaster.size).toBe(1);
+    stalled.resume();
+    await stalledClosed;
+    await running.push();
+    await reader.waitForEvents(pushed + 1);
+    expect(elementIds(reader.events)).toEqual(Array.from({ length: pushed + 1 }, (_, index) => index + 1));
+    const metrics = await (await fetch(`${running.url}/metrics`)).text();
+    expect(metrics).toMatch(/rdf_stream_subscribers_evicted_total\{stream="parking"\} 1/);
+    reader.close();
+  });
+});

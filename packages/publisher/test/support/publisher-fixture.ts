@@ -1,0 +1,70 @@
+import { createServer } from 'node:net';
+import type { PublisherConfig } from '../../src/config/config-schema.js';
+import { loadConfig } from '../../src/config/load-config.js';
+import type { Observation } from '../../src/model/observation.js';
+import { createPublisher, type Publisher, type PublisherOptions } from '../../src/publisher.js';
+import type { StreamHub } from '../../src/publish/stream-hub.js';
+import { ManualSource } from '../../src/source/manual-source.js';
+
+/** A port that was free a moment ago (the base URL must name the real port). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return address.port;
+}
+
+export interface RunningPublisher {
+  readonly publisher: Publisher;
+  readonly config: PublisherConfig;
+  readonly url: string;
+  readonly hub: StreamHub;
+  readonly source: ManualSource;
+  /** Publishes one element and resolves once its broadcast has been written to every subscriber. */
+  push(observations?: readonly Observation[], generatedAt?: Date): Promise<number>;
+  close(): Promise<void>;
+}
+
+export const sampleObservations = (streamIri: string, values: readonly number[] = [12, 34]): Observation[] =>
+  values.map((value, index) => ({
+    id: `p${index + 1}`,
+    sensor: `${streamIri}/sensors/p${index + 1}`,
+    observedProperty: 'http://vocab.datex.org/terms#parkingNumberOfVacantSpaces',
+    featureOfInterest: `${streamIri}/facilities/p${index + 1}`,
+    simpleResult: value,
+  }));
+
+/**
+ * Starts a real publisher on a real socket, fed by a `ManualSource` (one element every
+ * `intervalSeconds` is announced to caches, but elements come only from `push`).
+ */
+export async function startPublisher(
+  flags: readonly string[] = [],
+  options: Omit<PublisherOptions, 'source'> & { intervalMs?: number | null } = {},
+): Promise<RunningPublisher> {
+  const port = await freePort();
+  const config = loadConfig({ argv: ['--port', String(port), '--log-level', 'silent', ...flags], env: {} });
+  const source = new ManualSource(options.intervalMs === undefined ? 5_000 : options.intervalMs);
+  const publisher = await createPublisher(config, { ...options, source, processMetrics: false });
+  await publisher.start();
+  await publisher.listen();
+  const hub = publisher.hubs.get(config.streamId)!;
+  return {
+    publisher,
+    config,
+    url: config.baseUrl,
+    hub,
+    source,
+    async push(observations = sampleObservations(hub.definition.iri), generatedAt = new Date()) {
+      const published = hub.publish(observations, generatedAt);
+      const element = await published;
+      await hub.broadcaster.notify();
+      return element.seq;
+    },
+    async close() {
+      await publisher.shutdown();
+    },
+  };
+}

@@ -1,0 +1,161 @@
+import { describe, expect, it } from 'vitest';
+import { MemoryEventLog } from '../../../src/log/memory-event-log.js';
+import { Broadcaster } from '../../../src/publish/broadcaster.js';
+import { noMetrics, type StreamMetrics } from '../../../src/publish/stream-metrics.js';
+import { Subscriber } from '../../../src/publish/subscriber.js';
+import { formatNames } from '../../../src/render/formats.js';
+import type { LoggedElement } from '../../../src/render/render-element.js';
+import { sseFrame } from '../../../src/render/sse-frame.js';
+import { FakeSink } from '../../support/fake-sink.js';
+
+function element(seq: number, size = 100): LoggedElement {
+  const frame = Buffer.from(sseFrame({ id: seq, data: 'x'.repeat(size) }));
+  return {
+    streamId: 's',
+    seq,
+    graph: `g${seq}`,
+    generatedAt: new Date(0),
+    frames: Object.fromEntries(formatNames.map((format) => [format, frame])) as LoggedElement['frames'],
+  };
+}
+
+function setup(options: { batchSize?: number; metrics?: StreamMetrics } = {}) {
+  const log = new MemoryEventLog<LoggedElement>(100);
+  let turns = 0;
+  const broadcaster = new Broadcaster(log, {
+    streamId: 's',
+    batchSize: options.batchSize ?? 1000,
+    metrics: options.metrics ?? noMetrics,
+    yieldTurn: async () => {
+      turns++;
+      await new Promise((resolve) => setImmediate(resolve));
+    },
+  });
+  const live = (sink: FakeSink, maxQueueBytes = 1 << 20) => {
+    const subscriber = new Subscriber(sink, 'turtle', log.latestSeq, maxQueueBytes);
+    subscriber.live = true;
+    broadcaster.add(subscriber);
+    return subscriber;
+  };
+  const publish = (size?: number) => {
+    log.append(element(log.nextSeq, size));
+    return broadcaster.notify();
+  };
+  return { log, broadcaster, live, publish, turns: () => turns };
+}
+
+describe('Broadcaster', () => {
+  it('writes each element, in order, once, to every live subscriber', async () => {
+    const { live, publish } = setup();
+    const sinks = [new FakeSink(), new FakeSink(), new FakeSink()];
+    sinks.forEach((sink) => live(sink));
+    await publish();
+    await publish();
+    for (const sink of sinks) expect(sink.ids()).toEqual([1, 2]);
+  });
+
+  it('writes the very same Buffer to every subscriber (no per-subscriber serialisation)', async () => {
+    const { live, publish, log } = setup();
+    const written: Buffer[] = [];
+    const sinks = [new FakeSink(), new FakeSink()];
+    for (const sink of sinks) {
+      const write = sink.write.bind(sink);
+      sink.write = (chunk) => {
+        written.push(chunk as Buffer);
+        return write(chunk);
+      };
+      live(sink);
+    }
+    await publish();
+    expect(written).toHaveLength(2);
+    expect(written[0]).toBe(log.get(1)!.frames.turtle);
+    expect(written[1]).toBe(written[0]);
+  });
+
+  it('yields to the event loop between batches of `batchSize` subscribers', async () => {
+    const { live, publish, turns } = setup({ batchSize: 10 });
+    for (let index = 0; index < 35; index++) live(new FakeSink());
+    await publish();
+    expect(turns()).toBe(3);
+  });
+
+  it('sends elements published during a broadcast right after it, in order', async () => {
+    const { live, log, broadcaster } = setup({ batchSize: 1 });
+    const sinks = [new FakeSink(), new FakeSink(), new FakeSink()];
+    sinks.forEach((sink) => live(sink));
+    log.append(element(1));
+    const first = broadcaster.notify();
+    log.append(element(2));
+    log.append(element(3));
+    expect(broadcaster.notify()).toBe(first);
+    await first;
+    for (const sink of sinks) expect(sink.ids()).toEqual([1, 2, 3]);
+    expect(broadcaster.broadcastSeq).toBe(3);
+  });
+
+  it('evicts a subscriber whose unsent bytes would exceed its limit, while others keep receiving', async () => {
+    let evicted = 0;
+    const metrics = { ...noMetrics, subscriberEvicted: () => void evicted++ };
+    const { live, publish, broadcaster } = setup({ metrics });
+    const reader = new FakeSink();
+    const stalled = new FakeSink(false);
+    live(reader);
+    const frameBytes = sseFrame({ id: 1, data: 'x'.repeat(1000) }).length;
+    // Limit: exactly two frames may wait unsent.
+    live(stalled, 2 * frameBytes);
+    await publish(1000);
+    await publish(1000);
+    expect(stalled.writableLength).toBe(2 * frameBytes);
+    expect(stalled.destroyed).toBe(false);
+    await publish(1000);
+    expect(stalled.destroyed).toBe(true);
+    expect(evicted).toBe(1);
+    expect(broadcaster.size).toBe(1);
+    await publish(1000);
+    expect(reader.ids()).toEqual([1, 2, 3, 4]);
+  });
+
+  it('skips subscribers still catching up and those already sent an element', async () => {
+    const { broadcaster, log, publish } = setup();
+    const replaying = new FakeSink();
+    broadcaster.add(new Subscriber(replaying, 'turtle', 0, 1 << 20));
+    const ahead = new FakeSink();
+    const subscriber = new Subscriber(ahead, 'turtle', 1, 1 << 20);
+    subscriber.live = true;
+    broadcaster.add(subscriber);
+    await publish();
+    expect(log.latestSeq).toBe(1);
+    expect(replaying.ids()).toEqual([]);
+    expect(ahead.ids()).toEqual([]);
+    await publish();
+    expect(ahead.ids()).toEqual([2]);
+  });
+
+  it('forgets a subscriber when its connection closes', async () => {
+    const { live, broadcaster } = setup();
+    const sink = new FakeSink();
+    live(sink);
+    expect(broadcaster.size).toBe(1);
+    sink.destroy();
+    expect(broadcaster.size).toBe(0);
+  });
+
+  it('heartbeat writes one comment frame to every live subscriber', async () => {
+    const { live, broadcaster } = setup();
+    const sink = new FakeSink();
+    live(sink);
+    await broadcaster.heartbeat();
+    expect(sink.received).toEqual([':\n\n']);
+  });
+
+  it('closeAll ends every stream with its farewell', async () => {
+    const { live, broadcaster } = setup({ batchSize: 1 });
+    const sinks = [new FakeSink(), new FakeSink()];
+    sinks.forEach((sink) => live(sink));
+    await broadcaster.closeAll(() => 'retry: 1234\n\n');
+    for (const sink of sinks) {
+      expect(sink.ended).toBe(true);
+      expect(sink.received).toEqual(['retry: 1234\n\n']);
+    }
+  });
+});

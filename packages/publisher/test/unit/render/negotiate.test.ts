@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import { NegotiationCache, negotiateEncoding, negotiateFormat } from '../../../src/render/negotiate.js';
+
+describe('negotiateFormat', () => {
+  it.each([
+    [undefined, 'turtle'],
+    ['', 'turtle'],
+    ['*/*', 'turtle'],
+    ['text/turtle', 'turtle'],
+    ['application/trig', 'trig'],
+    ['application/n-triples', 'ntriples'],
+    ['application/n-quads', 'nquads'],
+    ['application/ld+json', 'jsonld'],
+    ['application/json', 'jsonld'],
+    ['application/*', 'trig'],
+    ['text/turtle;q=0.5, application/ld+json', 'jsonld'],
+    ['text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8', 'turtle'],
+    ['TEXT/TURTLE', 'turtle'],
+  ])('Accept %j → %s', (accept, format) => {
+    expect(negotiateFormat(accept)).toBe(format);
+  });
+
+  it.each(['text/html', 'application/rdf+xml', 'image/*', 'text/turtle;q=0'])('Accept %j is not acceptable', (accept) => {
+    expect(negotiateFormat(accept)).toBeUndefined();
+  });
+});
+
+describe('negotiateEncoding', () => {
+  it.each([
+    [undefined, 'identity'],
+    ['gzip', 'gzip'],
+    ['br', 'br'],
+    ['gzip, deflate, br', 'br'],
+    ['gzip;q=1, br;q=0.9', 'gzip'],
+    ['br;q=1, gzip;q=0.5', 'br'],
+    ['deflate', 'identity'],
+    ['*', 'br'],
+  ])('Accept-Encoding %j → %s', (header, encoding) => {
+    expect(negotiateEncoding(header)).toBe(encoding);
+  });
+
+  it('refuses when identity is excluded and nothing else fits', () => {
+    expect(negotiateEncoding('deflate, identity;q=0')).toBeUndefined();
+  });
+});
+
+describe('NegotiationCache', () => {
+  it('returns the same answers as the uncached functions, including "not acceptable"', () => {
+    const cache = new NegotiationCache(2);
+    for (let round = 0; round < 2; round++) {
+      expect(cache.format('text/html')).toBeUndefined();
+      expect(cache.format('application/ld+json')).toBe('jsonld');
+      expect(cache.format('application/trig')).toBe('trig');
+      expect(cache.encoding('gzip')).toBe('gzip');
+    }
+  });
+
+  it('works with memoisation disabled (0 entries)', () => {
+    expect(new NegotiationCache(0).format('text/turtle')).toBe('turtle');
+  });
+});
