@@ -3,7 +3,7 @@ import underPressure from '@fastify/under-pressure';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import { PublisherError } from '../errors.js';
 import type { AppContext } from './app-context.js';
-import { registerProblemHandlers } from './problem.js';
+import { clientErrorHandler, frameworkErrorHandler, registerProblemHandlers } from './problem.js';
 import { documentsRoute } from './routes/documents-route.js';
 import { eventsRoute } from './routes/events-route.js';
 import { latestRoute } from './routes/latest-route.js';
@@ -24,6 +24,8 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
     logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: false,
     forceCloseConnections: 'idle',
+    frameworkErrors: frameworkErrorHandler,
+    clientErrorHandler,
   });
   registerProblemHandlers(app, config.pressureRetryAfterSeconds);
 

@@ -1,19 +1,25 @@
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type ErrorCode, errorCatalogue, PublisherError, problemType } from '../errors.js';
 
 export const PROBLEM_JSON = 'application/problem+json';
 
-/** Sends an RFC 9457 problem object for `error`. */
-export function sendProblem(request: FastifyRequest, reply: FastifyReply, error: PublisherError): FastifyReply {
-  const body = {
+/** The RFC 9457 problem object for `error`. */
+export function problemBody(error: PublisherError, instance?: string): Record<string, unknown> {
+  return {
     type: problemType(error.code),
     title: errorCatalogue[error.code].title,
     status: error.status,
     code: error.code,
     ...(error.detail === undefined ? {} : { detail: error.detail }),
-    instance: request.url,
+    ...(instance === undefined ? {} : { instance }),
     ...error.extensions,
   };
+}
+
+/** Sends an RFC 9457 problem object for `error`. */
+export function sendProblem(request: FastifyRequest, reply: FastifyReply, error: PublisherError): FastifyReply {
+  const body = problemBody(error, request.url);
   return reply
     .code(error.status)
     .headers({ ...error.headers, 'content-type': PROBLEM_JSON, 'cache-control': 'no-store' })
@@ -45,5 +51,28 @@ export function registerProblemHandlers(app: FastifyInstance, retryAfterSeconds:
   });
   app.setNotFoundHandler((request, reply) =>
     sendProblem(request, reply, new PublisherError('PUB_ERR_ROUTE_NOT_FOUND', `No resource at ${request.url}`)),
+  );
+}
+
+/** Fastify's `frameworkErrors` (e.g. a URL that cannot be decoded): problem+json too. */
+export function frameworkErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  sendProblem(request, reply, new PublisherError('PUB_ERR_BAD_REQUEST', error.message));
+}
+
+/**
+ * Node's `clientError` (bytes the HTTP parser refuses: control characters in headers, oversized
+ * headers): answered on the raw socket, as problem+json, then the connection is closed.
+ */
+export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket): void {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
+  const problem = new PublisherError('PUB_ERR_BAD_REQUEST', tooLarge ? 'Request headers too large' : 'Malformed HTTP request');
+  const status = tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request';
+  const body = JSON.stringify({ ...problemBody(problem), status: tooLarge ? 431 : 400 });
+  socket.end(
+    `HTTP/1.1 ${status}\r\nContent-Type: ${PROBLEM_JSON}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
 }

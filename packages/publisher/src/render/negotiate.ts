@@ -48,6 +48,11 @@ export class NegotiationCache {
     }
   }
 
+  /** Header values currently memoised (formats and encodings), at most 2 × `maxEntries`. */
+  get size(): number {
+    return (this.#formats?.size ?? 0) + (this.#encodings?.size ?? 0);
+  }
+
   format(accept: string | undefined): FormatName | undefined {
     return memo(this.#formats, accept, negotiateFormat);
   }

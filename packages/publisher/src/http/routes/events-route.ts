@@ -10,7 +10,8 @@ const arrivedUnderPressure = new WeakSet<FastifyRequest>();
 
 interface EventsRequest {
   Params: { id: string };
-  Querystring: { format?: string; lastEventId?: string };
+  /** Repeated parameters arrive as arrays: the first value counts. */
+  Querystring: { format?: string | string[]; lastEventId?: string | string[] };
 }
 
 /**
@@ -35,10 +36,8 @@ export function eventsRoute(app: FastifyInstance, context: AppContext): void {
     },
     (request, reply) => {
       const hub = hubOf(context, request.params.id);
-      const format = formatOf(request.query.format);
-      const lastEventId = parseEventId(
-        headerValue(request.headers['last-event-id']) ?? request.query.lastEventId,
-      );
+      const format = formatOf(first(request.query.format));
+      const lastEventId = parseEventId(first(request.headers['last-event-id']) ?? first(request.query.lastEventId));
       if (lastEventId === null) {
         throw new PublisherError('PUB_ERR_INVALID_EVENT_ID', 'Last-Event-ID must be a non-negative integer');
       }
@@ -84,7 +83,7 @@ function formatOf(value: string | undefined): FormatName {
   return value;
 }
 
-function headerValue(value: string | string[] | undefined): string | undefined {
+function first(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 

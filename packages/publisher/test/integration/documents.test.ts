@@ -1,0 +1,81 @@
+import { Parser } from 'n3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { formatNames, formats } from '../../src/render/formats.js';
+import { type RunningPublisher, startPublisher } from '../support/publisher-fixture.js';
+import { readProblem } from '../support/problem.js';
+import { parseRdf } from '../support/rdf.js';
+
+let running: RunningPublisher;
+beforeAll(async () => {
+  running = await startPublisher();
+});
+afterAll(() => running.close());
+
+const DCAT = 'http://www.w3.org/ns/dcat#';
+const has = (quads: Awaited<ReturnType<typeof parseRdf>>, s: string, p: string, o?: string) =>
+  quads.some((q) => q.subject.value === s && q.predicate.value === p && (o === undefined || q.object.value === o));
+
+describe('GET /streams (catalogue)', () => {
+  it('is a dcat:Catalog listing the stream', async () => {
+    const response = await fetch(`${running.url}/streams`);
+    expect(response.headers.get('content-type')).toBe('text/turtle; charset=utf-8');
+    const quads = new Parser().parse(await response.text());
+    const catalogue = `${running.url}/streams`;
+    expect(has(quads, catalogue, 'http://www.w3.org/1999/02/22-rdf-syntax-ns#type', `${DCAT}Catalog`)).toBe(true);
+    expect(has(quads, catalogue, `${DCAT}dataset`, `${running.url}/streams/parking`)).toBe(true);
+  });
+});
+
+describe('GET /streams/{id} (descriptor)', () => {
+  const stream = () => `${running.url}/streams/parking`;
+
+  it.each(formatNames)('is served as %s', async (format) => {
+    const response = await fetch(stream(), { headers: { accept: formats[format].mediaType } });
+    expect(response.status).toBe(200);
+    const quads = await parseRdf(format, await response.text());
+    expect(has(quads, stream(), 'http://www.w3.org/1999/02/22-rdf-syntax-ns#type', 'https://w3id.org/ldes#EventStream')).toBe(true);
+  });
+
+  it('declares LDES, VoCaLS and DCAT: the timestamp path and every interface in every format', async () => {
+    const quads = new Parser().parse(await (await fetch(stream())).text());
+    expect(has(quads, stream(), 'https://w3id.org/ldes#timestampPath', 'http://www.w3.org/ns/prov#generatedAtTime')).toBe(true);
+    expect(has(quads, stream(), 'http://www.w3.org/1999/02/22-rdf-syntax-ns#type', 'http://w3id.org/rsp/vocals#RDFStream')).toBe(true);
+    const accessUrls = quads.filter((q) => q.predicate.value === `${DCAT}accessURL`).map((q) => q.object.value);
+    for (const format of formatNames) expect(accessUrls).toContain(`${stream()}/events?format=${format}`);
+    expect(accessUrls).toContain(`${stream()}/latest`);
+    const endpoints = quads.filter((q) => q.predicate.value === 'http://w3id.org/rsp/vocals#hasEndpoint');
+    expect(endpoints).toHaveLength(formatNames.length);
+    const mediaTypes = new Set(quads.filter((q) => q.predicate.value === `${DCAT}mediaType`).map((q) => q.object.value));
+    for (const format of formatNames) {
+      expect(mediaTypes).toContain(`https://www.iana.org/assignments/media-types/${formats[format].mediaType}`);
+    }
+  });
+
+  it('advertises the interfaces with Link headers', async () => {
+    const link = (await fetch(stream())).headers.get('link')!;
+    expect(link).toContain(`<${stream()}/latest>; rel="latest-version"`);
+    expect(link).toContain(`<${stream()}/events>; rel="alternate"; type="text/event-stream"`);
+  });
+
+  it('revalidates with its ETag', async () => {
+    const etag = (await fetch(stream())).headers.get('etag')!;
+    const again = await fetch(stream(), { headers: { 'if-none-match': etag } });
+    expect(again.status).toBe(304);
+  });
+
+  it('404 problem+json for an unknown stream', async () => {
+    const response = await fetch(`${running.url}/streams/unknown`);
+    expect(response.status).toBe(404);
+    expect((await readProblem(response)).code).toBe('PUB_ERR_STREAM_NOT_FOUND');
+  });
+});
+
+describe('GET /contexts/sosa-stream.jsonld', () => {
+  it('serves the bundled context, cacheable for a day', async () => {
+    const response = await fetch(`${running.url}/contexts/sosa-stream.jsonld`);
+    expect(response.headers.get('content-type')).toBe('application/ld+json');
+    expect(response.headers.get('cache-control')).toBe('public, max-age=86400');
+    const context = (await response.json()) as { '@context': Record<string, { '@type'?: string }> };
+    expect(context['@context'].resultTime?.['@type']).toBe('xsd:dateTime');
+  });
+});

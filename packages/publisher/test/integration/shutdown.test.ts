@@ -1,0 +1,82 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { freePort, startPublisher } from '../support/publisher-fixture.js';
+import { openSse } from '../support/sse-client.js';
+import { waitUntil } from '../support/wait-until.js';
+
+const packageDir = fileURLToPath(new URL('../..', import.meta.url));
+const tsx = fileURLToPath(new URL('../../node_modules/.bin/tsx', import.meta.url));
+
+function runCli(args: readonly string[]) {
+  const child = spawn(tsx, ['src/cli.ts', ...args], { cwd: packageDir, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const exited = once(child, 'exit').then(([code]) => code as number | null);
+  return { child, exited, output: () => ({ stdout, stderr }) };
+}
+
+/** Resolves when the child prints a line matching `pattern` on stdout. */
+function printed(child: ChildProcess, pattern: RegExp): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let seen = '';
+    child.stdout!.on('data', (chunk: string) => {
+      seen += chunk;
+      if (pattern.test(seen)) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`exited with ${code} before printing ${pattern}: ${seen}`)));
+  });
+}
+
+describe('graceful shutdown (in process)', () => {
+  it('tells subscribers to come back after a jittered delay, answers long-polls, and closes', async () => {
+    const running = await startPublisher(['--sse-retry-ms', '1000', '--shutdown-retry-jitter-ms', '3000']);
+    await running.push();
+    const connection = await openSse(`${running.url}/streams/parking/events`);
+    await waitUntil(() => running.hub.broadcaster.size === 1);
+    const url = `${running.url}/streams/parking/latest`;
+    const etag = (await fetch(url)).headers.get('etag')!;
+    const longPoll = fetch(url, { headers: { 'if-none-match': etag, prefer: 'wait=30' } });
+    await waitUntil(() => running.hub.waiters.size === 1);
+
+    expect(await running.publisher.shutdown()).toBe(true);
+    await connection.ended;
+    expect(connection.comments).toContain('shutting down');
+    const retry = connection.retries.at(-1)!;
+    expect(retry).toBeGreaterThanOrEqual(1000);
+    expect(retry).toBeLessThanOrEqual(4000);
+    expect((await longPoll).status).toBe(304);
+    await expect(fetch(url)).rejects.toThrow();
+  });
+});
+
+describe('the command line', () => {
+  it('starts the demo stream, and SIGTERM drains subscribers and exits 0', async () => {
+    const port = await freePort();
+    const cli = runCli(['--port', String(port), '--interval', '1', '--log-level', 'info']);
+    await printed(cli.child, /publishing parking at http:\/\/127\.0\.0\.1:\d+\/streams/);
+    const connection = await openSse(`http://127.0.0.1:${port}/streams/parking/events?format=turtle`);
+    await connection.waitForEvents(1);
+    cli.child.kill('SIGTERM');
+    await connection.ended;
+    expect(connection.comments).toContain('shutting down');
+    expect(await cli.exited).toBe(0);
+    expect(cli.output().stdout).toMatch(/"msg":"stopped"/);
+  });
+
+  it('exits 2 with a message naming the bad value and where it came from', async () => {
+    const cli = runCli(['--port', '70000']);
+    expect(await cli.exited).toBe(2);
+    expect(cli.output().stderr).toMatch(/Invalid configuration:\n {2}- port \(from --port\): .*70000/);
+  });
+
+  it('--help lists the options and exits 0', async () => {
+    const cli = runCli(['--help']);
+    expect(await cli.exited).toBe(0);
+    expect(cli.output().stdout).toContain('Usage: rdf-stream-publisher [options]');
+    expect(cli.output().stdout).toContain('--max-subscriber-queue-bytes <value>');
+  });
+});
