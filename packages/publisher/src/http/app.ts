@@ -1,8 +1,11 @@
 import cors from '@fastify/cors';
 import underPressure from '@fastify/under-pressure';
+import { createServer } from 'node:http';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import { PublisherError } from '../errors.js';
 import type { AppContext } from './app-context.js';
+import { fastLatestHandler } from './fast-latest.js';
+import { LatestResponder } from './latest-responder.js';
 import { clientErrorHandler, frameworkErrorHandler, registerProblemHandlers } from './problem.js';
 import { documentsRoute } from './routes/documents-route.js';
 import { eventsRoute } from './routes/events-route.js';
@@ -18,7 +21,13 @@ const exposedHeaders = ['ETag', 'Link', 'Expires', 'Last-Modified', 'Retry-After
 /** Builds the HTTP application without starting it: `server.ts` listens, tests `inject()`. */
 export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   const { config } = context;
+  const responder = new LatestResponder(config, context.negotiation);
+  let answerFast: ReturnType<typeof fastLatestHandler> = () => false;
   const app = Fastify({
+    serverFactory: (fastify) =>
+      createServer((request, response) => {
+        if (!answerFast(request, response)) fastify(request, response);
+      }),
     logger: { level: config.logLevel },
     // One log line per request would dominate CPU under polling load; errors are still logged.
     logController: new LogController({ disableRequestLogging: true }),
@@ -40,19 +49,25 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
       : { healthCheck: context.healthCheck, healthCheckInterval: 1_000 }),
   });
 
-  app.addHook('onRequest', async (request) => {
+  // Callback-style hooks: they run on every poll, and an async hook costs a promise each time.
+  app.addHook('onRequest', (request, _reply, done) => {
     if (context.lifecycle.closing && request.routeOptions.url !== EVENTS_ROUTE) {
-      throw new PublisherError('PUB_ERR_SHUTTING_DOWN', undefined, {}, { connection: 'close', 'retry-after': '5' });
+      done(new PublisherError('PUB_ERR_SHUTTING_DOWN', undefined, {}, { connection: 'close', 'retry-after': '5' }));
+      return;
     }
+    done();
   });
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     const method = knownMethods.has(request.method) ? request.method : 'OTHER';
     context.metrics.requestAnswered(request.routeOptions.url ?? 'unmatched', method, reply.statusCode);
+    done();
   });
 
   await app.register(async (scope) => documentsRoute(scope, context));
-  await app.register(async (scope) => latestRoute(scope, context));
+  await app.register(async (scope) => latestRoute(scope, context, responder));
   await app.register(async (scope) => eventsRoute(scope, context));
   await app.register(async (scope) => operationsRoute(scope, context));
+  await app.ready();
+  answerFast = fastLatestHandler(context, responder, () => app.isUnderPressure());
   return app;
 }
