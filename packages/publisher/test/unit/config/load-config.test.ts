@@ -1,9 +1,17 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { defaults } from '../../../src/config/defaults.js';
 import { ConfigError, ConfigHelp, loadConfig } from '../../../src/config/load-config.js';
+
+const dirs: string[] = [];
+const tempDir = (): string => {
+  const dir = mkdtempSync(join(tmpdir(), 'config-'));
+  dirs.push(dir);
+  return dir;
+};
+afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
 
 describe('loadConfig', () => {
   it('uses the named defaults, with a base URL derived from host and port', () => {
@@ -15,7 +23,7 @@ describe('loadConfig', () => {
   });
 
   it('takes flags over environment over file over defaults', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'config-'));
+    const dir = tempDir();
     writeFileSync(join(dir, 'publisher.json'), JSON.stringify({ port: 7000, heartbeatMs: 5000, facilities: 3 }));
     const config = loadConfig({
       argv: ['--config', 'publisher.json', '--port', '9000', '--interval', '2'],
@@ -55,7 +63,7 @@ describe('loadConfig', () => {
   });
 
   it('rejects unknown keys and unreadable or malformed files', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'config-'));
+    const dir = tempDir();
     writeFileSync(join(dir, 'extra.json'), JSON.stringify({ prot: 1 }));
     writeFileSync(join(dir, 'broken.json'), '{ "port": ');
     expect(() => loadConfig({ argv: ['--config', 'extra.json'], cwd: dir })).toThrow(/prot/);
