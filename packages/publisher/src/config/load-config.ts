@@ -29,8 +29,12 @@ type Key = keyof typeof defaults;
 const keys = Object.keys(ConfigSchema.properties) as Array<Key | 'baseUrl'>;
 
 const kebab = (key: string) => key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
-const envName = (key: string) => ENV_PREFIX + key.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase();
-const flagOf = (key: string) => Object.entries(flagAliases).find(([, k]) => k === key)?.[0] ?? kebab(key);
+
+/** The environment variable of a configuration property: `RDF_STREAM_` + UPPER_SNAKE_CASE. */
+export const envName = (key: string) => ENV_PREFIX + key.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase();
+
+/** The CLI flag (without `--`) of a configuration property: kebab-case, or its alias. */
+export const flagOf = (key: string) => Object.entries(flagAliases).find(([, k]) => k === key)?.[0] ?? kebab(key);
 
 /**
  * Builds the configuration from defaults < JSON file (`--config`) < environment < CLI flags,
