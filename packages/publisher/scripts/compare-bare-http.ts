@@ -1,7 +1,9 @@
 /**
  * Throughput of GET /streams/parking/latest (Turtle) against a bare node:http server returning
  * the same bytes and headers, both measured by autocannon in the same run with the same
- * settings. Usage: tsx scripts/compare-bare-http.ts [--connections 400] [--duration 30]
+ * settings, in alternating rounds (publisher, bare, publisher, bare, …) so that drifts of a
+ * shared machine hit both alike; the summary gives each round and the medians.
+ * Usage: tsx scripts/compare-bare-http.ts [--connections 400] [--duration 30] [--rounds 2]
  */
 import { fork } from 'node:child_process';
 import { once } from 'node:events';
@@ -14,8 +16,10 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '400' },
     duration: { type: 'string', default: '30' },
     port: { type: 'string', default: '18480' },
+    rounds: { type: 'string', default: '2' },
   },
 });
+const rounds = Number(values.rounds);
 const connections = Number(values.connections);
 const duration = Number(values.duration);
 const publisherPort = Number(values.port);
@@ -45,21 +49,42 @@ try {
     [...sample.headers].filter(([name]) => !['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding'].includes(name)),
   );
 
-  const publisherResult = await measure('publisher', `http://127.0.0.1:${publisherPort}${path}`);
-
   const bare = fork(new URL('./bare-http-server.ts', import.meta.url), [String(barePort)], {
     execArgv: ['--import', 'tsx'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   bare.send({ body: body.toString('base64'), headers });
   await once(bare, 'message');
-  const bareResult = await measure('bare node:http', `http://127.0.0.1:${barePort}${path}`);
+  const results: { publisher: Awaited<ReturnType<typeof measure>>[]; bare: Awaited<ReturnType<typeof measure>>[] } = {
+    publisher: [],
+    bare: [],
+  };
+  for (let round = 1; round <= rounds; round++) {
+    results.publisher.push(await measure(`round ${round}, publisher`, `http://127.0.0.1:${publisherPort}${path}`));
+    results.bare.push(await measure(`round ${round}, bare node:http`, `http://127.0.0.1:${barePort}${path}`));
+  }
   bare.kill();
 
-  const ratio = publisherResult.requestsPerSecond / bareResult.requestsPerSecond;
+  const median = (values: number[]) => {
+    const sorted = [...values].sort((a, b) => a - b);
+    const middle = Math.floor(sorted.length / 2);
+    return sorted.length % 2 === 1 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+  };
+  const publisherMedian = median(results.publisher.map((r) => r.requestsPerSecond));
+  const bareMedian = median(results.bare.map((r) => r.requestsPerSecond));
   console.log(
     JSON.stringify(
-      { node: process.version, connections, durationSeconds: duration, bodyBytes: body.length, publisher: publisherResult, bare: bareResult, ratio: Number(ratio.toFixed(3)) },
+      {
+        node: process.version,
+        connections,
+        durationSeconds: duration,
+        rounds,
+        bodyBytes: body.length,
+        publisher: results.publisher,
+        bare: results.bare,
+        medianRequestsPerSecond: { publisher: publisherMedian, bare: bareMedian },
+        ratio: Number((publisherMedian / bareMedian).toFixed(3)),
+      },
       null,
       2,
     ),
