@@ -23,6 +23,18 @@ describe('GET /health', () => {
   });
 });
 
+describe('GET /time', () => {
+  it('gives the server clock in milliseconds, never cached', async () => {
+    running = await startPublisher();
+    const before = Date.now();
+    const response = await fetch(`${running.url}/time`);
+    const { epochMs } = (await response.json()) as { epochMs: number };
+    expect(epochMs).toBeGreaterThanOrEqual(before);
+    expect(epochMs).toBeLessThanOrEqual(Date.now());
+    expect(response.headers.get('cache-control')).toBe('no-store');
+  });
+});
+
 describe('GET /metrics', () => {
   it('exposes subscribers, elements published, broadcast duration and request counts, without per-client labels', async () => {
     running = await startPublisher();

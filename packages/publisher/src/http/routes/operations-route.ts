@@ -4,7 +4,7 @@ import type { AppContext } from '../app-context.js';
 /** Monitoring must keep answering while new work is shed. */
 const exemptFromShedding = { config: { pressureHandler: (_request: FastifyRequest) => undefined } };
 
-/** `GET /health` (liveness and per-stream state) and `GET /metrics` (Prometheus text format). */
+/** `GET /health` (liveness and per-stream state), `GET /time` and `GET /metrics` (Prometheus text format). */
 export function operationsRoute(app: FastifyInstance, context: AppContext): void {
   app.get('/health', exemptFromShedding, async (_request, reply) => {
     const healthy = context.healthCheck === undefined || (await context.healthCheck());
@@ -25,6 +25,11 @@ export function operationsRoute(app: FastifyInstance, context: AppContext): void
       .header('cache-control', 'no-store')
       .send({ status, streams });
   });
+
+  // The server's clock in milliseconds, for clients that correct latency by a clock offset (NTP-style).
+  app.get('/time', exemptFromShedding, (_request, reply) =>
+    reply.header('cache-control', 'no-store').send({ epochMs: Date.now() }),
+  );
 
   app.get('/metrics', exemptFromShedding, async (_request, reply) =>
     reply
