@@ -39,6 +39,26 @@ export default tseslint.config(
       ],
     },
   })),
+  // Client: transport → decode → latency → window → query.
+  ...Object.entries({
+    transport: ['decode', 'latency', 'window', 'query'],
+    decode: ['latency', 'window', 'query'],
+    latency: ['window', 'query'],
+    window: ['query'],
+  }).map(([layer, forbidden]) => ({
+    files: [`packages/client/src/${layer}/**/*.ts`],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: forbidden.map((other) => ({
+            group: [`../${other}/*`],
+            message: `${layer}/ sits upstream of ${other}/ (transport → decode → latency → window → query).`,
+          })),
+        },
+      ],
+    },
+  })),
   {
     files: ['**/test/**/*.ts'],
     rules: { '@typescript-eslint/no-non-null-assertion': 'off' },

@@ -1,5 +1,21 @@
-/**
- * @rdf-stream/client — not implemented yet. The planned API (`subscribe(streamUrl, options)`,
- * latency recorder, windows, continuous queries) is described in README.md.
- */
-export {};
+export { DecodeError, type DecodedElement, decodeElement } from './decode/decode-element.js';
+export { type FormatName, formatOfContentType, isFormatName, mediaTypes } from './formats.js';
+export { CONTEXT_PATH, sosaStreamContext } from './decode/sosa-stream-context.js';
+export { type ClockOffset, type ClockSample, estimateOffset, measureClockOffset } from './latency/clock-offset.js';
+export { LatencyRecorder, type LatencySummary } from './latency/latency-recorder.js';
+export {
+  chooseTransport,
+  type DecodeErrorEvent,
+  type StreamUpdate,
+  type SubscribeOptions,
+  type Subscription,
+  type SubscriptionEvent,
+  subscribe,
+} from './subscribe.js';
+export { type BackoffOptions, backoffDelay, retryAfterMs } from './transport/backoff.js';
+export { longPollTransport } from './transport/long-poll-transport.js';
+export { type PollStrategy, pollTransport } from './transport/poll-transport.js';
+export { sseTransport } from './transport/sse-transport.js';
+export { SubscriptionError } from './transport/subscription-error.js';
+export type { GapEvent, RawElement, ReconnectEvent, TransportEvent, TransportName } from './transport/transport-event.js';
+export type { TransportStats } from './transport/transport-stats.js';

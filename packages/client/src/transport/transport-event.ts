@@ -1,0 +1,33 @@
+import type { FormatName } from '../formats.js';
+
+/** What a transport hands over: an element's bytes as received, before decoding. */
+export interface RawElement {
+  readonly type: 'element';
+  readonly text: string;
+  readonly format: FormatName;
+  /** Client clock (ms since the epoch) when the element's last byte arrived. */
+  readonly receivedAt: number;
+  /** The SSE id, when the transport has one. */
+  readonly id?: string;
+}
+
+/** Elements were lost: a sequence jump, or the server said so (SSE `gap` event, `Stream-Gap`). */
+export interface GapEvent {
+  readonly type: 'gap';
+  /** The last sequence number received before the gap, if known. */
+  readonly afterSeq: number | undefined;
+  /** The next sequence number delivered after the gap, if known. */
+  readonly resumedAtSeq: number | undefined;
+  readonly reason: 'expired' | 'unknown' | 'sequence-jump';
+}
+
+/** The transport lost its connection or got an error, and will try again after `delayMs`. */
+export interface ReconnectEvent {
+  readonly type: 'reconnect';
+  readonly reason: string;
+  readonly delayMs: number;
+}
+
+export type TransportEvent = RawElement | GapEvent | ReconnectEvent;
+
+export type TransportName = 'sse' | 'poll' | 'long-poll';

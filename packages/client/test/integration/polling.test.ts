@@ -1,0 +1,134 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { type StreamUpdate, subscribe } from '../../src/subscribe.js';
+import { startTestPublisher, type TestPublisher } from '../support/publisher.js';
+import { waitUntil } from '../support/wait-until.js';
+
+let running: TestPublisher | undefined;
+let stop: AbortController;
+afterEach(async () => {
+  stop?.abort();
+  await running?.close();
+  running = undefined;
+});
+
+interface Exchange {
+  sentAt: number;
+  answeredAt: number;
+  status: number;
+  cacheControl: string | null;
+  ifNoneMatch: string | null;
+}
+
+/** A fetch that logs every exchange, to see when the client asks and what it gets. */
+function loggingFetch(log: Exchange[]): typeof fetch {
+  return async (input, init) => {
+    const sentAt = Date.now();
+    const response = await fetch(input, init);
+    const headers = new Headers(init?.headers);
+    if (String(input).endsWith('/latest')) {
+      log.push({
+        sentAt,
+        answeredAt: Date.now(),
+        status: response.status,
+        cacheControl: response.headers.get('cache-control'),
+        ifNoneMatch: headers.get('if-none-match'),
+      });
+    }
+    return response;
+  };
+}
+
+async function consume(iterable: AsyncIterable<unknown>, updates: StreamUpdate[]) {
+  for await (const event of iterable) if ((event as StreamUpdate).type === 'update') updates.push(event as StreamUpdate);
+}
+
+describe('smart polling', () => {
+  it('makes no request while the fragment is fresh, revalidates with If-None-Match (304), then gets the next element', async () => {
+    running = await startTestPublisher([], 3_000);
+    await running.push();
+    const log: Exchange[] = [];
+    const updates: StreamUpdate[] = [];
+    stop = new AbortController();
+    const subscription = subscribe(running.streamUrl, {
+      transport: 'poll',
+      pollStrategy: 'smart',
+      jitterMs: 0,
+      minPollIntervalMs: 200,
+      clockOffset: false,
+      signal: stop.signal,
+      fetch: loggingFetch(log),
+    });
+    const consuming = consume(subscription, updates);
+    await waitUntil(() => log.some((exchange) => exchange.status === 304), 10_000);
+    const [first, second] = log;
+    const maxAge = Number(/max-age=(\d+)/.exec(first!.cacheControl!)?.[1]);
+    // http-cache-semantics counts the age from the Date header (whole seconds): up to 1 s less.
+    expect(second!.sentAt - first!.answeredAt).toBeGreaterThanOrEqual(Math.max(200, (maxAge - 1) * 1000));
+    expect(second!.ifNoneMatch).toMatch(/-1-turtle/);
+    expect(updates.map((update) => update.seq)).toEqual([1]);
+    await running.push();
+    await waitUntil(() => updates.length === 2, 10_000);
+    expect(updates.map((update) => update.seq)).toEqual([1, 2]);
+    expect(subscription.stats.notModified).toBeGreaterThanOrEqual(1);
+    stop.abort();
+    await consuming;
+  });
+});
+
+describe('fixed polling (the study\'s clients)', () => {
+  it('pauses after each response and asks nothing while its cached copy is fresh', async () => {
+    running = await startTestPublisher([], 3_000);
+    await running.push();
+    const log: Exchange[] = [];
+    const updates: StreamUpdate[] = [];
+    stop = new AbortController();
+    const consuming = consume(
+      subscribe(running.streamUrl, { transport: 'poll', pollStrategy: 'fixed', pollIntervalMs: 100, clockOffset: false, signal: stop.signal, fetch: loggingFetch(log) }),
+      updates,
+    );
+    await waitUntil(() => log.length >= 2, 10_000);
+    const maxAge = Number(/max-age=(\d+)/.exec(log[0]!.cacheControl!)?.[1]);
+    expect(log[1]!.sentAt - log[0]!.answeredAt).toBeGreaterThanOrEqual(Math.max(100, (maxAge - 1) * 1000));
+    stop.abort();
+    await consuming;
+    expect(updates.map((update) => update.seq)).toEqual([1]);
+  });
+});
+
+describe('long-polling', () => {
+  it('gets each element as it is published, about one request per element', async () => {
+    running = await startTestPublisher();
+    await running.push();
+    const updates: StreamUpdate[] = [];
+    stop = new AbortController();
+    const subscription = subscribe(running.streamUrl, { transport: 'long-poll', clockOffset: false, signal: stop.signal });
+    const consuming = consume(subscription, updates);
+    const hub = running.publisher.hubs.get('parking')!;
+    for (let seq = 2; seq <= 4; seq++) {
+      await waitUntil(() => hub.waiters.size === 1);
+      await running.push();
+      await waitUntil(() => updates.length === seq);
+    }
+    expect(updates.map((update) => update.seq)).toEqual([1, 2, 3, 4]);
+    expect(updates.every((update) => update.transport === 'long-poll')).toBe(true);
+    expect(subscription.stats.requests).toBeLessThanOrEqual(5);
+    stop.abort();
+    await consuming;
+  });
+});
+
+describe('auto', () => {
+  it('reads the descriptor and takes SSE', async () => {
+    running = await startTestPublisher();
+    stop = new AbortController();
+    const subscription = subscribe(running.streamUrl, { signal: stop.signal, clockOffset: false });
+    const updates: StreamUpdate[] = [];
+    const consuming = consume(subscription, updates);
+    await waitUntil(() => running!.publisher.hubs.get('parking')!.broadcaster.size === 1);
+    await running.push();
+    await waitUntil(() => updates.length === 1);
+    expect(subscription.transport).toBe('sse');
+    stop.abort();
+    await consuming;
+  });
+});

@@ -1,0 +1,172 @@
+import { createServer, type Server } from 'node:http';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type StreamUpdate, type SubscriptionEvent, subscribe } from '../../src/subscribe.js';
+import { SubscriptionError } from '../../src/transport/subscription-error.js';
+import { startTestPublisher, type TestPublisher } from '../support/publisher.js';
+import { waitUntil } from '../support/wait-until.js';
+
+let running: TestPublisher | undefined;
+let stop: AbortController;
+afterEach(async () => {
+  stop?.abort();
+  await running?.close();
+  running = undefined;
+});
+
+const fastBackoff = { initialDelayMs: 20, maxDelayMs: 100 };
+
+/**
+ * Consumes a subscription in the background; `next(n)` resolves when n updates have arrived.
+ * The server side publishes when the test says so, so every wait is for an event.
+ */
+function collect(iterable: AsyncIterable<SubscriptionEvent>) {
+  const events: SubscriptionEvent[] = [];
+  const waiters: Array<() => void> = [];
+  let failure: unknown;
+  const done = (async () => {
+    try {
+      for await (const event of iterable) {
+        events.push(event);
+        for (const wake of waiters.splice(0)) wake();
+      }
+    } catch (error) {
+      failure = error;
+      for (const wake of waiters.splice(0)) wake();
+    }
+  })();
+  const updates = () => events.filter((event): event is StreamUpdate => event.type === 'update');
+  const until = (ready: () => boolean) =>
+    new Promise<void>((resolve, reject) => {
+      const check = () => {
+        if (failure !== undefined) reject(failure);
+        else if (ready()) resolve();
+        else waiters.push(check);
+      };
+      check();
+    });
+  return { events, updates, done, until, next: (count: number) => until(() => updates().length >= count) };
+}
+
+describe('subscribe over SSE', () => {
+  it('receives pushed elements with their quads, sequence numbers and a small latency', async () => {
+    running = await startTestPublisher();
+    stop = new AbortController();
+    const subscription = subscribe(running.streamUrl, { transport: 'sse', signal: stop.signal, backoff: fastBackoff });
+    const collected = collect(subscription);
+    await waitUntil(() => running!.publisher.hubs.get('parking')!.broadcaster.size === 1);
+    for (let index = 0; index < 3; index++) await running.push([index, index + 1]);
+    await collected.next(3);
+    const updates = collected.updates();
+    expect(updates.map((update) => update.seq)).toEqual([1, 2, 3]);
+    expect(updates[0]!.quads).toHaveLength(1 + 2 * 6);
+    for (const update of updates) {
+      expect(update.transport).toBe('sse');
+      expect(update.latencyMs).toBeGreaterThanOrEqual(-5);
+      expect(update.latencyMs).toBeLessThan(5_000);
+    }
+    // Same machine: the estimated offset is near zero, within its uncertainty.
+    expect(Math.abs(subscription.clockOffset!.offsetMs)).toBeLessThanOrEqual(subscription.clockOffset!.uncertaintyMs + 2);
+  });
+
+  it('resumes after the server drops the connection, with no gap and no duplicate', async () => {
+    running = await startTestPublisher();
+    stop = new AbortController();
+    const collected = collect(subscribe(running.streamUrl, { transport: 'sse', signal: stop.signal, backoff: fastBackoff }));
+    const hub = running.publisher.hubs.get('parking')!;
+    await waitUntil(() => hub.broadcaster.size === 1);
+    await running.push();
+    await running.push();
+    await collected.next(2);
+    // The server ends every stream (as at shutdown); elements published meanwhile must arrive.
+    await hub.broadcaster.closeAll(() => 'retry: 10\n\n');
+    await running.push();
+    await running.push();
+    await collected.until(() => collected.events.some((event) => event.type === 'reconnect'));
+    await collected.next(4);
+    await running.push();
+    await collected.next(5);
+    expect(collected.updates().map((update) => update.seq)).toEqual([1, 2, 3, 4, 5]);
+    expect(collected.events.filter((event) => event.type === 'gap')).toEqual([]);
+  });
+
+  it('reports the server\'s explicit gap when the id it resumes from has expired', async () => {
+    running = await startTestPublisher(['--retained-elements', '2']);
+    for (let index = 0; index < 5; index++) await running.push();
+    stop = new AbortController();
+    const collected = collect(subscribe(running.streamUrl, { transport: 'sse', lastEventId: '1', signal: stop.signal }));
+    await collected.next(2);
+    expect(collected.events[0]).toEqual({ type: 'gap', afterSeq: 1, resumedAtSeq: 4, reason: 'expired' });
+    expect(collected.updates().map((update) => update.seq)).toEqual([4, 5]);
+  });
+
+  it('throws a SubscriptionError with the problem code when the stream does not exist', async () => {
+    running = await startTestPublisher();
+    const subscription = subscribe(`${running.streamUrl.replace(/parking$/, 'nope')}`, { transport: 'sse', clockOffset: false });
+    await expect(collect(subscription).done.then(() => 'ended')).resolves.toBe('ended');
+    const again = subscribe(`${running.streamUrl.replace(/parking$/, 'nope')}`, { transport: 'sse', clockOffset: false });
+    const iterator = again[Symbol.asyncIterator]();
+    const error = await iterator.next().then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
+    expect(error).toBeInstanceOf(SubscriptionError);
+    expect((error as SubscriptionError).problem?.code).toBe('PUB_ERR_STREAM_NOT_FOUND');
+  });
+});
+
+describe('a misbehaving server', () => {
+  let server: Server | undefined;
+  afterEach(async () => {
+    stop?.abort();
+    server?.closeAllConnections();
+    await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
+  });
+
+  async function serve(handler: Parameters<typeof createServer>[1]): Promise<string> {
+    server = createServer(handler);
+    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+    const address = server.address() as { port: number };
+    return `http://127.0.0.1:${address.port}/streams/x`;
+  }
+
+  it('an oversized event drops the connection and the client reconnects, without crashing', async () => {
+    let connections = 0;
+    const url = await serve((_request, response) => {
+      connections++;
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      response.write(`data: ${'x'.repeat(50_000)}`); // never ends the event
+    });
+    stop = new AbortController();
+    const collected = collect(subscribe(url, { transport: 'sse', maxEventBytes: 10_000, clockOffset: false, signal: stop.signal, backoff: fastBackoff }));
+    await collected.until(() => collected.events.filter((event) => event.type === 'reconnect').length >= 2);
+    stop.abort();
+    await collected.done;
+    const reconnect = collected.events.find((event) => event.type === 'reconnect');
+    expect(reconnect).toMatchObject({ reason: 'event larger than 10000 bytes' });
+    expect(connections).toBeGreaterThanOrEqual(2);
+  });
+
+  it('garbage that is not RDF is reported as a decode error and the stream goes on', async () => {
+    const url = await serve((_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      response.write('id: 1\ndata: this is not turtle\n\n');
+      response.write('id: 2\ndata: <http://x/e/2> <http://www.w3.org/ns/prov#generatedAtTime> "2026-01-01T00:00:00Z"^^<http://www.w3.org/2001/XMLSchema#dateTime> .\n\n');
+    });
+    stop = new AbortController();
+    const collected = collect(subscribe(url, { transport: 'sse', clockOffset: false, signal: stop.signal, backoff: fastBackoff }));
+    await collected.next(1);
+    expect(collected.events[0]).toMatchObject({ type: 'error' });
+    expect(collected.updates()[0]).toMatchObject({ seq: 2, graph: 'http://x/e/2' });
+  });
+
+  it('a response that is not an event stream is retried, not parsed', async () => {
+    const url = await serve((_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/html' });
+      response.end('<html></html>');
+    });
+    stop = new AbortController();
+    const collected = collect(subscribe(url, { transport: 'sse', clockOffset: false, signal: stop.signal, backoff: fastBackoff }));
+    await collected.until(() => collected.events.length >= 1);
+    expect(collected.events[0]).toMatchObject({ type: 'reconnect', reason: 'not an event stream (text/html)' });
+  });
+});
