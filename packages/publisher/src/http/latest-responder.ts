@@ -6,7 +6,7 @@ import { cacheHeaders, maxAgeSeconds } from '../render/cache-headers.js';
 import type { Encoding } from '../render/compress.js';
 import { ifNoneMatchHits } from '../render/etag.js';
 import { contentType, type FormatName } from '../render/formats.js';
-import type { NegotiationCache } from '../render/negotiate.js';
+import { acceptsIdentity, type NegotiationCache } from '../render/negotiate.js';
 import { acceptableTypes } from './rdf-document-reply.js';
 import { preferredWaitSeconds } from './prefer-wait.js';
 
@@ -71,15 +71,19 @@ export class LatestResponder {
         acceptable: acceptableTypes,
       });
     }
-    const encoding = this.#negotiation.encoding(request['accept-encoding']);
+    const latest = hub.latest;
+    if (latest === undefined) {
+      throw new PublisherError('PUB_ERR_NO_ELEMENT_YET', undefined, {}, { 'retry-after': '1' });
+    }
+    const encoding = latest.compressed
+      ? this.#negotiation.encoding(request['accept-encoding'])
+      : acceptsIdentity(request['accept-encoding'])
+        ? 'identity'
+        : undefined;
     if (encoding === undefined) {
       throw new PublisherError('PUB_ERR_NOT_ACCEPTABLE', 'Acceptable content codings: br, gzip, identity', {
         acceptable: ['br', 'gzip', 'identity'],
       });
-    }
-    const latest = hub.latest;
-    if (latest === undefined) {
-      throw new PublisherError('PUB_ERR_NO_ELEMENT_YET', undefined, {}, { 'retry-after': '1' });
     }
     const headers = this.#headers(hub, latest, format, encoding, nowMs);
     if (!ifNoneMatchHits(request['if-none-match'], hub.log.epoch, latest.seq, format)) {

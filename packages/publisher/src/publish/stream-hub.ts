@@ -30,6 +30,8 @@ export interface LatestElement {
   readonly graph: string;
   readonly bodies: Readonly<Record<FormatName, EncodedBodies>>;
   readonly etags: Readonly<Record<FormatName, Readonly<Record<Encoding, string>>>>;
+  /** False if compression failed: only the identity coding may be served. */
+  readonly compressed: boolean;
 }
 
 export interface StreamHubOptions {
@@ -108,7 +110,8 @@ export class StreamHub {
 
   /**
    * Appends one element built from `observations`. Resolves with the logged element once it is
-   * the latest and its broadcast has started; rejects (and changes nothing) if rendering fails.
+   * the latest (its broadcast starts before, as soon as it is rendered); rejects, and changes
+   * nothing, if rendering fails.
    */
   publish(observations: readonly Observation[], generatedAt: Date): Promise<LoggedElement> {
     const published = this.#chain.then(() => this.#publishNow(observations, generatedAt));
@@ -128,7 +131,22 @@ export class StreamHub {
       quads: elementQuads(graph, generatedAt, observations),
     };
     const { bodies, ...logged } = renderElement(element, jsonLd);
-    const encoded = await Promise.all(formatNames.map((format) => compressOnce(bodies[format])));
+    // Persist, then dispatch: SSE subscribers get the element as soon as it is rendered;
+    // compressing the bodies of /latest (milliseconds on the thread pool) does not delay them.
+    this.log.append(logged);
+    metrics.elementPublished(definition.id);
+    this.broadcaster.notify().catch(this.#options.onError);
+    let compressed = true;
+    const encoded = await Promise.all(
+      formatNames.map((format) =>
+        compressOnce(bodies[format]).catch((error: unknown) => {
+          // Practically only out of memory; the element is logged already, so serve it uncompressed.
+          compressed = false;
+          this.#options.onError(error);
+          return Object.freeze({ br: bodies[format], gzip: bodies[format], identity: bodies[format] });
+        }),
+      ),
+    );
     const latestBodies = {} as Record<FormatName, EncodedBodies>;
     const etags = {} as Record<FormatName, Record<Encoding, string>>;
     formatNames.forEach((format, index) => {
@@ -137,12 +155,8 @@ export class StreamHub {
         encodings.map((encoding) => [encoding, entityTag(this.log.epoch, seq, format, encoding)]),
       ) as Record<Encoding, string>;
     });
-    // Everything that can fail is done: from here on the element is published atomically.
-    this.log.append(logged);
-    this.#latest = { seq, generatedAt, graph, bodies: latestBodies, etags };
-    metrics.elementPublished(definition.id);
+    this.#latest = { seq, generatedAt, graph, bodies: latestBodies, etags, compressed };
     this.waiters.release('element');
-    this.broadcaster.notify().catch(this.#options.onError);
     return logged;
   }
 

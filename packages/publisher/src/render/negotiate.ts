@@ -33,6 +33,12 @@ export function negotiateEncoding(acceptEncoding: string | undefined): Encoding 
   return best as Encoding | undefined;
 }
 
+/** Whether `Accept-Encoding` allows an uncompressed body (RFC 9110 §12.5.3: unless refused). */
+export function acceptsIdentity(acceptEncoding: string | undefined): boolean {
+  if (acceptEncoding === undefined || acceptEncoding.trim() === '') return true;
+  return new Negotiator({ headers: { 'accept-encoding': acceptEncoding } }).encodings(['identity']).length > 0;
+}
+
 /**
  * Memoises negotiation per distinct header value: clients send few distinct values, and the
  * negotiator's parsing would otherwise run on every poll. At most `maxEntries` values are kept.

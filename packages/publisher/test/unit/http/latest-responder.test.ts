@@ -58,6 +58,17 @@ describe('LatestResponder', () => {
     expect(responder.respond(running.hub, { ...request, 'if-none-match': '"other"' }, t0)).toMatchObject({ status: 200 });
   });
 
+  it('serves identity only if compression failed for the element', () => {
+    const hub = { definition: running.hub.definition, log: running.hub.log, latest: { ...running.hub.latest!, compressed: false } };
+    const outcome = responder.respond(hub as never, { accept: 'text/turtle', 'accept-encoding': 'br' }, t0 + 1500);
+    if (outcome.kind !== 'send') throw new Error();
+    expect(outcome.headers['content-encoding']).toBeUndefined();
+    expect(outcome.body).toBe(running.hub.latest!.bodies.turtle.identity);
+    expect(() => responder.respond(hub as never, { 'accept-encoding': 'br, identity;q=0' }, t0)).toThrow(
+      expect.objectContaining({ code: 'PUB_ERR_NOT_ACCEPTABLE' }),
+    );
+  });
+
   it('throws catalogued errors for unacceptable requests', () => {
     expect(() => responder.respond(running.hub, { accept: 'text/html' }, t0)).toThrow(
       expect.objectContaining({ code: 'PUB_ERR_NOT_ACCEPTABLE' }),

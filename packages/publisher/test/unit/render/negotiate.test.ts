@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { NegotiationCache, negotiateEncoding, negotiateFormat } from '../../../src/render/negotiate.js';
+import { acceptsIdentity, NegotiationCache, negotiateEncoding, negotiateFormat } from '../../../src/render/negotiate.js';
 
 describe('negotiateFormat', () => {
   it.each([
@@ -41,6 +41,18 @@ describe('negotiateEncoding', () => {
 
   it('refuses when identity is excluded and nothing else fits', () => {
     expect(negotiateEncoding('deflate, identity;q=0')).toBeUndefined();
+  });
+});
+
+describe('acceptsIdentity', () => {
+  it.each([
+    [undefined, true],
+    ['gzip', true],
+    ['gzip, identity;q=0', false],
+    ['*;q=0', false],
+    ['*;q=0, identity', true],
+  ])('Accept-Encoding %j → %s', (header, accepted) => {
+    expect(acceptsIdentity(header)).toBe(accepted);
   });
 });
 
