@@ -19,3 +19,16 @@ export { sseTransport } from './transport/sse-transport.js';
 export { SubscriptionError } from './transport/subscription-error.js';
 export type { GapEvent, RawElement, ReconnectEvent, TransportEvent, TransportName } from './transport/transport-event.js';
 export type { TransportStats } from './transport/transport-stats.js';
+export { ContinuousQuery, type QueryResult, type Row, type WindowItem } from './query/continuous-query.js';
+export { type RunQueryOptions, runContinuousQuery } from './query/run-continuous-query.js';
+export {
+  durationMs,
+  parseRspQl,
+  type RegisteredQuery,
+  RspQlSyntaxError,
+  type StreamOperator,
+  type WindowDeclaration,
+} from './query/rspql-parser.js';
+export { CountWindowOperator } from './window/count-window-operator.js';
+export { TimeWindowOperator, type TimeWindowOptions } from './window/time-window-operator.js';
+export type { ClosedWindow, CountWindowSpec, TimeWindowSpec, WindowSpec, WindowStats } from './window/window-spec.js';
