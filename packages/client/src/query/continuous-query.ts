@@ -50,6 +50,8 @@ export class ContinuousQuery {
   #previous = new Map<string, unknown>();
 
   constructor(query: string | RegisteredQuery, options: { engine?: QueryEngine; window?: TimeWindowOptions } = {}) {
+    // Elements arrive after their generation: by default a window waits 500 ms past its end.
+    const windowOptions: TimeWindowOptions = { allowedLatenessMs: 500, ...options.window };
     this.query = typeof query === 'string' ? parseRspQl(query) : query;
     this.#engine = options.engine ?? new QueryEngine();
     this.#windows = this.query.windows.map((window) => ({
@@ -57,7 +59,7 @@ export class ContinuousQuery {
       stream: window.stream,
       operator:
         window.spec.kind === 'time'
-          ? new TimeWindowOperator<WindowItem>(window.spec, options.window)
+          ? new TimeWindowOperator<WindowItem>(window.spec, windowOptions)
           : new CountWindowOperator<WindowItem>(window.spec),
       current: undefined,
     }));
@@ -86,6 +88,23 @@ export class ContinuousQuery {
       const closed =
         window.operator instanceof TimeWindowOperator ? window.operator.push(item.generatedAtMs, item) : window.operator.push(item);
       for (const content of closed) {
+        window.current = content;
+        results.push(await this.#evaluate(window.name, offsetMs));
+      }
+    }
+    return results;
+  }
+
+  /**
+   * Lets time pass for the time windows: `serverNowMs` is the current time on the server's clock
+   * (client clock + offset). Windows whose end the watermark passes close now, even if the next
+   * element is still seconds away, so that results do not wait for it.
+   */
+  async tick(serverNowMs: number, offsetMs = 0): Promise<QueryResult[]> {
+    const results: QueryResult[] = [];
+    for (const window of this.#windows) {
+      if (!(window.operator instanceof TimeWindowOperator)) continue;
+      for (const content of window.operator.advance(serverNowMs)) {
         window.current = content;
         results.push(await this.#evaluate(window.name, offsetMs));
       }

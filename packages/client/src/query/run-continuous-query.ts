@@ -6,15 +6,21 @@ import type { RegisteredQuery } from './rspql-parser.js';
 export interface RunQueryOptions extends Omit<SubscribeOptions, 'lastEventId'> {
   /** Where to read each stream the query names (default: the stream IRI itself). */
   readonly streamUrls?: Readonly<Record<string, string>>;
+  /** How often time windows may close on the clock while streams are quiet. Default 250 ms. */
+  readonly watermarkIntervalMs?: number;
   /** Called for gaps, reconnections and decode errors of the streams read. */
   readonly onEvent?: (stream: string, event: Exclude<SubscriptionEvent, { type: 'update' }>) => void;
 }
 
 /**
- * Subscribes to every stream a registered query reads and yields a result each time one of
- * its windows closes, until `signal` aborts.
+ * Subscribes to every stream a registered query reads and yields a result each time one of its
+ * windows closes — on an element, or on the clock (every `watermarkIntervalMs`) — until
+ * `signal` aborts. Evaluations run one at a time, in order.
  */
-export async function* runContinuousQuery(query: string | RegisteredQuery | ContinuousQuery, options: RunQueryOptions = {}): AsyncGenerator<QueryResult> {
+export async function* runContinuousQuery(
+  query: string | RegisteredQuery | ContinuousQuery,
+  options: RunQueryOptions = {},
+): AsyncGenerator<QueryResult> {
   const continuous = query instanceof ContinuousQuery ? query : new ContinuousQuery(query);
   const results: QueryResult[] = [];
   let failure: unknown;
@@ -23,8 +29,22 @@ export async function* runContinuousQuery(query: string | RegisteredQuery | Cont
     wake?.();
     wake = undefined;
   };
-  // Window closes are evaluated one at a time, in arrival order, whatever the stream.
   let evaluation = Promise.resolve();
+  const evaluate = (step: () => Promise<QueryResult[]>) => {
+    evaluation = evaluation
+      .then(async () => {
+        results.push(...(await step()));
+        notify();
+      })
+      .catch((error: unknown) => {
+        failure = error;
+        notify();
+      });
+    return evaluation;
+  };
+
+  let offsetMs = 0;
+  const ticker = setInterval(() => void evaluate(() => continuous.tick(Date.now() + offsetMs, offsetMs)), options.watermarkIntervalMs ?? 250);
   const readers = continuous.streams.map(async (stream) => {
     const subscription = subscribe(options.streamUrls?.[stream] ?? stream, options);
     for await (const event of subscription) {
@@ -33,31 +53,34 @@ export async function* runContinuousQuery(query: string | RegisteredQuery | Cont
         continue;
       }
       if (event.generatedAt === undefined) continue;
+      offsetMs = subscription.clockOffset?.offsetMs ?? 0;
       const item = { seq: event.seq, generatedAtMs: event.generatedAt.getTime(), quads: event.quads };
-      const offsetMs = subscription.clockOffset?.offsetMs ?? 0;
-      evaluation = evaluation.then(async () => {
-        results.push(...(await continuous.push(stream, item, offsetMs)));
-        notify();
-      });
-      await evaluation;
+      await evaluate(() => continuous.push(stream, item, offsetMs));
     }
   });
+  let finished = false;
   const all = Promise.all(readers).then(
-    () => notify(),
+    () => {
+      finished = true;
+      notify();
+    },
     (error: unknown) => {
       failure = error;
       notify();
     },
   );
-  let finished = false;
-  void all.then(() => (finished = true));
-  for (;;) {
-    while (results.length > 0) yield results.shift() as QueryResult;
-    if (failure !== undefined) throw failure;
-    if (finished || options.signal?.aborted) return;
-    await new Promise<void>((resolve) => {
-      wake = resolve;
-      void all.then(resolve);
-    });
+
+  try {
+    for (;;) {
+      while (results.length > 0) yield results.shift() as QueryResult;
+      if (failure !== undefined) throw failure;
+      if (finished || options.signal?.aborted) return;
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+        void all.then(resolve);
+      });
+    }
+  } finally {
+    clearInterval(ticker);
   }
 }

@@ -58,6 +58,15 @@ export class TimeWindowOperator<T> {
     return this.#closeUpTo(this.#watermark);
   }
 
+  /**
+   * Moves the watermark to `time − allowedLatenessMs` without an element (time passing on the
+   * clock while the stream is quiet); returns the windows that closed.
+   */
+  advance(time: number): ClosedWindow<T>[] {
+    this.#watermark = Math.max(this.#watermark, time - this.#allowedLatenessMs);
+    return this.#closeUpTo(this.#watermark);
+  }
+
   /** Closes every window that holds something (end of stream). */
   flush(): ClosedWindow<T>[] {
     if (this.#buffer.length === 0) return [];

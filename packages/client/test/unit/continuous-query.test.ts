@@ -59,6 +59,17 @@ describe('ContinuousQuery (Comunica over each closed window)', () => {
     expect(next[0]!.latencyMs).toBeGreaterThan(0);
   });
 
+  it('closes time windows on the clock (tick), 500 ms after their end by default, without waiting for the next element', async () => {
+    const query = new ContinuousQuery(averageQuery('RSTREAM', '[RANGE PT10S]'));
+    await query.push(stream, element(1, 1_000, [['p1', 5]]));
+    expect(await query.tick(10_400)).toEqual([]);
+    const [result] = await query.tick(10_500);
+    expect(result!.windows[0]).toMatchObject({ start: 0, end: 10_000, elements: 1 });
+    // An element of that window arriving now is late: counted, not used.
+    await query.push(stream, element(2, 9_999, [['p1', 6]]));
+    expect(query.windowStats['<http://ex/w>']?.late).toBe(1);
+  });
+
   it('evaluates empty windows too', async () => {
     const query = new ContinuousQuery(averageQuery('RSTREAM', '[RANGE PT10S]'));
     await query.push(stream, element(1, 1_000, [['p1', 5]]));
