@@ -73,9 +73,14 @@ program
   .argument('[url]', 'read the query\'s stream from this URL instead of its IRI (single-stream queries)')
   .requiredOption('--query <file>', 'RSP-QL file (REGISTER … FROM NAMED WINDOW … ON <stream> [RANGE … STEP …])')
   .addOption(new Option('--transport <name>', 'transport').choices(['auto', 'sse', 'poll', 'long-poll']).default('sse'))
+  .option('--allowed-lateness-ms <ms>', 'how long a time window waits past its end for late elements', (value) => {
+    const parsed = Number(value);
+    if (!(parsed >= 0)) throw new InvalidArgumentError('expected a non-negative number of milliseconds');
+    return parsed;
+  }, 500)
   .option('--duration <seconds>', 'stop after this many seconds', seconds)
-  .action(async (url: string | undefined, options: { query: string; transport: SubscribeOptions['transport']; duration?: number }) => {
-    const query = new ContinuousQuery(readFileSync(options.query, 'utf8'));
+  .action(async (url: string | undefined, options: { query: string; transport: SubscribeOptions['transport']; allowedLatenessMs: number; duration?: number }) => {
+    const query = new ContinuousQuery(readFileSync(options.query, 'utf8'), { window: { allowedLatenessMs: options.allowedLatenessMs } });
     const streams = query.streams;
     if (url !== undefined && streams.length !== 1) {
       throw new InvalidArgumentError(`the query reads ${streams.length} streams: give no URL and let it use their IRIs`);
