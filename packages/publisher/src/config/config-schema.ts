@@ -43,7 +43,7 @@ export const ConfigSchema = Type.Object(
     broadcastBatchSize: integer(1, 100_000, 'SSE subscribers written per event-loop turn'),
     maxLongPollWaiters: integer(0, 1_000_000, 'Long-poll requests held at once (count)'),
     maxLongPollWaitSeconds: integer(1, 3_600, 'Longest wait granted to Prefer: wait=N'),
-    microCacheSeconds: integer(0, 3_600, 'max-age for irregular or overdue streams in seconds'),
+    microCacheSeconds: integer(0, 3_600, 'max-age for irregular streams and stalled sources in seconds'),
     negotiationCacheEntries: integer(0, 1_000_000, 'Memoised content-negotiation results (count)'),
     shutdownTimeoutMs: integer(0, 600_000, 'Milliseconds allowed for a graceful shutdown'),
     shutdownRetryJitterMs: integer(0, 600_000, 'Upper bound of the retry delay sent to subscribers at shutdown'),

@@ -15,15 +15,16 @@ export interface Freshness {
 
 /**
  * Whole seconds a cache may keep the latest element: until the next element is due, rounded
- * down so that no cache serves it past that moment; the micro-cache for irregular streams and
- * for a stream whose next element is already overdue (study §6: thundering-herd protection).
+ * down so that no cache serves it past that moment. A next element that is late by less than
+ * an interval is due any moment: 0. The micro-cache (study §6: thundering-herd protection) is for
+ * irregular streams and for a stream more than an interval late (its source has stalled).
  */
 export function maxAgeSeconds(freshness: Freshness, nowMs: number): number {
   const { generatedAtMs, expectedIntervalMs, microCacheSeconds } = freshness;
   if (expectedIntervalMs === null) return microCacheSeconds;
   const remainingMs = generatedAtMs + expectedIntervalMs - nowMs;
-  if (remainingMs <= 0) return microCacheSeconds;
-  return Math.floor(remainingMs / 1000);
+  if (remainingMs > 0) return Math.floor(remainingMs / 1000);
+  return -remainingMs < expectedIntervalMs ? 0 : microCacheSeconds;
 }
 
 /** `Cache-Control`, `Expires` and `Last-Modified` for `/latest` at `nowMs`. */

@@ -12,8 +12,13 @@ describe('maxAgeSeconds', () => {
     expect(maxAgeSeconds(regular, generatedAtMs + 4_001)).toBe(0);
   });
 
-  it('falls back to the micro-cache once the next element is overdue', () => {
-    expect(maxAgeSeconds(regular, generatedAtMs + 5_000)).toBe(1);
+  it('is 0 while the next element is late by less than an interval (it is due any moment)', () => {
+    expect(maxAgeSeconds(regular, generatedAtMs + 5_000)).toBe(0);
+    expect(maxAgeSeconds(regular, generatedAtMs + 9_999)).toBe(0);
+  });
+
+  it('falls back to the micro-cache once the source is more than an interval late', () => {
+    expect(maxAgeSeconds(regular, generatedAtMs + 10_000)).toBe(1);
     expect(maxAgeSeconds(regular, generatedAtMs + 60_000)).toBe(1);
   });
 
