@@ -45,6 +45,7 @@ export const ConfigSchema = Type.Object(
     maxLongPollWaitSeconds: integer(1, 3_600, 'Longest wait granted to Prefer: wait=N'),
     microCacheSeconds: integer(0, 3_600, 'max-age for irregular streams and stalled sources in seconds'),
     negotiationCacheEntries: integer(0, 1_000_000, 'Memoised content-negotiation results (count)'),
+    keepAliveTimeoutMs: integer(1_000, 3_600_000, 'Milliseconds an idle keep-alive connection stays open'),
     shutdownTimeoutMs: integer(0, 600_000, 'Milliseconds allowed for a graceful shutdown'),
     shutdownRetryJitterMs: integer(0, 600_000, 'Upper bound of the retry delay sent to subscribers at shutdown'),
     maxEventLoopDelayMs: integer(0, 60_000, 'Shed new requests above this event-loop delay (0: off)'),

@@ -32,6 +32,13 @@ export const defaults = Object.freeze({
   /** Distinct Accept / Accept-Encoding header values whose negotiation result is memoised. */
   negotiationCacheEntries: 1_000,
 
+  /**
+   * Idle keep-alive connections are closed after this long. Longer than any freshness the
+   * publisher announces, so that polling clients reuse their connection instead of racing its
+   * close (Node's default is 5 s, exactly the demo stream's interval).
+   */
+  keepAliveTimeoutMs: 65_000,
+
   /** SIGTERM: time allowed to drain subscribers and in-flight requests before exiting anyway. */
   shutdownTimeoutMs: 10_000,
   /** SIGTERM: subscribers are told to come back after a random delay up to this bound. */

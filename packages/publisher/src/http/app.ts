@@ -33,6 +33,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
     logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: false,
     forceCloseConnections: 'idle',
+    keepAliveTimeout: config.keepAliveTimeoutMs,
     frameworkErrors: frameworkErrorHandler,
     clientErrorHandler,
   });
