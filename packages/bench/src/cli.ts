@@ -1,0 +1,84 @@
+#!/usr/bin/env node
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { SingleBar } from 'cli-progress';
+import type { BenchMode } from './fleet/worker-protocol.js';
+import { resultTable, writeResults } from './report/write-results.js';
+import { type BenchOptions, facilitiesForPayload } from './scenario/bench-options.js';
+import { runOne, type RunSummary } from './scenario/run-benchmark.js';
+
+const positive = (what: string) => (value: string) => {
+  const parsed = Number(value);
+  if (!(parsed > 0)) throw new InvalidArgumentError(`${what} must be a positive number`);
+  return parsed;
+};
+const clientList = (value: string) => {
+  const counts = value.split(',').map((part) => Number(part.trim()));
+  if (counts.some((count) => !Number.isInteger(count) || count < 1)) throw new InvalidArgumentError('expected N or a list N,N,…');
+  return counts;
+};
+
+const program = new Command('pnpm bench')
+  .description('Reproduce the polling-versus-push study on this machine: a publisher, N clients, latency on the client, server CPU and memory.')
+  .addOption(new Option('--mode <mode>', 'what the clients do').choices(['poll', 'sse', 'long-poll', 'all']).default('poll'))
+  .option('--clients <N|list>', 'clients, or a sweep such as 100,1000,2000,4000,8000', clientList, [1000])
+  .option('--duration <seconds>', 'measured time after the ramp', positive('duration'), 30)
+  .option('--ramp <seconds>', 'clients start at staggered times over this period', positive('ramp'), 10)
+  .option('--interval <seconds>', 'update interval of the stream', positive('interval'), 5)
+  .option('--payload <bytes>', 'element size in bytes of Turtle (the study: 5200)', positive('payload'), 5_400)
+  .option('--poll-interval <ms>', 'fixed polling: pause after each response', positive('poll interval'), 500)
+  .addOption(new Option('--poll-strategy <name>', 'fixed (the study) or smart (freshness-driven)').choices(['fixed', 'smart']).default('fixed'))
+  .addOption(new Option('--proxy <name>', 'cache in front of the publisher for polling (from the Debian package)').choices(['none', 'nginx', 'varnish']).default('none'))
+  .option('--server-workers <N>', 'publisher processes (only 1 is supported yet)', positive('server workers'), 1)
+  .option('--client-processes <N>', 'worker processes holding the clients', positive('client processes'), 2)
+  .option('--target <url>', 'measure an already running publisher stream instead of starting one')
+  .option('--out <dir>', 'where to write summary.json and latencies.csv', `bench-results/${new Date().toISOString().replace(/[:.]/g, '-')}`)
+  .option('--seed <n>', 'seed of the demo stream', positive('seed'), 1)
+  .option('--port <n>', 'port of the publisher started for the run (the proxy takes the next one)', positive('port'), 18_900);
+
+program.parse(process.argv.filter((arg) => arg !== '--'));
+const flags = program.opts<{
+  mode: BenchMode | 'all'; clients: number[]; duration: number; ramp: number; interval: number; payload: number;
+  pollInterval: number; pollStrategy: 'fixed' | 'smart'; proxy: 'none' | 'nginx' | 'varnish'; serverWorkers: number;
+  clientProcesses: number; target?: string; out: string; seed: number; port: number;
+}>();
+if (flags.serverWorkers !== 1) {
+  console.error('pnpm bench: --server-workers > 1 needs the publisher\'s --workers, which does not exist yet');
+  process.exit(2);
+}
+const options: BenchOptions = {
+  modes: flags.mode === 'all' ? ['poll', 'sse', 'long-poll'] : [flags.mode],
+  clientCounts: flags.clients,
+  durationSeconds: flags.duration,
+  rampSeconds: flags.ramp,
+  intervalSeconds: flags.interval,
+  facilities: facilitiesForPayload(flags.payload),
+  pollIntervalMs: flags.pollInterval,
+  pollStrategy: flags.pollStrategy,
+  proxy: flags.proxy,
+  clientProcesses: flags.clientProcesses,
+  target: flags.target,
+  outDir: flags.out,
+  seed: flags.seed,
+  port: flags.port,
+};
+
+const runs: RunSummary[] = [];
+for (const mode of options.modes) {
+  for (const clients of options.clientCounts) {
+    const bar = new SingleBar({
+      format: `${mode.padEnd(9)} ${String(clients).padStart(6)} clients [{bar}] {elapsed}/{total_s} s · connected {connected} · updates {updates}`,
+      hideCursor: true,
+      noTTYOutput: true,
+      notTTYSchedule: 5_000,
+    });
+    bar.start(options.rampSeconds + options.durationSeconds, 0, { connected: 0, updates: 0, elapsed: 0, total_s: options.rampSeconds + options.durationSeconds });
+    const summary = await runOne(options, mode, clients, (state) =>
+      bar.update(Math.floor(state.elapsedSeconds), { connected: state.connected, updates: state.updates, elapsed: Math.floor(state.elapsedSeconds) }),
+    );
+    bar.stop();
+    runs.push(summary);
+  }
+}
+const command = `pnpm bench ${process.argv.slice(2).filter((arg) => arg !== '--').join(' ')}`.trim();
+const written = writeResults(options.outDir, command, runs);
+console.log(`\n${resultTable(runs)}\n\n${written.summary}\n${written.csv}`);

@@ -1,0 +1,225 @@
+/**
+ * A worker process holding part of the client fleet: lean clients on node:http (one keep-alive
+ * connection each, spread over several source addresses), recording the latency on the client
+ * of every update in an HDR histogram. Started by the benchmark with `fork`.
+ */
+import { request } from 'node:http';
+import { Pool } from 'undici';
+import { LatencyRecorder } from '@rdf-stream/client';
+import { createParser } from 'eventsource-parser';
+import { elementStamp } from './timestamp.js';
+import type { WorkerJob, WorkerProgress, WorkerReport } from './worker-protocol.js';
+
+const recorder = new LatencyRecorder();
+const samples: Array<[number, number]> = [];
+const counters = { requests: 0, notModified: 0, errors: 0, timeouts: 0, reconnects: 0, updates: 0, connected: 0 };
+/** One simulated client's record: when it was first answered, and the elements it got. */
+interface FleetClient {
+  connectedAt: number | undefined;
+  seqs: number[];
+}
+
+const clients: FleetClient[] = [];
+let stopping = false;
+
+/**
+ * Records an element the first time a client gets it. Elements generated before the client was
+ * first answered (a poller's first answer is the state it found) or during the ramp are not
+ * measured updates.
+ */
+function record(job: WorkerJob, client: FleetClient, body: string, receivedAt: number): void {
+  const stamp = elementStamp(body);
+  const from = Math.max(job.measureFromMs, client.connectedAt ?? Number.POSITIVE_INFINITY);
+  if (stamp === undefined || stamp.generatedAtMs < from || client.seqs.includes(stamp.seq)) return;
+  client.seqs.push(stamp.seq);
+  const latencyMs = receivedAt - stamp.generatedAtMs;
+  recorder.record(latencyMs);
+  counters.updates++;
+  if (Math.random() < job.sampleRate) samples.push([stamp.seq, latencyMs]);
+}
+
+interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+/** One connection pool per source address; each polling client has at most one request in flight. */
+const pools = new Map<string, Pool>();
+
+function poolFor(url: URL, localAddress: string, connections: number): Pool {
+  let pool = pools.get(localAddress);
+  if (pool === undefined) {
+    pool = new Pool(url.origin, { connections, pipelining: 1, keepAliveTimeout: 60_000, connect: { localAddress } });
+    pools.set(localAddress, pool);
+  }
+  return pool;
+}
+
+/**
+ * A GET over undici (a node:http client costs ~2× the CPU per request, and the fleet shares the
+ * machine's two cores with the publisher), retried once when a reused keep-alive connection
+ * turns out to be closed, as browsers do.
+ */
+async function get(pool: Pool, url: URL, headers: Record<string, string>, timeoutMs: number): Promise<Answer> {
+  for (let attempt = 0; ; attempt++) {
+    counters.requests++;
+    try {
+      const response = await pool.request({ path: url.pathname, method: 'GET', headers, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+      return { status: response.statusCode, headers: response.headers, body: await response.body.text() };
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') counters.timeouts++;
+      if (attempt > 0 || (code !== 'ECONNRESET' && code !== 'UND_ERR_SOCKET' && code !== 'EPIPE')) throw error;
+      counters.reconnects++;
+    }
+  }
+}
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The study's client: a request, then a pause; a fresh cached copy answers without a request. */
+async function pollClient(job: WorkerJob, client: FleetClient, localAddress: string) {
+  const url = new URL(`${job.streamUrl}/latest`);
+  const pool = poolFor(url, localAddress, job.clients);
+  let etag: string | undefined;
+  let freshUntil = 0;
+  counters.connected++;
+  while (!stopping) {
+    if (Date.now() < freshUntil) {
+      await pause(job.pollStrategy === 'fixed' ? job.pollIntervalMs : freshUntil - Date.now());
+      continue;
+    }
+    try {
+      const headers: Record<string, string> = { accept: 'text/turtle' };
+      if (etag !== undefined) headers['if-none-match'] = etag;
+      const answer = await get(pool, url, headers, job.requestTimeoutMs);
+      client.connectedAt ??= Date.now();
+      const maxAge = /max-age=(\d+)/.exec(String(answer.headers['cache-control'] ?? ''));
+      const age = Number(answer.headers.age ?? 0);
+      freshUntil = Date.now() + Math.max(0, Number(maxAge?.[1] ?? 0) - age) * 1000;
+      if (answer.status === 200) {
+        etag = answer.headers.etag as string | undefined;
+        record(job, client, answer.body, Date.now());
+      } else if (answer.status === 304) {
+        counters.notModified++;
+      } else {
+        counters.errors++;
+      }
+    } catch {
+      counters.errors++;
+    }
+    await pause(job.pollStrategy === 'fixed' ? job.pollIntervalMs : Math.max(200, freshUntil - Date.now()) + Math.random() * 200);
+  }
+}
+
+async function longPollClient(job: WorkerJob, client: FleetClient, localAddress: string) {
+  const url = new URL(`${job.streamUrl}/latest`);
+  const pool = poolFor(url, localAddress, job.clients);
+  let etag: string | undefined;
+  counters.connected++;
+  while (!stopping) {
+    try {
+      const headers: Record<string, string> = { accept: 'text/turtle' };
+      if (etag !== undefined) Object.assign(headers, { 'if-none-match': etag, prefer: 'wait=30' });
+      const answer = await get(pool, url, headers, 35_000);
+      client.connectedAt ??= Date.now();
+      if (answer.status === 200) {
+        etag = answer.headers.etag as string | undefined;
+        record(job, client, answer.body, Date.now());
+      } else if (answer.status === 304) {
+        counters.notModified++;
+      } else {
+        counters.errors++;
+        await pause(1000);
+      }
+    } catch {
+      if (!stopping) {
+        counters.errors++;
+        await pause(1000);
+      }
+    }
+  }
+}
+
+function sseClient(job: WorkerJob, client: FleetClient, localAddress: string): Promise<void> {
+  return new Promise((resolve) => {
+    let lastEventId: string | undefined;
+    const connect = () => {
+      if (stopping) {
+        resolve();
+        return;
+      }
+      counters.requests++;
+      const headers: Record<string, string> = { accept: 'text/event-stream' };
+      if (lastEventId !== undefined) headers['last-event-id'] = lastEventId;
+      const req = request(new URL(`${job.streamUrl}/events?format=turtle`), { localAddress, headers, agent: false }, (res) => {
+        counters.connected++;
+        client.connectedAt ??= Date.now();
+        const parser = createParser({
+          onEvent: (event) => {
+            if (event.id !== undefined) lastEventId = event.id;
+            if (event.event === undefined) record(job, client, event.data, Date.now());
+          },
+        });
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => parser.feed(chunk));
+        res.on('close', () => {
+          counters.connected--;
+          if (!stopping) {
+            counters.reconnects++;
+            setTimeout(connect, 1000 + Math.random() * 1000);
+          } else resolve();
+        });
+      });
+      req.on('error', () => {
+        if (!stopping) {
+          counters.errors++;
+          setTimeout(connect, 1000 + Math.random() * 1000);
+        } else resolve();
+      });
+      req.end();
+      stopConnections.push(() => req.destroy());
+    };
+    connect();
+  });
+}
+
+const stopConnections: Array<() => void> = [];
+
+process.on('message', (message: WorkerJob | 'stop') => {
+  if (message === 'stop') {
+    stopping = true;
+    for (const stop of stopConnections) stop();
+    for (const pool of pools.values()) void pool.destroy();
+    const report: WorkerReport = {
+      type: 'report',
+      histogram: recorder.encode(),
+      samples,
+      clients,
+      requests: counters.requests,
+      notModified: counters.notModified,
+      errors: counters.errors,
+      timeouts: counters.timeouts,
+      reconnects: counters.reconnects,
+    };
+    process.send?.(report, () => process.exit(0));
+    return;
+  }
+  const job = message;
+  const run = job.mode === 'poll' ? pollClient : job.mode === 'long-poll' ? longPollClient : sseClient;
+  for (let index = 0; index < job.clients; index++) {
+    const fleetIndex = job.firstClient + index;
+    const delayMs = (fleetIndex / Math.max(1, job.totalClients)) * job.rampMs;
+    setTimeout(() => {
+      if (stopping) return;
+      const client: FleetClient = { connectedAt: undefined, seqs: [] };
+      clients.push(client);
+      void run(job, client, job.localAddresses[fleetIndex % job.localAddresses.length] ?? '127.0.0.1');
+    }, delayMs);
+  }
+  setInterval(() => {
+    const progress: WorkerProgress = { type: 'progress', connected: counters.connected, updates: counters.updates };
+    process.send?.(progress);
+  }, 1000).unref();
+});

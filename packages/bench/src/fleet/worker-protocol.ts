@@ -1,0 +1,42 @@
+export type BenchMode = 'poll' | 'sse' | 'long-poll';
+
+/** What the parent asks a worker process to run. */
+export interface WorkerJob {
+  readonly mode: BenchMode;
+  readonly streamUrl: string;
+  readonly clients: number;
+  /** Index of this worker's first client in the whole fleet (for staggering). */
+  readonly firstClient: number;
+  readonly totalClients: number;
+  readonly rampMs: number;
+  readonly pollIntervalMs: number;
+  readonly pollStrategy: 'fixed' | 'smart';
+  /** Source addresses to spread connections over (127.0.0.x). */
+  readonly localAddresses: readonly string[];
+  /** Fraction of latencies kept as raw values for density charts. */
+  readonly sampleRate: number;
+  readonly requestTimeoutMs: number;
+  /** Latencies count from here (the end of the ramp, epoch ms): the ramp is not measured. */
+  readonly measureFromMs: number;
+}
+
+/** Sent every second while running. */
+export interface WorkerProgress {
+  readonly type: 'progress';
+  readonly connected: number;
+  readonly updates: number;
+}
+
+/** Sent once the parent says `stop`. */
+export interface WorkerReport {
+  readonly type: 'report';
+  readonly histogram: string;
+  readonly samples: Array<[number, number]>;
+  /** For each client, when its first answer arrived (undefined if never) and the elements it got. */
+  readonly clients: Array<{ connectedAt: number | undefined; seqs: number[] }>;
+  readonly requests: number;
+  readonly notModified: number;
+  readonly errors: number;
+  readonly timeouts: number;
+  readonly reconnects: number;
+}

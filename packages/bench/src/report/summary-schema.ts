@@ -1,0 +1,40 @@
+import { FormatRegistry, type Static, Type } from '@sinclair/typebox';
+
+if (!FormatRegistry.Has('date-time')) {
+  FormatRegistry.Set('date-time', (value) => /^\d{4}-\d{2}-\d{2}T/.test(value) && !Number.isNaN(Date.parse(value)));
+}
+
+const percentiles = Type.Object({ p50: Type.Number(), p90: Type.Number(), p99: Type.Number(), max: Type.Number(), mean: Type.Number() });
+const meanMax = Type.Object({ mean: Type.Number({ minimum: 0 }), max: Type.Number({ minimum: 0 }) });
+const count = Type.Integer({ minimum: 0 });
+
+/** The schema of `summary.json` (documented in docs/bench.md). */
+export const SummarySchema = Type.Object({
+  command: Type.String(),
+  startedAt: Type.String({ format: 'date-time' }),
+  machine: Type.Object({ cores: count, memoryGiB: count, node: Type.String(), platform: Type.String() }),
+  runs: Type.Array(
+    Type.Object({
+      mode: Type.Union([Type.Literal('poll'), Type.Literal('sse'), Type.Literal('long-poll')]),
+      pollStrategy: Type.Optional(Type.Union([Type.Literal('fixed'), Type.Literal('smart')])),
+      proxy: Type.Union([Type.Literal('none'), Type.Literal('nginx'), Type.Literal('varnish')]),
+      clients: Type.Integer({ minimum: 1 }),
+      connected: count,
+      durationSeconds: Type.Number({ exclusiveMinimum: 0 }),
+      updatesPublished: count,
+      updatesExpected: count,
+      updatesReceived: count,
+      missedUpdates: count,
+      errors: count,
+      timeouts: count,
+      reconnects: count,
+      requests: count,
+      notModified: count,
+      latencyMs: percentiles,
+      serverCpuMilli: Type.Union([meanMax, Type.Null()]),
+      serverRssMiB: Type.Union([meanMax, Type.Null()]),
+    }),
+  ),
+});
+
+export type Summary = Static<typeof SummarySchema>;

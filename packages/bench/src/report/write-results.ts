@@ -1,0 +1,43 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { join } from 'node:path';
+import type { RunSummary } from '../scenario/run-benchmark.js';
+
+/** `summary.json` (schema in docs/bench.md) and `latencies.csv` (the 10 % sample). */
+export function writeResults(outDir: string, command: string, runs: readonly RunSummary[]): { summary: string; csv: string } {
+  mkdirSync(outDir, { recursive: true });
+  const summary = {
+    command,
+    startedAt: new Date().toISOString(),
+    machine: { cores: cpus().length, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, platform: process.platform },
+    runs: runs.map(({ samples: _samples, ...run }) => run),
+  };
+  const summaryPath = join(outDir, 'summary.json');
+  writeFileSync(summaryPath, `${JSON.stringify(summary, null, 2)}\n`);
+  const csvPath = join(outDir, 'latencies.csv');
+  const lines = ['mode,clients,seq,latencyMs'];
+  for (const run of runs) for (const [seq, latency] of run.samples) lines.push(`${run.mode},${run.clients},${seq},${latency}`);
+  writeFileSync(csvPath, `${lines.join('\n')}\n`);
+  return { summary: summaryPath, csv: csvPath };
+}
+
+/** The table printed at the end. */
+export function resultTable(runs: readonly RunSummary[]): string {
+  const header = ['mode', 'clients', 'connected', 'received/expected', 'missed', 'errors', 'p50 ms', 'p99 ms', 'max ms', 'server mCPU', 'server MiB'];
+  const rows = runs.map((run) => [
+    run.mode + (run.pollStrategy ? ` (${run.pollStrategy})` : '') + (run.proxy !== 'none' ? ` +${run.proxy}` : ''),
+    String(run.clients),
+    String(run.connected),
+    `${run.updatesReceived}/${run.updatesExpected}`,
+    String(run.missedUpdates),
+    String(run.errors),
+    String(run.latencyMs.p50),
+    String(run.latencyMs.p99),
+    String(run.latencyMs.max),
+    run.serverCpuMilli ? `${run.serverCpuMilli.mean} (max ${run.serverCpuMilli.max})` : '-',
+    run.serverRssMiB ? `${run.serverRssMiB.mean} (max ${run.serverRssMiB.max})` : '-',
+  ]);
+  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)));
+  const line = (cells: string[]) => cells.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join('  ');
+  return [line(header), line(widths.map((width) => '-'.repeat(width))), ...rows.map(line)].join('\n');
+}

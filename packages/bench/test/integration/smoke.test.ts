@@ -1,0 +1,39 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { Value } from '@sinclair/typebox/value';
+import { afterAll, describe, expect, it } from 'vitest';
+import { SummarySchema } from '../../src/report/summary-schema.js';
+
+const run = promisify(execFile);
+const out = mkdtempSync(join(tmpdir(), 'bench-'));
+afterAll(() => rmSync(out, { recursive: true, force: true }));
+
+describe('pnpm bench (smoke run: a few seconds, 200 clients per mode)', () => {
+  it('runs every mode, writes a summary.json that matches its schema and latencies.csv, and misses no update', async () => {
+    const cli = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
+    const { stdout } = await run(
+      process.execPath,
+      ['--import', 'tsx', cli, '--mode', 'all', '--clients', '200', '--duration', '4', '--ramp', '1', '--interval', '1', '--port', '18950', '--out', out],
+      { cwd: fileURLToPath(new URL('../..', import.meta.url)), timeout: 120_000 },
+    );
+    expect(stdout).toMatch(/mode\s+clients\s+connected/);
+    const summary: unknown = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8'));
+    expect([...Value.Errors(SummarySchema, summary)].map((error) => `${error.path}: ${error.message}`)).toEqual([]);
+    const { runs } = summary as { runs: Array<{ mode: string; connected: number; updatesExpected: number; missedUpdates: number; errors: number; serverCpuMilli: unknown }> };
+    expect(runs.map((r) => r.mode)).toEqual(['poll', 'sse', 'long-poll']);
+    for (const r of runs) {
+      expect(r.connected).toBe(200);
+      expect(r.updatesExpected).toBeGreaterThan(0);
+      expect(r.missedUpdates).toBe(0);
+      expect(r.errors).toBe(0);
+      expect(r.serverCpuMilli).not.toBeNull();
+    }
+    const csv = readFileSync(join(out, 'latencies.csv'), 'utf8').trim().split('\n');
+    expect(csv[0]).toBe('mode,clients,seq,latencyMs');
+    expect(csv.length).toBeGreaterThan(1);
+  }, 150_000);
+});
