@@ -27,11 +27,18 @@ export function maxAgeSeconds(freshness: Freshness, nowMs: number): number {
   return -remainingMs < expectedIntervalMs ? 0 : microCacheSeconds;
 }
 
-/** `Cache-Control`, `Expires` and `Last-Modified` for `/latest` at `nowMs`. */
+/**
+ * `Cache-Control`, `Expires` and `Last-Modified` for `/latest` at `nowMs`. When clients must
+ * not cache (max-age=0: the next element is due within the second), shared caches still get the
+ * micro-cache (`s-maxage`) so that nginx or Varnish send one request per second to the
+ * publisher instead of one per client (study §6), while clients polling the publisher directly
+ * lose nothing.
+ */
 export function cacheHeaders(freshness: Freshness, nowMs: number): CacheHeaders {
   const maxAge = maxAgeSeconds(freshness, nowMs);
+  const shared = maxAge === 0 && freshness.microCacheSeconds > 0 ? `, s-maxage=${freshness.microCacheSeconds}` : '';
   return {
-    'cache-control': `public, max-age=${maxAge}`,
+    'cache-control': `public, max-age=${maxAge}${shared}`,
     expires: new Date(nowMs + maxAge * 1000).toUTCString(),
     'last-modified': new Date(freshness.generatedAtMs).toUTCString(),
   };

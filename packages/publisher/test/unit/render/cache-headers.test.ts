@@ -28,6 +28,11 @@ describe('maxAgeSeconds', () => {
 });
 
 describe('cacheHeaders', () => {
+  it('gives shared caches the micro-cache when clients may not cache', () => {
+    expect(cacheHeaders(regular, generatedAtMs + 4_500)['cache-control']).toBe('public, max-age=0, s-maxage=1');
+    expect(cacheHeaders({ ...regular, microCacheSeconds: 0 }, generatedAtMs + 4_500)['cache-control']).toBe('public, max-age=0');
+  });
+
   it('gives Cache-Control, an Expires consistent with it and Last-Modified', () => {
     const now = generatedAtMs + 1_500;
     expect(cacheHeaders(regular, now)).toEqual({
