@@ -2,7 +2,10 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { SingleBar } from 'cli-progress';
 import type { BenchMode } from './fleet/worker-protocol.js';
+import { analyzeMal } from './analyze/mal.js';
+import { measureThroughput, type ThroughputResult } from './collect/throughput.js';
 import { resultTable, writeResults } from './report/write-results.js';
+import { startProxy, startPublisher, stopProcess, stopProxy } from './scenario/services.js';
 import { type BenchOptions, facilitiesForPayload } from './scenario/bench-options.js';
 import { runOne, type RunSummary } from './scenario/run-benchmark.js';
 
@@ -33,13 +36,17 @@ const program = new Command('pnpm bench')
   .option('--target <url>', 'measure an already running publisher stream instead of starting one')
   .option('--out <dir>', 'where to write summary.json and latencies.csv', `bench-results/${new Date().toISOString().replace(/[:.]/g, '-')}`)
   .option('--seed <n>', 'seed of the demo stream', positive('seed'), 1)
-  .option('--port <n>', 'port of the publisher started for the run (the proxy takes the next one)', positive('port'), 18_900);
+  .option('--port <n>', 'port of the publisher started for the run (the proxy takes the next one)', positive('port'), 18_900)
+  .option('--throughput-duration <seconds>', 'raw-throughput phase with autocannon (0 skips it)', (value) => Number(value), 30)
+  .option('--throughput-connections <n>', 'connections of the throughput phase (the study\'s wrk: 400)', positive('connections'), 400)
+  .option('--latency-target <ms>', 'p99 an SSE run must meet (with no missed update) to count for the MAL cut-off', positive('latency target'), 1000);
 
 program.parse(process.argv.filter((arg) => arg !== '--'));
 const flags = program.opts<{
   mode: BenchMode | 'all'; clients: number[]; duration: number; ramp: number; interval: number; payload: number;
   pollInterval: number; pollStrategy: 'fixed' | 'smart'; proxy: 'none' | 'nginx' | 'varnish'; serverWorkers: number;
   clientProcesses: number; target?: string; out: string; seed: number; port: number;
+  throughputDuration: number; throughputConnections: number; latencyTarget: number;
 }>();
 if (flags.serverWorkers !== 1) {
   console.error('pnpm bench: --server-workers > 1 needs the publisher\'s --workers, which does not exist yet');
@@ -79,6 +86,43 @@ for (const mode of options.modes) {
     runs.push(summary);
   }
 }
+/** The study's wrk run: the publisher alone, and behind the proxy when there is one. */
+async function throughputPhase(): Promise<{ publisher: ThroughputResult; proxy?: ThroughputResult } | undefined> {
+  if (!(flags.throughputDuration > 0)) return undefined;
+  process.stdout.write(`throughput: autocannon ${flags.throughputConnections} connections, ${flags.throughputDuration} s …\n`);
+  const publisher = options.target === undefined ? await startPublisher(options, 1000) : undefined;
+  const direct = options.target ?? `http://127.0.0.1:${options.port}/streams/parking`;
+  try {
+    const alone = await measureThroughput(`${direct}/latest`, flags.throughputConnections, flags.throughputDuration);
+    if (options.proxy === 'none') return { publisher: alone };
+    const dir = `${options.outDir}/${options.proxy}-throughput`;
+    await startProxy(options.proxy, new URL(direct).host, options.port + 1, dir);
+    try {
+      const proxied = direct.replace(`:${new URL(direct).port}`, `:${options.port + 1}`);
+      return { publisher: alone, proxy: await measureThroughput(`${proxied}/latest`, flags.throughputConnections, flags.throughputDuration) };
+    } finally {
+      await stopProxy(options.proxy, dir);
+    }
+  } finally {
+    if (publisher) await stopProcess(publisher);
+  }
+}
+
+const throughput = await throughputPhase();
+const capacity = throughput?.proxy?.requestsPerSecond ?? throughput?.publisher.requestsPerSecond;
+const sseThatMet = runs.filter((run) => run.mode === 'sse' && run.missedUpdates === 0 && run.latencyMs.p99 <= flags.latencyTarget);
+const mal = capacity === undefined ? undefined : analyzeMal(capacity, sseThatMet.length > 0 ? Math.max(...sseThatMet.map((run) => run.clients)) : undefined);
 const command = `pnpm bench ${process.argv.slice(2).filter((arg) => arg !== '--').join(' ')}`.trim();
-const written = writeResults(options.outDir, command, runs);
-console.log(`\n${resultTable(runs)}\n\n${written.summary}\n${written.csv}`);
+const written = await writeResults(options.outDir, command, runs, throughput, mal);
+console.log(`\n${resultTable(runs)}`);
+if (throughput) {
+  const line = (name: string, result: ThroughputResult) =>
+    `${name}: ${result.requestsPerSecond} req/s, p50 ${result.latencyMs.p50} ms, p99 ${result.latencyMs.p99} ms, ${result.timeouts} timeouts, load generator ${result.loadGeneratorCpuMilli} mCPU`;
+  console.log(`\n${line('publisher alone', throughput.publisher)}`);
+  if (throughput.proxy) console.log(`${line(`behind ${options.proxy}`, throughput.proxy)} (× ${(throughput.proxy.requestsPerSecond / throughput.publisher.requestsPerSecond).toFixed(2)})`);
+}
+if (mal) {
+  console.log(`\nMAL (formula 1, ${capacity} req/s): ${mal.table.map((row) => `${row.malSeconds} s → ${row.maxUsers} users`).join(', ')}`);
+  console.log(mal.advice);
+}
+console.log(`\n${Object.values(written).join('\n')}`);

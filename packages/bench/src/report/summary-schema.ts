@@ -35,6 +35,28 @@ export const SummarySchema = Type.Object({
       serverRssMiB: Type.Union([meanMax, Type.Null()]),
     }),
   ),
+  throughput: Type.Optional(
+    Type.Object({
+      url: Type.String(),
+      connections: count,
+      durationSeconds: Type.Number(),
+      requestsPerSecond: Type.Number({ minimum: 0 }),
+      latencyMs: Type.Object({ p50: Type.Number(), p99: Type.Number(), max: Type.Number() }),
+      timeouts: count,
+      errors: count,
+      non2xx: count,
+      loadGeneratorCpuMilli: Type.Number({ minimum: 0 }),
+      viaProxy: Type.Optional(Type.Object({ requestsPerSecond: Type.Number({ minimum: 0 }) }, { additionalProperties: true })),
+      proxyRatio: Type.Optional(Type.Number()),
+    }),
+  ),
+  mal: Type.Optional(
+    Type.Object({
+      table: Type.Array(Type.Object({ malSeconds: Type.Number(), maxUsers: count })),
+      cutoffSeconds: Type.Union([Type.Number(), Type.Null()]),
+      advice: Type.String(),
+    }),
+  ),
 });
 
 export type Summary = Static<typeof SummarySchema>;

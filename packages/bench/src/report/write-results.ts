@@ -1,16 +1,31 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
+import type { MalAnalysis } from '../analyze/mal.js';
+import type { ThroughputResult } from '../collect/throughput.js';
 import type { RunSummary } from '../scenario/run-benchmark.js';
+import { benchCharts } from './charts.js';
+import { writeReport } from './html-report.js';
 
-/** `summary.json` (schema in docs/bench.md) and `latencies.csv` (the 10 % sample). */
-export function writeResults(outDir: string, command: string, runs: readonly RunSummary[]): { summary: string; csv: string } {
+/**
+ * `summary.json` (schema in docs/bench.md), `latencies.csv` (the 10 % sample) and the report
+ * (`report.html` with its charts as SVG and PNG files).
+ */
+export async function writeResults(
+  outDir: string,
+  command: string,
+  runs: readonly RunSummary[],
+  throughput?: { publisher: ThroughputResult; proxy?: ThroughputResult },
+  mal?: MalAnalysis,
+): Promise<Record<string, string>> {
   mkdirSync(outDir, { recursive: true });
   const summary = {
     command,
     startedAt: new Date().toISOString(),
     machine: { cores: cpus().length, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, platform: process.platform },
     runs: runs.map(({ samples: _samples, ...run }) => run),
+    ...(throughput ? { throughput: { ...throughput.publisher, ...(throughput.proxy ? { viaProxy: throughput.proxy, proxyRatio: Math.round((throughput.proxy.requestsPerSecond / throughput.publisher.requestsPerSecond) * 100) / 100 } : {}) } } : {}),
+    ...(mal ? { mal } : {}),
   };
   const summaryPath = join(outDir, 'summary.json');
   writeFileSync(summaryPath, `${JSON.stringify(summary, null, 2)}\n`);
@@ -18,7 +33,7 @@ export function writeResults(outDir: string, command: string, runs: readonly Run
   const lines = ['mode,clients,seq,latencyMs'];
   for (const run of runs) for (const [seq, latency] of run.samples) lines.push(`${run.mode},${run.clients},${seq},${latency}`);
   writeFileSync(csvPath, `${lines.join('\n')}\n`);
-  return { summary: summaryPath, csv: csvPath };
+  return { summary: summaryPath, csv: csvPath, ...writeReport(outDir, summary, runs, await benchCharts(runs)) };
 }
 
 /** The table printed at the end. */

@@ -1,16 +1,13 @@
-import { type ChildProcess, execFile, fork, spawn } from 'node:child_process';
-import { once } from 'node:events';
+import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { LatencyRecorder } from '@rdf-stream/client';
 import { countUpdates } from '../analyze/missed-updates.js';
 import { ElementMonitor } from '../collect/element-monitor.js';
 import { ProcessSampler, type ResourceSummary } from '../collect/process-sampler.js';
 import type { BenchMode, WorkerJob, WorkerProgress, WorkerReport } from '../fleet/worker-protocol.js';
 import { type BenchOptions, sourceAddresses } from './bench-options.js';
+import { startProxy, startPublisher, stopProcess, stopProxy } from './services.js';
 
-const run = promisify(execFile);
-const repositoryRoot = fileURLToPath(new URL('../../../../', import.meta.url));
 
 export interface RunSummary {
   readonly mode: BenchMode;
@@ -37,45 +34,6 @@ export interface RunSummary {
 
 export type ProgressListener = (state: { elapsedSeconds: number; totalSeconds: number; connected: number; updates: number }) => void;
 
-/** Starts the publisher CLI as its own process, so that its CPU and memory are measured apart. */
-async function startPublisher(options: BenchOptions, clients: number): Promise<ChildProcess> {
-  // node itself (not the tsx launcher, which would run the publisher in a child process), so
-  // that the sampled pid is the publisher's.
-  const child = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      'packages/publisher/src/cli.ts',
-      '--port', String(options.port),
-      '--interval', String(options.intervalSeconds),
-      '--facilities', String(options.facilities),
-      '--seed', String(options.seed),
-      '--max-subscribers', String(clients + 100),
-      '--max-long-poll-waiters', String(clients + 100),
-      '--max-event-loop-delay-ms', '0',
-      '--log-level', 'info',
-    ],
-    { cwd: repositoryRoot, stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  await new Promise<void>((resolve, reject) => {
-    let seen = '';
-    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-      seen += chunk;
-      if (seen.includes('"msg":"publishing')) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`the publisher exited with ${code}: ${seen.slice(-500)}`)));
-  });
-  return child;
-}
-
-async function stopProcess(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = once(child, 'exit');
-  child.kill('SIGTERM');
-  await exited;
-}
-
 /** Runs one measured configuration: publisher (and proxy), fleet, sampling, accounting. */
 export async function runOne(options: BenchOptions, mode: BenchMode, clients: number, onProgress: ProgressListener): Promise<RunSummary> {
   const publisher = options.target === undefined ? await startPublisher(options, clients) : undefined;
@@ -85,11 +43,7 @@ export async function runOne(options: BenchOptions, mode: BenchMode, clients: nu
   let clientUrl = directUrl;
   try {
     if (options.proxy !== 'none' && mode !== 'sse') {
-      const { stdout } = await run('bash', [
-        `${repositoryRoot}scripts/proxy.sh`, 'start', options.proxy,
-        '--upstream', new URL(directUrl).host, '--port', String(options.port + 1), '--dir', proxyDir,
-      ]);
-      proxyPid = Number(stdout.trim());
+      proxyPid = await startProxy(options.proxy, new URL(directUrl).host, options.port + 1, proxyDir);
       clientUrl = directUrl.replace(`:${new URL(directUrl).port}`, `:${options.port + 1}`);
     }
     const pids = [publisher?.pid, proxyPid].filter((pid): pid is number => pid !== undefined);
@@ -199,7 +153,7 @@ export async function runOne(options: BenchOptions, mode: BenchMode, clients: nu
       samples: reports.flatMap((report) => report.samples),
     };
   } finally {
-    if (proxyPid !== undefined) await run('bash', [`${repositoryRoot}scripts/proxy.sh`, 'stop', options.proxy, '--dir', proxyDir]).catch(() => undefined);
+    if (proxyPid !== undefined && options.proxy !== 'none') await stopProxy(options.proxy, proxyDir);
     if (publisher) await stopProcess(publisher);
   }
 }

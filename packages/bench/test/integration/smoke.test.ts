@@ -17,7 +17,7 @@ describe('pnpm bench (smoke run: a few seconds, 200 clients per mode)', () => {
     const cli = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
     const { stdout } = await run(
       process.execPath,
-      ['--import', 'tsx', cli, '--mode', 'all', '--clients', '200', '--duration', '4', '--ramp', '1', '--interval', '1', '--port', '18950', '--out', out],
+      ['--import', 'tsx', cli, '--mode', 'all', '--clients', '200', '--duration', '4', '--ramp', '1', '--interval', '1', '--port', '18950', '--throughput-duration', '2', '--throughput-connections', '50', '--out', out],
       { cwd: fileURLToPath(new URL('../..', import.meta.url)), timeout: 120_000 },
     );
     expect(stdout).toMatch(/mode\s+clients\s+connected/);
@@ -32,6 +32,13 @@ describe('pnpm bench (smoke run: a few seconds, 200 clients per mode)', () => {
       expect(r.errors).toBe(0);
       expect(r.serverCpuMilli).not.toBeNull();
     }
+    const { throughput, mal } = summary as { throughput: { requestsPerSecond: number }; mal: { table: unknown[] } };
+    expect(throughput.requestsPerSecond).toBeGreaterThan(0);
+    expect(mal.table).toHaveLength(6);
+    const html = readFileSync(join(out, 'report.html'), 'utf8');
+    expect(html).toContain('<svg');
+    expect(html).not.toMatch(/<script|https?:\/\/(?!www\.w3\.org)/);
+    expect(readFileSync(join(out, 'server-cpu.png')).subarray(1, 4).toString()).toBe('PNG');
     const csv = readFileSync(join(out, 'latencies.csv'), 'utf8').trim().split('\n');
     expect(csv[0]).toBe('mode,clients,seq,latencyMs');
     expect(csv.length).toBeGreaterThan(1);

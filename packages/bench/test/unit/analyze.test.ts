@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { LatencyRecorder } from '@rdf-stream/client';
+import { analyzeMal } from '../../src/analyze/mal.js';
 import { countUpdates } from '../../src/analyze/missed-updates.js';
 import { elementStamp } from '../../src/fleet/timestamp.js';
 import { facilitiesForPayload, sourceAddresses } from '../../src/scenario/bench-options.js';
@@ -42,5 +44,44 @@ describe('scenario helpers', () => {
   it('spreads connections over several 127.0.0.x addresses beyond 20 000 per address', () => {
     expect(sourceAddresses(8_000)).toEqual(['127.0.0.1']);
     expect(sourceAddresses(25_000)).toEqual(['127.0.0.1', '127.0.0.2']);
+  });
+});
+
+describe('analyzeMal (formula 1: maxRequestsPerSecond ≥ users / MAL)', () => {
+  it('tabulates the users servable at each MAL and the cut-off against the largest SSE run', () => {
+    const mal = analyzeMal(2_520, 25_000);
+    expect(mal.table).toEqual([
+      { malSeconds: 1, maxUsers: 2_520 },
+      { malSeconds: 2, maxUsers: 5_040 },
+      { malSeconds: 5, maxUsers: 12_600 },
+      { malSeconds: 10, maxUsers: 25_200 },
+      { malSeconds: 20, maxUsers: 50_400 },
+      { malSeconds: 30, maxUsers: 75_600 },
+    ]);
+    // The study's figures: 2.52 k req/s serve 25 000 users at a MAL of ~10 s.
+    expect(mal.cutoffSeconds).toBe(9.92);
+    expect(mal.advice).toMatch(/latency of 9\.92 s or more/);
+  });
+
+  it('gives no cut-off without an SSE run that met its target', () => {
+    expect(analyzeMal(1_000, undefined).cutoffSeconds).toBeNull();
+  });
+});
+
+describe('percentiles from histograms merged across workers', () => {
+  it('equal those of all values recorded in one histogram', () => {
+    const workers = [new LatencyRecorder(), new LatencyRecorder()];
+    const all = new LatencyRecorder();
+    for (let index = 0; index < 10_000; index++) {
+      const latencyMs = (index * 7919) % 2000;
+      workers[index % 2]!.record(latencyMs);
+      all.record(latencyMs);
+    }
+    const merged = new LatencyRecorder();
+    for (const worker of workers) merged.merge(worker.encode());
+    const { mean, ...percentiles } = merged.summary();
+    const { mean: expectedMean, ...expected } = all.summary();
+    expect(percentiles).toEqual(expected);
+    expect(mean).toBeCloseTo(expectedMean, 6);
   });
 });

@@ -1,0 +1,79 @@
+import { Resvg } from '@resvg/resvg-js';
+import * as vega from 'vega';
+import { compile, type TopLevelSpec } from 'vega-lite';
+import type { RunSummary } from '../scenario/run-benchmark.js';
+
+export interface Chart {
+  readonly name: string;
+  readonly title: string;
+  readonly svg: string;
+  readonly png: Buffer;
+}
+
+const label = (run: RunSummary) => `${run.mode}${run.pollStrategy ? ` (${run.pollStrategy})` : ''}${run.proxy !== 'none' ? ` + ${run.proxy}` : ''}`;
+
+/** Renders a Vega-Lite spec headlessly to SVG (for the HTML report) and PNG (to look at). */
+async function render(name: string, title: string, spec: TopLevelSpec): Promise<Chart> {
+  const view = new vega.View(vega.parse(compile(spec).spec), { renderer: 'none' });
+  const svg = await view.toSVG();
+  view.finalize();
+  const png = Buffer.from(new Resvg(svg, { background: 'white', fitTo: { mode: 'zoom', value: 2 } }).render().asPng());
+  return { name, title, svg, png };
+}
+
+/**
+ * The study's figures: latency density per client count for each mode (Fig. 2 and 3), and the
+ * server's CPU and memory against clients (Fig. 4 and 5).
+ */
+export async function benchCharts(runs: readonly RunSummary[]): Promise<Chart[]> {
+  const charts: Chart[] = [];
+  const modes = [...new Set(runs.map(label))];
+  for (const mode of modes) {
+    const values = runs
+      .filter((run) => label(run) === mode)
+      .flatMap((run) => run.samples.map(([, latencyMs]) => ({ clients: run.clients, latencyMs })));
+    if (values.length === 0) continue;
+    charts.push(
+      await render(`latency-density-${mode.replace(/\W+/g, '-').replace(/^-|-$/g, '')}`, `Latency on the client, ${mode}`, {
+        $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+        width: 560,
+        height: 260,
+        title: `Latency on the client: ${mode} (density per number of clients)`,
+        data: { values },
+        transform: [{ density: 'latencyMs', groupby: ['clients'], as: ['latencyMs', 'density'] }],
+        mark: { type: 'line' },
+        encoding: {
+          x: { field: 'latencyMs', type: 'quantitative', title: 'latency (ms)' },
+          y: { field: 'density', type: 'quantitative', title: 'density' },
+          color: { field: 'clients', type: 'ordinal', title: 'clients' },
+        },
+      }),
+    );
+  }
+  const resources = runs
+    .filter((run) => run.serverCpuMilli !== null && run.serverRssMiB !== null)
+    .map((run) => ({ mode: label(run), clients: run.clients, cpu: run.serverCpuMilli!.mean, rss: run.serverRssMiB!.mean }));
+  if (resources.length > 0) {
+    for (const [field, title, axis] of [
+      ['cpu', 'Server CPU against clients', 'mean CPU (milli-CPU)'],
+      ['rss', 'Server memory against clients', 'mean RSS (MiB)'],
+    ] as const) {
+      charts.push(
+        await render(`server-${field}`, title, {
+          $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+          width: 560,
+          height: 260,
+          title,
+          data: { values: resources },
+          mark: { type: 'line', point: true },
+          encoding: {
+            x: { field: 'clients', type: 'quantitative', title: 'clients' },
+            y: { field, type: 'quantitative', title: axis },
+            color: { field: 'mode', type: 'nominal', title: 'mode' },
+          },
+        }),
+      );
+    }
+  }
+  return charts;
+}

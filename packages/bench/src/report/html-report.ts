@@ -1,0 +1,45 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { RunSummary } from '../scenario/run-benchmark.js';
+import type { Chart } from './charts.js';
+
+const escape = (text: string) => text.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c] as string);
+
+/** Writes each chart as SVG and PNG, and `report.html` that opens offline (charts inline). */
+export function writeReport(outDir: string, summary: Record<string, unknown>, runs: readonly RunSummary[], charts: readonly Chart[]): Record<string, string> {
+  const files: Record<string, string> = {};
+  for (const chart of charts) {
+    writeFileSync(join(outDir, `${chart.name}.svg`), chart.svg);
+    writeFileSync(join(outDir, `${chart.name}.png`), chart.png);
+    files[chart.name] = join(outDir, `${chart.name}.png`);
+  }
+  const rows = runs
+    .map(
+      (run) =>
+        `<tr><td>${escape(run.mode)}${run.pollStrategy ? ` (${run.pollStrategy})` : ''}${run.proxy !== 'none' ? ` + ${run.proxy}` : ''}</td><td>${run.clients}</td><td>${run.connected}</td>` +
+        `<td>${run.updatesReceived} / ${run.updatesExpected}</td><td>${run.missedUpdates}</td><td>${run.errors}</td>` +
+        `<td>${run.latencyMs.p50}</td><td>${run.latencyMs.p90}</td><td>${run.latencyMs.p99}</td><td>${run.latencyMs.max}</td>` +
+        `<td>${run.serverCpuMilli ? `${run.serverCpuMilli.mean} (${run.serverCpuMilli.max})` : '–'}</td><td>${run.serverRssMiB ? `${run.serverRssMiB.mean} (${run.serverRssMiB.max})` : '–'}</td></tr>`,
+    )
+    .join('\n');
+  const mal = summary.mal as { table: Array<{ malSeconds: number; maxUsers: number }>; cutoffSeconds: number | null; advice: string } | undefined;
+  const throughput = summary.throughput as { requestsPerSecond: number; latencyMs: { p50: number; p99: number }; timeouts: number; loadGeneratorCpuMilli: number; viaProxy?: { requestsPerSecond: number }; proxyRatio?: number } | undefined;
+  const html = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>RDF stream publisher: benchmark report</title>
+<style>body{font-family:system-ui,sans-serif;max-width:1100px;margin:2rem auto;padding:0 1rem;color:#222}table{border-collapse:collapse;margin:1rem 0}td,th{border:1px solid #ccc;padding:.3rem .6rem;text-align:right}th{background:#f3f3f3}td:first-child{text-align:left}code{background:#f3f3f3;padding:0 .2rem}figure{margin:1.5rem 0}</style>
+</head><body>
+<h1>Benchmark report</h1>
+<p><code>${escape(String(summary.command))}</code> — ${escape(String(summary.startedAt))} — ${escape(JSON.stringify(summary.machine))}</p>
+<h2>Runs</h2>
+<table><tr><th>mode</th><th>clients</th><th>connected</th><th>received / expected</th><th>missed</th><th>errors</th><th>p50 ms</th><th>p90 ms</th><th>p99 ms</th><th>max ms</th><th>server mCPU mean (max)</th><th>server RSS MiB mean (max)</th></tr>
+${rows}
+</table>
+${charts.map((chart) => `<figure>${chart.svg}<figcaption>${escape(chart.title)}</figcaption></figure>`).join('\n')}
+${throughput ? `<h2>Throughput (autocannon)</h2><p>Publisher alone: <b>${throughput.requestsPerSecond}</b> requests/s (p50 ${throughput.latencyMs.p50} ms, p99 ${throughput.latencyMs.p99} ms, ${throughput.timeouts} timeouts; load generator ${throughput.loadGeneratorCpuMilli} mCPU)${throughput.viaProxy ? `; behind the proxy: <b>${throughput.viaProxy.requestsPerSecond}</b> requests/s (× ${throughput.proxyRatio})` : ''}.</p>` : ''}
+${mal ? `<h2>Maximum acceptable latency (formula 1)</h2><table><tr><th>MAL (s)</th>${mal.table.map((row) => `<td>${row.malSeconds}</td>`).join('')}</tr><tr><th>polling users</th>${mal.table.map((row) => `<td>${row.maxUsers}</td>`).join('')}</tr></table><p>${escape(mal.advice)}</p>` : ''}
+</body></html>
+`;
+  files.report = join(outDir, 'report.html');
+  writeFileSync(files.report, html);
+  return files;
+}

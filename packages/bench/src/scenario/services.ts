@@ -1,0 +1,57 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import type { BenchOptions } from './bench-options.js';
+
+const run = promisify(execFile);
+const repositoryRoot = fileURLToPath(new URL('../../../../', import.meta.url));
+
+/** Starts the publisher CLI as its own process, so that its CPU and memory are measured apart. */
+export async function startPublisher(options: BenchOptions, clients: number): Promise<ChildProcess> {
+  // node itself (not the tsx launcher, which would run the publisher in a child process), so
+  // that the sampled pid is the publisher's.
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      'packages/publisher/src/cli.ts',
+      '--port', String(options.port),
+      '--interval', String(options.intervalSeconds),
+      '--facilities', String(options.facilities),
+      '--seed', String(options.seed),
+      '--max-subscribers', String(clients + 100),
+      '--max-long-poll-waiters', String(clients + 100),
+      '--max-event-loop-delay-ms', '0',
+      '--log-level', 'info',
+    ],
+    { cwd: repositoryRoot, stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  await new Promise<void>((resolve, reject) => {
+    let seen = '';
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+      seen += chunk;
+      if (seen.includes('"msg":"publishing')) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`the publisher exited with ${code}: ${seen.slice(-500)}`)));
+  });
+  return child;
+}
+
+export async function stopProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = once(child, 'exit');
+  child.kill('SIGTERM');
+  await exited;
+}
+
+/** Starts nginx or Varnish in front of `upstream` with scripts/proxy.sh; resolves with its pid. */
+export async function startProxy(proxy: 'nginx' | 'varnish', upstream: string, port: number, dir: string): Promise<number> {
+  const { stdout } = await run('bash', [`${repositoryRoot}scripts/proxy.sh`, 'start', proxy, '--upstream', upstream, '--port', String(port), '--dir', dir]);
+  return Number(stdout.trim());
+}
+
+export async function stopProxy(proxy: 'nginx' | 'varnish', dir: string): Promise<void> {
+  await run('bash', [`${repositoryRoot}scripts/proxy.sh`, 'stop', proxy, '--dir', dir]).catch(() => undefined);
+}
