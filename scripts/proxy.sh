@@ -154,6 +154,11 @@ parse_args() {
   fi
   if [[ $command != render ]]; then
     mkdir -p "$dir" || die "cannot create $dir"
+    # Started as root, nginx's workers run as an unprivileged user: they must be able to reach
+    # the cache under DIR even when DIR was made private (mktemp -d, mkdtemp: mode 700).
+    if [[ $command == start && $(id -u) -eq 0 ]]; then
+      chmod a+x "$dir" || die "cannot make $dir traversable"
+    fi
   fi
   dir=$(realpath -m -- "$dir") || die "bad --dir: $dir"
   pid_file="$dir/$proxy.pid"
