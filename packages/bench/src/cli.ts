@@ -52,6 +52,17 @@ if (flags.serverWorkers !== 1) {
   console.error('pnpm bench: --server-workers > 1 needs the publisher\'s --workers, which does not exist yet');
   process.exit(2);
 }
+/** One process may hold 20 000 open files: with the publisher in one process, no more connections. */
+const MAX_CONNECTIONS_PER_PUBLISHER = 19_000;
+const tooMany = flags.clients.filter((count) => count > MAX_CONNECTIONS_PER_PUBLISHER);
+// Polling behind a proxy is the one case where the publisher does not hold a connection per client.
+if (tooMany.length > 0 && flags.target === undefined && !(flags.mode === 'poll' && flags.proxy !== 'none')) {
+  console.error(
+    `pnpm bench: ${tooMany.join(', ')} clients need more than ${MAX_CONNECTIONS_PER_PUBLISHER} connections to one publisher process ` +
+      '(at most 20 000 open files per process); that needs the publisher\'s --workers, which does not exist yet',
+  );
+  process.exit(2);
+}
 const options: BenchOptions = {
   modes: flags.mode === 'all' ? ['poll', 'sse', 'long-poll'] : [flags.mode],
   clientCounts: flags.clients,

@@ -12,6 +12,21 @@ const run = promisify(execFile);
 const out = mkdtempSync(join(tmpdir(), 'bench-'));
 afterAll(() => rmSync(out, { recursive: true, force: true }));
 
+describe('pnpm bench refuses what one publisher process cannot hold, saying why', () => {
+  const cli = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
+  it.each([
+    [['--mode', 'sse', '--clients', '25000'], /25000 clients need more than 19000 connections to one publisher process \(at most 20 000 open files per process\)/],
+    [['--mode', 'sse', '--clients', '1000', '--server-workers', '2'], /--server-workers > 1 needs the publisher's --workers/],
+  ])('%j', async (args, message) => {
+    const failure = await run(process.execPath, ['--import', 'tsx', cli, ...args], { cwd: fileURLToPath(new URL('../..', import.meta.url)) }).then(
+      () => undefined,
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(failure?.code).toBe(2);
+    expect(failure?.stderr).toMatch(message);
+  });
+});
+
 describe('pnpm bench (smoke run: a few seconds, 200 clients per mode)', () => {
   it('runs every mode, writes a summary.json that matches its schema and latencies.csv, and misses no update', async () => {
     const cli = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
