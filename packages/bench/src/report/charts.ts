@@ -25,7 +25,10 @@ async function render(name: string, title: string, spec: TopLevelSpec): Promise<
  * The study's figures: latency density per client count for each mode (Fig. 2 and 3), and the
  * server's CPU and memory against clients (Fig. 4 and 5).
  */
-export async function benchCharts(runs: readonly RunSummary[]): Promise<Chart[]> {
+export async function benchCharts(
+  runs: readonly RunSummary[],
+  mal?: { table: ReadonlyArray<{ malSeconds: number; maxUsers: number }> },
+): Promise<Chart[]> {
   const charts: Chart[] = [];
   const modes = [...new Set(runs.map(label))];
   for (const mode of modes) {
@@ -74,6 +77,40 @@ export async function benchCharts(runs: readonly RunSummary[]): Promise<Chart[]>
         }),
       );
     }
+  }
+  const connected = runs.flatMap((run) => run.timeline.map((point) => ({ run: `${label(run)}, ${run.clients}`, ...point })));
+  if (connected.length > 0) {
+    charts.push(
+      await render('connected-clients', 'Connected clients over time', {
+        $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+        width: 560,
+        height: 220,
+        title: 'Connected clients over time (ramp, then measurement)',
+        data: { values: connected },
+        mark: { type: 'line' },
+        encoding: {
+          x: { field: 'seconds', type: 'quantitative', title: 'seconds since the start of the run' },
+          y: { field: 'connected', type: 'quantitative', title: 'connected clients' },
+          color: { field: 'run', type: 'nominal', title: 'run' },
+        },
+      }),
+    );
+  }
+  if (mal) {
+    charts.push(
+      await render('mal', 'Polling users servable by maximum acceptable latency (formula 1)', {
+        $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+        width: 560,
+        height: 220,
+        title: 'Polling users servable at each MAL (formula 1, measured capacity)',
+        data: { values: mal.table.map((row) => ({ mal: `${row.malSeconds} s`, order: row.malSeconds, users: row.maxUsers })) },
+        mark: { type: 'bar' },
+        encoding: {
+          x: { field: 'mal', type: 'ordinal', title: 'maximum acceptable latency', sort: { field: 'order' } },
+          y: { field: 'users', type: 'quantitative', title: 'users' },
+        },
+      }),
+    );
   }
   return charts;
 }

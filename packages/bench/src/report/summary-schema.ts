@@ -33,6 +33,7 @@ export const SummarySchema = Type.Object({
       latencyMs: percentiles,
       serverCpuMilli: Type.Union([meanMax, Type.Null()]),
       serverRssMiB: Type.Union([meanMax, Type.Null()]),
+      timeline: Type.Array(Type.Object({ seconds: count, connected: count, updates: count })),
     }),
   ),
   throughput: Type.Optional(

@@ -33,7 +33,7 @@ export async function writeResults(
   const lines = ['mode,clients,seq,latencyMs'];
   for (const run of runs) for (const [seq, latency] of run.samples) lines.push(`${run.mode},${run.clients},${seq},${latency}`);
   writeFileSync(csvPath, `${lines.join('\n')}\n`);
-  return { summary: summaryPath, csv: csvPath, ...writeReport(outDir, summary, runs, await benchCharts(runs)) };
+  return { summary: summaryPath, csv: csvPath, ...writeReport(outDir, summary, runs, await benchCharts(runs, mal)) };
 }
 
 /** The table printed at the end. */

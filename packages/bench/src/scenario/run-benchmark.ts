@@ -28,6 +28,8 @@ export interface RunSummary {
   readonly serverRssMiB: ResourceSummary['rssMiB'] | null;
   readonly proxy: BenchOptions['proxy'];
   readonly pollStrategy?: BenchOptions['pollStrategy'];
+  /** Connected clients and updates received so far, once per second from the start of the ramp. */
+  readonly timeline: Array<{ readonly seconds: number; readonly connected: number; readonly updates: number }>;
   /** The 10 % sample of raw latencies: [seq, latencyMs]. */
   readonly samples: Array<[number, number]>;
 }
@@ -85,16 +87,20 @@ export async function runOne(options: BenchOptions, mode: BenchMode, clients: nu
 
     const totalSeconds = options.rampSeconds + options.durationSeconds;
     const startedAt = Date.now();
+    const timeline: RunSummary['timeline'] = [];
     await new Promise<void>((resolve) => {
       const timer = setInterval(() => {
         const elapsedSeconds = Math.min(totalSeconds, (Date.now() - startedAt) / 1000);
         const values = [...progress.values()];
-        onProgress({
+        const state = {
           elapsedSeconds,
           totalSeconds,
           connected: values.reduce((sum, value) => sum + value.connected, 0),
           updates: values.reduce((sum, value) => sum + value.updates, 0),
-        });
+        };
+        onProgress(state);
+        const second = Math.floor(elapsedSeconds);
+        if (timeline.at(-1)?.seconds !== second) timeline.push({ seconds: second, connected: state.connected, updates: state.updates });
         if (elapsedSeconds >= totalSeconds) {
           clearInterval(timer);
           resolve();
@@ -150,6 +156,7 @@ export async function runOne(options: BenchOptions, mode: BenchMode, clients: nu
       serverRssMiB: resources?.rssMiB ?? null,
       proxy: mode === 'sse' ? 'none' : options.proxy,
       ...(mode === 'poll' ? { pollStrategy: options.pollStrategy } : {}),
+      timeline,
       samples: reports.flatMap((report) => report.samples),
     };
   } finally {
