@@ -76,6 +76,21 @@ async function get(pool: Pool, url: URL, headers: Record<string, string>, timeou
   }
 }
 
+/** Counts a /latest answer and records its element; returns the ETag to revalidate with next. */
+function handleLatest(job: WorkerJob, client: FleetClient, answer: Answer, etag: string | undefined): { etag: string | undefined; failed: boolean } {
+  client.connectedAt ??= Date.now();
+  if (answer.status === 200) {
+    record(job, client, answer.body, Date.now());
+    return { etag: answer.headers.etag as string | undefined, failed: false };
+  }
+  if (answer.status === 304) {
+    counters.notModified++;
+    return { etag, failed: false };
+  }
+  counters.errors++;
+  return { etag, failed: true };
+}
+
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The study's client: a request, then a pause; a fresh cached copy answers without a request. */
@@ -94,18 +109,10 @@ async function pollClient(job: WorkerJob, client: FleetClient, localAddress: str
       const headers: Record<string, string> = { accept: 'text/turtle' };
       if (etag !== undefined) headers['if-none-match'] = etag;
       const answer = await get(pool, url, headers, job.requestTimeoutMs);
-      client.connectedAt ??= Date.now();
       const maxAge = /max-age=(\d+)/.exec(String(answer.headers['cache-control'] ?? ''));
       const age = Number(answer.headers.age ?? 0);
       freshUntil = Date.now() + Math.max(0, Number(maxAge?.[1] ?? 0) - age) * 1000;
-      if (answer.status === 200) {
-        etag = answer.headers.etag as string | undefined;
-        record(job, client, answer.body, Date.now());
-      } else if (answer.status === 304) {
-        counters.notModified++;
-      } else {
-        counters.errors++;
-      }
+      ({ etag } = handleLatest(job, client, answer, etag));
     } catch {
       counters.errors++;
     }
@@ -123,16 +130,9 @@ async function longPollClient(job: WorkerJob, client: FleetClient, localAddress:
       const headers: Record<string, string> = { accept: 'text/turtle' };
       if (etag !== undefined) Object.assign(headers, { 'if-none-match': etag, prefer: 'wait=30' });
       const answer = await get(pool, url, headers, 35_000);
-      client.connectedAt ??= Date.now();
-      if (answer.status === 200) {
-        etag = answer.headers.etag as string | undefined;
-        record(job, client, answer.body, Date.now());
-      } else if (answer.status === 304) {
-        counters.notModified++;
-      } else {
-        counters.errors++;
-        await pause(1000);
-      }
+      const handled = handleLatest(job, client, answer, etag);
+      etag = handled.etag;
+      if (handled.failed) await pause(1000);
     } catch {
       if (!stopping) {
         counters.errors++;

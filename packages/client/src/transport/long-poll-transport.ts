@@ -1,6 +1,6 @@
 import { type FormatName, mediaTypes } from '../formats.js';
-import { type BackoffOptions, backoffDelay, delay, retryAfterMs } from './backoff.js';
-import { isRetryableStatus, refusal } from './subscription-error.js';
+import { type BackoffOptions, backoffDelay, delay } from './backoff.js';
+import { httpFailure, RetryableHttpError } from './subscription-error.js';
 import type { TransportEvent } from './transport-event.js';
 import type { TransportStats } from './transport-stats.js';
 
@@ -43,18 +43,15 @@ export async function* longPollTransport(latestUrl: string, options: LongPollTra
           stats.elements++;
           yield { type: 'element', text, format, receivedAt };
         }
-      } else if (isRetryableStatus(response.status)) {
-        await response.body?.cancel();
-        throw Object.assign(new Error(`HTTP ${response.status}`), { retryAfterMs: retryAfterMs(response.headers.get('retry-after')) });
       } else {
-        throw await refusal(response, latestUrl);
+        throw await httpFailure(response, latestUrl);
       }
       attempt = 0;
     } catch (error) {
       if (signal?.aborted) return;
       if ((error as Error).name === 'SubscriptionError') throw error;
       stats.reconnects++;
-      const waitMs = (error as { retryAfterMs?: number }).retryAfterMs ?? backoffDelay(attempt++, options.backoff);
+      const waitMs = (error instanceof RetryableHttpError ? error.retryAfterMs : undefined) ?? backoffDelay(attempt++, options.backoff);
       yield { type: 'reconnect', reason: (error as Error).message, delayMs: waitMs };
       if (!(await delay(waitMs, signal))) return;
     }

@@ -1,7 +1,7 @@
 import CachePolicy from 'http-cache-semantics';
 import { type FormatName, mediaTypes } from '../formats.js';
-import { type BackoffOptions, backoffDelay, delay, retryAfterMs } from './backoff.js';
-import { isRetryableStatus, refusal } from './subscription-error.js';
+import { type BackoffOptions, backoffDelay, delay } from './backoff.js';
+import { httpFailure, RetryableHttpError } from './subscription-error.js';
 import type { TransportEvent } from './transport-event.js';
 import type { TransportStats } from './transport-stats.js';
 
@@ -61,13 +61,8 @@ export async function* pollTransport(latestUrl: string, options: PollTransportOp
           stats.elements++;
           yield { type: 'element', text, format, receivedAt };
         }
-      } else if (isRetryableStatus(response.status)) {
-        await response.body?.cancel();
-        throw Object.assign(new Error(`HTTP ${response.status}`), {
-          retryAfterMs: retryAfterMs(response.headers.get('retry-after')),
-        });
       } else {
-        throw await refusal(response, latestUrl);
+        throw await httpFailure(response, latestUrl);
       }
       attempt = 0;
       waitMs = strategy === 'smart' ? smartWait(policy, options, random) : options.pollIntervalMs;
@@ -75,7 +70,7 @@ export async function* pollTransport(latestUrl: string, options: PollTransportOp
       if (signal?.aborted) return;
       if ((error as Error).name === 'SubscriptionError') throw error;
       stats.reconnects++;
-      waitMs = (error as { retryAfterMs?: number }).retryAfterMs ?? backoffDelay(attempt++, options.backoff);
+      waitMs = (error instanceof RetryableHttpError ? error.retryAfterMs : undefined) ?? backoffDelay(attempt++, options.backoff);
       yield { type: 'reconnect', reason: (error as Error).message, delayMs: waitMs };
     }
     if (!(await delay(waitMs, signal))) return;

@@ -1,7 +1,7 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import type { FormatName } from '../formats.js';
-import { type BackoffOptions, backoffDelay, delay, retryAfterMs } from './backoff.js';
-import { isRetryableStatus, refusal } from './subscription-error.js';
+import { type BackoffOptions, backoffDelay, delay } from './backoff.js';
+import { httpFailure, SubscriptionError } from './subscription-error.js';
 import type { TransportEvent } from './transport-event.js';
 import type { TransportStats } from './transport-stats.js';
 
@@ -44,10 +44,10 @@ export async function* sseTransport(eventsUrl: string, options: SseTransportOpti
         signal: connection.signal,
       });
       if (!response.ok) {
-        if (!isRetryableStatus(response.status)) throw await refusal(response, url.href);
-        waitMs = retryAfterMs(response.headers.get('retry-after'));
-        await response.body?.cancel();
-        reason = `HTTP ${response.status}`;
+        const failure = await httpFailure(response, url.href);
+        if (failure instanceof SubscriptionError) throw failure;
+        waitMs = failure.retryAfterMs;
+        reason = failure.message;
       } else if (!/^text\/event-stream/i.test(response.headers.get('content-type') ?? '') || response.body === null) {
         await response.body?.cancel();
         reason = `not an event stream (${response.headers.get('content-type') ?? 'no content type'})`;

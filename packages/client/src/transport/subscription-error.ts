@@ -1,3 +1,5 @@
+import { retryAfterMs } from './backoff.js';
+
 /**
  * The server refused the subscription for good (e.g. 404 unknown stream, 400 bad format,
  * 406): retrying would not help. `problem` holds its problem+json body when it sent one.
@@ -16,6 +18,28 @@ export class SubscriptionError extends Error {
 
 /** Whether an HTTP status is worth retrying (server trouble, rate limits, timeouts). */
 export const isRetryableStatus = (status: number) => status >= 500 || status === 408 || status === 429;
+
+/** A failure worth retrying, with the delay the server asked for (`Retry-After`), if any. */
+export class RetryableHttpError extends Error {
+  override readonly name = 'RetryableHttpError';
+
+  constructor(
+    readonly status: number,
+    readonly retryAfterMs: number | undefined,
+  ) {
+    super(`HTTP ${status}`);
+  }
+}
+
+/**
+ * The error for a response that is neither 2xx nor 304: retryable (5xx, 408, 429), or a
+ * refusal for good. Consumes the body.
+ */
+export async function httpFailure(response: Response, url: string): Promise<RetryableHttpError | SubscriptionError> {
+  if (!isRetryableStatus(response.status)) return refusal(response, url);
+  await response.body?.cancel();
+  return new RetryableHttpError(response.status, retryAfterMs(response.headers.get('retry-after')));
+}
 
 export async function refusal(response: Response, url: string): Promise<SubscriptionError> {
   let problem: SubscriptionError['problem'];

@@ -159,6 +159,20 @@ describe('a misbehaving server', () => {
     expect(collected.updates()[0]).toMatchObject({ seq: 2, graph: 'http://x/e/2' });
   });
 
+  it.each(['sse', 'poll', 'long-poll'] as const)('%s: a 503 with Retry-After is retried after that delay', async (transport) => {
+    let requests = 0;
+    const url = await serve((_request, response) => {
+      requests++;
+      response.writeHead(503, { 'retry-after': '1', 'content-type': 'application/problem+json' });
+      response.end('{"code":"PUB_ERR_OVERLOADED"}');
+    });
+    stop = new AbortController();
+    const collected = collect(subscribe(url, { transport, clockOffset: false, signal: stop.signal, backoff: fastBackoff }));
+    await collected.until(() => collected.events.length >= 1);
+    expect(collected.events[0]).toMatchObject({ type: 'reconnect', reason: 'HTTP 503', delayMs: 1000 });
+    expect(requests).toBe(1);
+  });
+
   it('a response that is not an event stream is retried, not parsed', async () => {
     const url = await serve((_request, response) => {
       response.writeHead(200, { 'content-type': 'text/html' });
