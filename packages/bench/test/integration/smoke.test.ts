@@ -32,7 +32,7 @@ describe('pnpm bench (smoke run: a few seconds, 200 clients per mode)', () => {
     const cli = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
     const { stdout } = await run(
       process.execPath,
-      ['--import', 'tsx', cli, '--mode', 'all', '--clients', '200', '--duration', '4', '--ramp', '1', '--interval', '1', '--port', '18950', '--throughput-duration', '2', '--throughput-connections', '50', '--out', out],
+      ['--import', 'tsx', cli, '--mode', 'all', '--clients', '200', '--duration', '6', '--ramp', '1', '--interval', '2', '--port', '18950', '--throughput-duration', '2', '--throughput-connections', '50', '--out', out],
       { cwd: fileURLToPath(new URL('../..', import.meta.url)), timeout: 120_000 },
     );
     expect(stdout).toMatch(/mode\s+clients\s+connected/);
