@@ -122,12 +122,8 @@ function parseFlags(argv: readonly string[]): Record<string, string | undefined>
   for (const key of keys) {
     const property = ConfigSchema.properties[key] as { description?: string };
     const fallback = key === 'baseUrl' ? undefined : defaults[key];
-    program.addOption(
-      new Option(`--${flagOf(key)} <value>`, `${property.description ?? key} (env ${envName(key)})`).default(
-        undefined,
-        fallback === undefined ? undefined : String(fallback),
-      ),
-    );
+    const shownDefault = fallback === undefined ? '' : `default ${String(fallback)}, `;
+    program.addOption(new Option(`--${flagOf(key)} <value>`, `${property.description ?? key} (${shownDefault}env ${envName(key)})`));
   }
   program.addHelpText(
     'after',
