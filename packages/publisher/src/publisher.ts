@@ -23,6 +23,8 @@ export interface PublisherOptions {
   readonly healthCheck?: () => Promise<boolean>;
   /** Collect Node process metrics (off in tests that build many publishers). */
   readonly processMetrics?: boolean;
+  /** The log's epoch, shared by every worker of a cluster so that their ETags agree. */
+  readonly epoch?: string;
 }
 
 export interface Publisher {
@@ -76,7 +78,7 @@ export async function createPublisher(config: PublisherConfig, options: Publishe
     baseUrl: config.baseUrl,
     definition,
     source,
-    log: new MemoryEventLog<LoggedElement>(config.retainedElements),
+    log: new MemoryEventLog<LoggedElement>(config.retainedElements, ...(options.epoch ? [options.epoch] : [])),
     jsonLd,
     metrics,
     limits: config,

@@ -1,11 +1,18 @@
+import cluster from 'node:cluster';
+import { runPrimary, runWorker } from './cluster.js';
 import type { PublisherConfig } from './config/config-schema.js';
 import { createPublisher, type Publisher } from './publisher.js';
 
 /**
  * Starts the publisher and listens; SIGTERM or SIGINT drains it (see `Publisher.shutdown`) and
  * exits, with status 1 if draining overran `shutdownTimeoutMs`. A second signal exits at once.
+ * With `workers` > 1 this process becomes the cluster's primary (see cluster.ts).
  */
-export async function runServer(config: PublisherConfig): Promise<Publisher> {
+export async function runServer(config: PublisherConfig): Promise<Publisher | undefined> {
+  if (config.workers > 1) {
+    await (cluster.isPrimary ? runPrimary(config) : runWorker(config));
+    return undefined;
+  }
   const publisher = await createPublisher(config);
   const { app } = publisher;
   await publisher.start();

@@ -12,6 +12,7 @@ export const ConfigSchema = Type.Object(
   {
     host: Type.String({ minLength: 1, description: 'Address to listen on' }),
     port: integer(0, 65_535, 'TCP port to listen on (0 picks a free port)'),
+    workers: integer(1, 64, 'HTTP worker processes sharing the port (node:cluster); each holds its own subscribers'),
     baseUrl: Type.Optional(
       Type.String({
         pattern: '^https?://[^\\s/?#]+(/[^\\s?#]*)?$',

@@ -4,6 +4,8 @@
  */
 export const defaults = Object.freeze({
   host: '127.0.0.1',
+  /** HTTP worker processes; more than 1 uses node:cluster (the primary runs the source). */
+  workers: 1,
   port: 8080,
   logLevel: 'info',
 

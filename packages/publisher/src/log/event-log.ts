@@ -18,6 +18,8 @@ export interface EventLog<T extends Sequenced> {
   readonly oldestSeq: number | undefined;
   /** Retention limit (count of entries). */
   readonly capacity: number;
+  /** Only while empty: the next entry will carry `seq` (continuing a numbering started elsewhere). */
+  startAt(seq: number): void;
   /** Appends `entry`, whose `seq` must equal `nextSeq`; evicts the oldest entry beyond capacity. */
   append(entry: T): void;
   get(seq: number): T | undefined;

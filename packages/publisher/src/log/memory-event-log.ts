@@ -30,6 +30,16 @@ export class MemoryEventLog<T extends Sequenced> implements EventLog<T> {
     return this.#size === 0 ? undefined : this.#latestSeq - this.#size + 1;
   }
 
+  /**
+   * Makes an empty log continue a numbering that started elsewhere (a worker joining a cluster
+   * whose elements are already at `seq`): the next appended entry must carry `seq`.
+   */
+  startAt(seq: number): void {
+    if (this.#size !== 0) throw new RangeError('Only an empty log can start at another sequence number');
+    if (!Number.isSafeInteger(seq) || seq < 1) throw new RangeError(`Sequence numbers start at 1 or more, got ${seq}`);
+    this.#latestSeq = seq - 1;
+  }
+
   append(entry: T): void {
     if (entry.seq !== this.nextSeq) {
       throw new RangeError(`Expected sequence number ${this.nextSeq}, got ${entry.seq}`);

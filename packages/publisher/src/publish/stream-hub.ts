@@ -111,16 +111,21 @@ export class StreamHub {
   /**
    * Appends one element built from `observations`. Resolves with the logged element once it is
    * the latest (its broadcast starts before, as soon as it is rendered); rejects, and changes
-   * nothing, if rendering fails.
+   * nothing, if rendering fails. `seq`, when given (cluster workers), must continue the log.
    */
-  publish(observations: readonly Observation[], generatedAt: Date): Promise<LoggedElement> {
-    const published = this.#chain.then(() => this.#publishNow(observations, generatedAt));
+  publish(observations: readonly Observation[], generatedAt: Date, seq?: number): Promise<LoggedElement> {
+    const published = this.#chain.then(() => this.#publishNow(observations, generatedAt, seq));
     this.#chain = published.catch(this.#options.onError);
     return published;
   }
 
-  async #publishNow(observations: readonly Observation[], generatedAt: Date): Promise<LoggedElement> {
+  async #publishNow(observations: readonly Observation[], generatedAt: Date, givenSeq?: number): Promise<LoggedElement> {
     const { baseUrl, definition, jsonLd, metrics } = this.#options;
+    // A cluster worker publishes the primary's numbering; it may join after the first element.
+    if (givenSeq !== undefined && givenSeq !== this.log.nextSeq) {
+      if (this.log.latestSeq !== 0) throw new RangeError(`Expected sequence number ${this.log.nextSeq}, got ${givenSeq}`);
+      this.log.startAt(givenSeq);
+    }
     const seq = this.log.nextSeq;
     const graph = elementGraphIri(baseUrl, definition.id, seq);
     const element: StreamElement = {

@@ -32,6 +32,17 @@ describe('MemoryEventLog', () => {
     expect(log.latestSeq).toBe(1);
   });
 
+  it('an empty log can continue a numbering started elsewhere (a worker joining a cluster), a used one cannot', () => {
+    const log = new MemoryEventLog<ReturnType<typeof entry>>(3);
+    log.startAt(41);
+    expect(log.nextSeq).toBe(41);
+    expect(log.oldestSeq).toBeUndefined();
+    log.append(entry(41));
+    expect([log.oldestSeq, log.latestSeq, log.get(41)?.seq]).toEqual([41, 41, 41]);
+    expect(() => log.startAt(50)).toThrow(/Only an empty log/);
+    expect(() => new MemoryEventLog(3).startAt(0)).toThrow(RangeError);
+  });
+
   it('answers undefined for ids outside the retained range or not integers', () => {
     const log = new MemoryEventLog(2);
     log.append(entry(1));

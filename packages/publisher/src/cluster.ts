@@ -1,0 +1,100 @@
+import cluster, { type Worker } from 'node:cluster';
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import type { PublisherConfig } from './config/config-schema.js';
+import type { Observation } from './model/observation.js';
+import { streamIri } from './model/stream-element.js';
+import { createPublisher } from './publisher.js';
+import { ManualSource } from './source/manual-source.js';
+import { ParkingSimulator } from './source/parking-simulator.js';
+
+const EPOCH_VARIABLE = 'RDF_STREAM_CLUSTER_EPOCH';
+
+/** What the primary sends every worker for each element. */
+interface ElementMessage {
+  readonly type: 'element';
+  readonly seq: number;
+  readonly generatedAtMs: number;
+  readonly observations: readonly Observation[];
+}
+
+const log = (level: 'info' | 'error', message: string, fields: Record<string, unknown> = {}) =>
+  process.stdout.write(`${JSON.stringify({ level: level === 'info' ? 30 : 50, time: Date.now(), pid: process.pid, ...fields, msg: message })}\n`);
+
+/**
+ * `--workers N` (N > 1): the primary runs the source and numbers the elements; every worker
+ * renders and serves them (the same bytes, the same sequence numbers and ETags: one shared log
+ * epoch) on the shared port, and holds its own subscribers, so broadcasts use every core.
+ * A worker that dies is replaced; its subscribers reconnect to the others and resume by id.
+ */
+export async function runPrimary(config: PublisherConfig): Promise<void> {
+  const epoch = randomBytes(6).toString('base64url');
+  cluster.setupPrimary({ serialization: 'advanced' });
+  let stopping = false;
+  let latest: ElementMessage | undefined;
+  const fork = () => cluster.fork({ [EPOCH_VARIABLE]: epoch });
+  const workers = Array.from({ length: config.workers }, fork);
+  await Promise.all(workers.map((worker) => once(worker, 'listening')));
+  cluster.on('exit', (worker: Worker, code, signal) => {
+    if (stopping) return;
+    log('error', 'worker exited, starting another', { worker: worker.process.pid, code, signal });
+    const replacement = fork();
+    // It starts from the latest element (its log begins there).
+    replacement.once('listening', () => latest && replacement.send(latest));
+  });
+
+  const iri = streamIri(config.baseUrl, config.streamId);
+  const source = new ParkingSimulator({ streamIri: iri, facilities: config.facilities, intervalMs: config.intervalSeconds * 1000, seed: config.seed });
+  let seq = 0;
+  source.start((observations, generatedAt) => {
+    latest = { type: 'element', seq: ++seq, generatedAtMs: generatedAt.getTime(), observations };
+    for (const worker of Object.values(cluster.workers ?? {})) worker?.send(latest);
+  });
+  log('info', `publishing ${config.streamId} at ${config.baseUrl}/streams with ${config.workers} workers`, { streams: [iri] });
+
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) process.exit(1);
+    stopping = true;
+    log('info', 'draining subscribers before exit', { signal });
+    source.stop();
+    const running = Object.values(cluster.workers ?? {}).filter((worker): worker is Worker => worker !== undefined);
+    const exits = running.map((worker) => once(worker, 'exit'));
+    for (const worker of running) worker.process.kill('SIGTERM');
+    const timer = setTimeout(() => {
+      log('error', 'stopped: drain overran shutdownTimeoutMs', { clean: false });
+      process.exit(1);
+    }, config.shutdownTimeoutMs + 1_000);
+    void Promise.all(exits).then(() => {
+      clearTimeout(timer);
+      log('info', 'stopped', { clean: true });
+      process.exit(0);
+    });
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+}
+
+/** A cluster worker: the HTTP publisher, fed by the primary's elements. */
+export async function runWorker(config: PublisherConfig): Promise<void> {
+  const source = new ManualSource(config.intervalSeconds * 1000);
+  const epoch = process.env[EPOCH_VARIABLE];
+  const publisher = await createPublisher(config, { source, ...(epoch ? { epoch } : {}) });
+  await publisher.start();
+  await publisher.listen();
+  const hub = publisher.hubs.get(config.streamId);
+  process.on('message', (message: ElementMessage) => {
+    if (message?.type !== 'element' || hub === undefined) return;
+    hub.publish(message.observations, new Date(message.generatedAtMs), message.seq).catch((error: unknown) => {
+      publisher.app.log.error({ err: error }, 'element from the primary refused');
+    });
+  });
+  process.once('SIGTERM', () => {
+    void publisher.shutdown().then((clean) => process.exit(clean ? 0 : 1));
+  });
+  // The primary's death leaves this worker without elements: leave with it.
+  process.once('disconnect', () => {
+    void publisher.shutdown().then(() => process.exit(0));
+  });
+}
+
+export const isClusterWorker = () => cluster.isWorker;

@@ -1,0 +1,59 @@
+import { execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { freePort } from '../support/publisher-fixture.js';
+import { openSse } from '../support/sse-client.js';
+
+const packageDir = fileURLToPath(new URL('../..', import.meta.url));
+const tsx = fileURLToPath(new URL('../../node_modules/.bin/tsx', import.meta.url));
+
+function descendants(pid: number): number[] {
+  let children: number[];
+  try {
+    children = execFileSync('pgrep', ['-P', String(pid)]).toString().trim().split('\n').map(Number);
+  } catch {
+    return []; // pgrep exits 1 when there is none
+  }
+  return children.flatMap((child) => [child, ...descendants(child)]);
+}
+
+describe('--workers 2 (node:cluster)', () => {
+  it('serves the same elements, ids and ETags from every worker, and SIGTERM stops them all', async () => {
+    const port = await freePort();
+    const primary = spawn(tsx, ['src/cli.ts', '--port', String(port), '--workers', '2', '--interval', '1', '--log-level', 'warn'], {
+      cwd: packageDir,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    primary.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    await new Promise<void>((resolve, reject) => {
+      primary.stdout.on('data', () => output.includes('with 2 workers') && resolve());
+      primary.once('exit', (code) => reject(new Error(`exited ${code}: ${output}`)));
+    });
+    const base = `http://127.0.0.1:${port}/streams/parking`;
+
+    // Round-robin spreads connections over the workers: every one must see the same stream.
+    const connections = await Promise.all(Array.from({ length: 6 }, () => openSse(`${base}/events?format=ntriples`)));
+    await Promise.all(connections.map((connection) => connection.waitForEvents(2)));
+    const firstTwo = connections.map((connection) => connection.events.slice(0, 2).map((event) => [event.id, event.data]));
+    for (const events of firstTwo) expect(events).toEqual(firstTwo[0]);
+
+    const etags = new Set<string>();
+    for (let index = 0; index < 6; index++) {
+      const response = await fetch(`${base}/latest`, { headers: { 'accept-encoding': 'identity' } });
+      await response.arrayBuffer();
+      etags.add(response.headers.get('etag')!.replace(/-\d+-turtle"$/, ''));
+    }
+    expect(etags.size).toBe(1);
+
+    // tsx → node (the primary) → its workers: three processes below the one we started.
+    expect(descendants(primary.pid!)).toHaveLength(3);
+
+    primary.kill('SIGTERM');
+    await Promise.all(connections.map((connection) => connection.ended));
+    const [code] = await once(primary, 'exit');
+    expect(code).toBe(0);
+    expect(output).toMatch(/"msg":"stopped"/);
+  }, 30_000);
+});
