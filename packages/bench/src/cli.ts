@@ -31,7 +31,7 @@ const program = new Command('pnpm bench')
   .option('--poll-interval <ms>', 'fixed polling: pause after each response', positive('poll interval'), 500)
   .addOption(new Option('--poll-strategy <name>', 'fixed (the study) or smart (freshness-driven)').choices(['fixed', 'smart']).default('fixed'))
   .addOption(new Option('--proxy <name>', 'cache in front of the publisher for polling (from the Debian package)').choices(['none', 'nginx', 'varnish']).default('none'))
-  .option('--server-workers <N>', 'publisher processes (only 1 is supported yet)', positive('server workers'), 1)
+  .option('--server-workers <N>', 'publisher worker processes (the publisher\'s --workers)', positive('server workers'), 1)
   .option('--client-processes <N>', 'worker processes holding the clients', positive('client processes'), 2)
   .option('--target <url>', 'measure an already running publisher stream instead of starting one')
   .option('--out <dir>', 'where to write summary.json and latencies.csv', `bench-results/${new Date().toISOString().replace(/[:.]/g, '-')}`)
@@ -48,18 +48,14 @@ const flags = program.opts<{
   clientProcesses: number; target?: string; out: string; seed: number; port: number;
   throughputDuration: number; throughputConnections: number; latencyTarget: number;
 }>();
-if (flags.serverWorkers !== 1) {
-  console.error('pnpm bench: --server-workers > 1 needs the publisher\'s --workers, which does not exist yet');
-  process.exit(2);
-}
-/** One process may hold 20 000 open files: with the publisher in one process, no more connections. */
+/** One process may hold 20 000 open files: a publisher worker holds no more connections. */
 const MAX_CONNECTIONS_PER_PUBLISHER = 19_000;
-const tooMany = flags.clients.filter((count) => count > MAX_CONNECTIONS_PER_PUBLISHER);
+const tooMany = flags.clients.filter((count) => count > MAX_CONNECTIONS_PER_PUBLISHER * flags.serverWorkers);
 // Polling behind a proxy is the one case where the publisher does not hold a connection per client.
 if (tooMany.length > 0 && flags.target === undefined && !(flags.mode === 'poll' && flags.proxy !== 'none')) {
   console.error(
-    `pnpm bench: ${tooMany.join(', ')} clients need more than ${MAX_CONNECTIONS_PER_PUBLISHER} connections to one publisher process ` +
-      '(at most 20 000 open files per process); that needs the publisher\'s --workers, which does not exist yet',
+    `pnpm bench: ${tooMany.join(', ')} clients need more than ${MAX_CONNECTIONS_PER_PUBLISHER} connections per publisher process ` +
+      `(at most 20 000 open files per process): use --server-workers ${Math.ceil(Math.max(...tooMany) / MAX_CONNECTIONS_PER_PUBLISHER)} or more`,
   );
   process.exit(2);
 }
@@ -74,6 +70,7 @@ const options: BenchOptions = {
   pollStrategy: flags.pollStrategy,
   proxy: flags.proxy,
   clientProcesses: flags.clientProcesses,
+  serverWorkers: flags.serverWorkers,
   target: flags.target,
   outDir: flags.out,
   seed: flags.seed,

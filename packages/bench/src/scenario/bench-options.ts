@@ -13,6 +13,8 @@ export interface BenchOptions {
   readonly pollStrategy: 'fixed' | 'smart';
   readonly proxy: 'none' | 'nginx' | 'varnish';
   readonly clientProcesses: number;
+  /** Publisher worker processes (`--workers`). */
+  readonly serverWorkers: number;
   readonly target: string | undefined;
   readonly outDir: string;
   readonly seed: number;

@@ -6,7 +6,7 @@ import { ElementMonitor } from '../collect/element-monitor.js';
 import { ProcessSampler, type ResourceSummary } from '../collect/process-sampler.js';
 import type { BenchMode, WorkerJob, WorkerProgress, WorkerReport } from '../fleet/worker-protocol.js';
 import { type BenchOptions, sourceAddresses } from './bench-options.js';
-import { startProxy, startPublisher, stopProcess, stopProxy } from './services.js';
+import { processTree, startProxy, startPublisher, stopProcess, stopProxy } from './services.js';
 
 
 export interface RunSummary {
@@ -48,7 +48,7 @@ export async function runOne(options: BenchOptions, mode: BenchMode, clients: nu
       proxyPid = await startProxy(options.proxy, new URL(directUrl).host, options.port + 1, proxyDir);
       clientUrl = directUrl.replace(`:${new URL(directUrl).port}`, `:${options.port + 1}`);
     }
-    const pids = [publisher?.pid, proxyPid].filter((pid): pid is number => pid !== undefined);
+    const pids = [...(publisher?.pid === undefined ? [] : await processTree(publisher.pid)), ...(proxyPid === undefined ? [] : [proxyPid])];
     const sampler = pids.length > 0 ? new ProcessSampler(pids) : undefined;
     const monitor = new ElementMonitor();
     await monitor.start(directUrl);

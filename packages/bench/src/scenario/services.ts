@@ -24,6 +24,7 @@ export async function startPublisher(options: BenchOptions, clients: number): Pr
       '--max-subscribers', String(clients + 100),
       '--max-long-poll-waiters', String(clients + 100),
       '--max-event-loop-delay-ms', '0',
+      '--workers', String(options.serverWorkers ?? 1),
       '--log-level', 'info',
     ],
     { cwd: repositoryRoot, stdio: ['ignore', 'pipe', 'inherit'] },
@@ -54,4 +55,13 @@ export async function startProxy(proxy: 'nginx' | 'varnish', upstream: string, p
 
 export async function stopProxy(proxy: 'nginx' | 'varnish', dir: string): Promise<void> {
   await run('bash', [`${repositoryRoot}scripts/proxy.sh`, 'stop', proxy, '--dir', dir]).catch(() => undefined);
+}
+
+/** A process and every process below it (a cluster primary and its workers), for sampling. */
+export async function processTree(pid: number): Promise<number[]> {
+  const children = await run('pgrep', ['-P', String(pid)]).then(
+    ({ stdout }) => stdout.trim().split('\n').filter(Boolean).map(Number),
+    () => [] as number[], // pgrep exits 1 when there is none
+  );
+  return [pid, ...(await Promise.all(children.map(processTree))).flat()];
 }

@@ -15,8 +15,8 @@ afterAll(() => rmSync(out, { recursive: true, force: true }));
 describe('pnpm bench refuses what one publisher process cannot hold, saying why', () => {
   const cli = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
   it.each([
-    [['--mode', 'sse', '--clients', '25000'], /25000 clients need more than 19000 connections to one publisher process \(at most 20 000 open files per process\)/],
-    [['--mode', 'sse', '--clients', '1000', '--server-workers', '2'], /--server-workers > 1 needs the publisher's --workers/],
+    [['--mode', 'sse', '--clients', '25000'], /25000 clients need more than 19000 connections per publisher process \(at most 20 000 open files per process\): use --server-workers 2 or more/],
+    [['--mode', 'sse', '--clients', '40000', '--server-workers', '2'], /use --server-workers 3 or more/],
   ])('%j', async (args, message) => {
     const failure = await run(process.execPath, ['--import', 'tsx', cli, ...args], { cwd: fileURLToPath(new URL('../..', import.meta.url)) }).then(
       () => undefined,
