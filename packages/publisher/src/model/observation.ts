@@ -1,6 +1,6 @@
 import type { Quad } from '@rdfjs/types';
 import { DataFactory } from 'n3';
-import { prov, rdf, sosa, xsd } from './vocabulary.js';
+import { prov, qudt, rdf, sosa, xsd } from './vocabulary.js';
 
 const { namedNode, literal, quad, defaultGraph } = DataFactory;
 
@@ -11,8 +11,21 @@ export interface Observation {
   readonly sensor: string;
   readonly observedProperty: string;
   readonly featureOfInterest: string;
-  /** Written as `sosa:hasSimpleResult`: integers as xsd:integer, other numbers as xsd:decimal. */
+  /**
+   * Without `unit`, written as `sosa:hasSimpleResult`: integers as xsd:integer, other numbers as
+   * xsd:decimal. With `unit`, it is the `qudt:numericValue` of the result (a number).
+   */
   readonly simpleResult: number | string | boolean;
+  /**
+   * A QUDT unit IRI (e.g. `http://qudt.org/vocab/unit/DEG_C`): the result is then written as
+   * `sosa:hasResult <{graph}#{id}-result>`, a `qudt:QuantityValue` with `qudt:numericValue`
+   * and `qudt:hasUnit`.
+   */
+  readonly unit?: string;
+  /** `sosa:resultTime`: when the result was produced. Defaults to the element's generation time. */
+  readonly resultTime?: Date;
+  /** `sosa:phenomenonTime`: when the property was observed (a replay keeps the original time here). */
+  readonly phenomenonTime?: Date;
 }
 
 function resultLiteral(value: Observation['simpleResult']) {
@@ -42,9 +55,44 @@ export function elementQuads(graph: string, generatedAt: Date, observations: rea
       quad(subject, namedNode(sosa.madeBySensor), namedNode(observation.sensor), graphNode),
       quad(subject, namedNode(sosa.observedProperty), namedNode(observation.observedProperty), graphNode),
       quad(subject, namedNode(sosa.hasFeatureOfInterest), namedNode(observation.featureOfInterest), graphNode),
-      quad(subject, namedNode(sosa.hasSimpleResult), resultLiteral(observation.simpleResult), graphNode),
-      quad(subject, namedNode(sosa.resultTime), time, graphNode),
     );
+    if (observation.unit === undefined) {
+      quads.push(quad(subject, namedNode(sosa.hasSimpleResult), resultLiteral(observation.simpleResult), graphNode));
+    } else {
+      if (typeof observation.simpleResult !== 'number') {
+        throw new RangeError(`A result with a unit must be a number, got ${JSON.stringify(observation.simpleResult)}`);
+      }
+      const result = namedNode(`${graph}#${observation.id}-result`);
+      quads.push(
+        quad(subject, namedNode(sosa.hasResult), result, graphNode),
+        quad(result, namedNode(rdf.type), namedNode(qudt.QuantityValue), graphNode),
+        quad(result, namedNode(qudt.numericValue), resultLiteral(observation.simpleResult), graphNode),
+        quad(result, namedNode(qudt.hasUnit), namedNode(observation.unit), graphNode),
+      );
+    }
+    quads.push(
+      quad(
+        subject,
+        namedNode(sosa.resultTime),
+        observation.resultTime ? dateTimeLiteral(observation.resultTime) : time,
+        graphNode,
+      ),
+    );
+    if (observation.phenomenonTime) {
+      quads.push(quad(subject, namedNode(sosa.phenomenonTime), dateTimeLiteral(observation.phenomenonTime), graphNode));
+    }
   }
+  return quads;
+}
+
+/**
+ * Places the triples of an ingested or received RDF document in an element: every quad moves to
+ * the named graph `graph` (graph names of the input are dropped), and `<graph>
+ * prov:generatedAtTime` is added to the default graph.
+ */
+export function elementQuadsFromTriples(graph: string, generatedAt: Date, triples: readonly Quad[]): Quad[] {
+  const graphNode = namedNode(graph);
+  const quads: Quad[] = [quad(graphNode, namedNode(prov.generatedAtTime), dateTimeLiteral(generatedAt), defaultGraph())];
+  for (const triple of triples) quads.push(quad(triple.subject, triple.predicate, triple.object, graphNode));
   return quads;
 }

@@ -41,6 +41,12 @@ export const sosa = {
   phenomenonTime: `${ns.sosa}phenomenonTime`,
 } as const;
 
+export const qudt = {
+  QuantityValue: `${ns.qudt}QuantityValue`,
+  numericValue: `${ns.qudt}numericValue`,
+  hasUnit: `${ns.qudt}hasUnit`,
+} as const;
+
 export const prov = {
   generatedAtTime: `${ns.prov}generatedAtTime`,
 } as const;

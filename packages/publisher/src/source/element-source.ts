@@ -3,10 +3,38 @@ import type { Observation } from '../model/observation.js';
 /** Receives each batch of observations a source produces, stamped with its generation time. */
 export type ObservationSink = (observations: readonly Observation[], generatedAt: Date) => void;
 
+/** What `/health` shows of a source. */
+export interface SourceHealth {
+  /**
+   * `ok`: producing (or waiting for input, as sources pushed to do); `degraded`: its upstream
+   * fails (the stream keeps serving its last element); `stopped`: finished (a replay played once)
+   * or stopped.
+   */
+  readonly state: 'ok' | 'degraded' | 'stopped';
+  /** Why it is degraded: the last upstream error, without secrets. */
+  readonly detail?: string;
+  /** ISO time of the last successful contact with the upstream, if the source has one. */
+  readonly lastSuccessAt?: string | null;
+  /** Upstream records that could not be mapped to observations (logged and skipped). */
+  readonly recordsRejected: number;
+}
+
+/** The part of a pino logger that sources use (Fastify's logger satisfies it). */
+export interface SourceLogger {
+  info(fields: object, message: string): void;
+  warn(fields: object, message: string): void;
+  error(fields: object, message: string): void;
+}
+
 /** Where a stream's elements come from. */
 export interface ElementSource {
+  /** `simulator`, `replay`, `web-api`, `mqtt`, `manual`… (shown in `/health`). */
+  readonly kind: string;
   /** Milliseconds between two elements, or `null` for an irregular stream. */
   readonly expectedIntervalMs: number | null;
+  /** Begins producing. A source may call `sink` synchronously (the first element at once). */
   start(sink: ObservationSink): void;
-  stop(): void;
+  /** Stops producing and releases timers, sockets and connections; idempotent. */
+  stop(): void | Promise<void>;
+  health(): SourceHealth;
 }

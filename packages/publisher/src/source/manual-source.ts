@@ -1,11 +1,12 @@
 import type { Observation } from '../model/observation.js';
-import type { ElementSource, ObservationSink } from './element-source.js';
+import type { ElementSource, ObservationSink, SourceHealth } from './element-source.js';
 
 /**
  * A source fed by the embedding program (or a test): each `push` becomes one element.
  * Pushes before `start` are refused rather than silently lost.
  */
 export class ManualSource implements ElementSource {
+  readonly kind = 'manual';
   #sink: ObservationSink | undefined;
 
   constructor(readonly expectedIntervalMs: number | null = null) {}
@@ -16,6 +17,10 @@ export class ManualSource implements ElementSource {
 
   stop(): void {
     this.#sink = undefined;
+  }
+
+  health(): SourceHealth {
+    return { state: this.#sink === undefined ? 'stopped' : 'ok', recordsRejected: 0 };
   }
 
   push(observations: readonly Observation[], generatedAt: Date = new Date()): void {

@@ -1,6 +1,6 @@
 import type { Observation } from '../model/observation.js';
 import { datex } from '../model/vocabulary.js';
-import type { ElementSource, ObservationSink } from './element-source.js';
+import type { ElementSource, ObservationSink, SourceHealth } from './element-source.js';
 import { SeededRandom } from './seeded-random.js';
 
 export interface ParkingSimulatorOptions {
@@ -41,6 +41,7 @@ interface Facility {
  * exactly when the next one is due.
  */
 export class ParkingSimulator implements ElementSource {
+  readonly kind = 'simulator';
   readonly expectedIntervalMs: number;
   readonly #options: ParkingSimulatorOptions;
   readonly #random: SeededRandom;
@@ -105,5 +106,9 @@ export class ParkingSimulator implements ElementSource {
     this.#running = false;
     if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
     this.#timer = undefined;
+  }
+
+  health(): SourceHealth {
+    return { state: this.#running ? 'ok' : 'stopped', recordsRejected: 0 };
   }
 }
