@@ -20,7 +20,8 @@ export interface SimulatorClock {
   clearTimeout(handle: unknown): void;
 }
 
-const realClock: SimulatorClock = {
+/** The wall clock with real timers that do not keep the process alive. */
+export const realClock: SimulatorClock = {
   now: () => Date.now(),
   setTimeout: (callback, delayMs) => setTimeout(callback, delayMs).unref(),
   clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
