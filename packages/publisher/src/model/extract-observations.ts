@@ -1,5 +1,5 @@
 import type { Quad, Term } from '@rdfjs/types';
-import type { Observation } from './observation.js';
+import { type Observation, uniqueLocalId } from './observation.js';
 import { ns, qudt, rdf, sosa, xsd } from './vocabulary.js';
 
 /** Observations read from RDF, and the subjects that could not be read (with why). */
@@ -30,14 +30,10 @@ function dateTime(term: Term | undefined): Date | undefined {
   return Number.isNaN(at.getTime()) ? undefined : at;
 }
 
-/** A local id for `{graph}#{id}`: the subject's fragment or last path segment, made IRI-safe. */
+/** A local id for `{graph}#{id}`: the subject's fragment or last path segment. */
 function localId(subject: Term, taken: Set<string>): string {
   const raw = subject.termType === 'NamedNode' ? (subject.value.split(/[#/]/).filter(Boolean).pop() ?? '') : subject.value;
-  const base = raw.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64) || 'o';
-  let id = base;
-  for (let n = 2; taken.has(id); n++) id = `${base}-${n}`;
-  taken.add(id);
-  return id;
+  return uniqueLocalId(raw, taken);
 }
 
 /**

@@ -28,6 +28,21 @@ export interface Observation {
   readonly phenomenonTime?: Date;
 }
 
+/** Longest local id kept. */
+const MAX_LOCAL_ID_CHARS = 64;
+
+/**
+ * An IRI-safe local id (`[A-Za-z0-9_-]`, at most 64 characters) for `{graph}#{id}`, made unique
+ * among `taken` with a `-2`, `-3`… suffix, and added to it.
+ */
+export function uniqueLocalId(raw: string, taken: Set<string>): string {
+  const base = raw.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, MAX_LOCAL_ID_CHARS) || 'o';
+  let id = base;
+  for (let n = 2; taken.has(id); n++) id = `${base}-${n}`;
+  taken.add(id);
+  return id;
+}
+
 function resultLiteral(value: Observation['simpleResult']) {
   if (typeof value === 'boolean') return literal(String(value), namedNode(xsd.boolean));
   if (typeof value === 'string') return literal(value);

@@ -2,37 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { defaults } from '../../../src/config/defaults.js';
 import { elementQuads } from '../../../src/model/observation.js';
 import { writeRdf } from '../../../src/render/render-element.js';
-import { ParkingSimulator, type SimulatorClock } from '../../../src/source/parking-simulator.js';
+import { ParkingSimulator } from '../../../src/source/parking-simulator.js';
+import { manualClock } from '../../support/manual-clock.js';
 
 const streamIri = 'http://127.0.0.1:8080/streams/parking';
-
-/** A clock whose timers fire only when the test advances time. */
-function manualClock(startMs = 1_000_000) {
-  let now = startMs;
-  const timers: Array<{ at: number; callback: () => void; cancelled: boolean }> = [];
-  const clock: SimulatorClock = {
-    now: () => now,
-    setTimeout: (callback, delayMs) => {
-      const timer = { at: now + delayMs, callback, cancelled: false };
-      timers.push(timer);
-      return timer;
-    },
-    clearTimeout: (handle) => {
-      (handle as { cancelled: boolean }).cancelled = true;
-    },
-  };
-  const advanceTo = (ms: number) => {
-    for (;;) {
-      const next = timers.filter((t) => !t.cancelled && t.at <= ms).sort((a, b) => a.at - b.at)[0];
-      if (!next) break;
-      next.cancelled = true;
-      now = next.at;
-      next.callback();
-    }
-    now = ms;
-  };
-  return { clock, advanceTo, now: () => now };
-}
 
 describe('ParkingSimulator', () => {
   it('is reproducible from its seed', () => {

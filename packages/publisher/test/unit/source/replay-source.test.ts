@@ -6,9 +6,9 @@ import { Parser } from 'n3';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Observation } from '../../../src/model/observation.js';
 import type { SourceLogger } from '../../../src/source/element-source.js';
-import type { SimulatorClock } from '../../../src/source/parking-simulator.js';
 import { ReplayFileError, ReplaySource, type ReplaySourceOptions } from '../../../src/source/replay-source.js';
 import { validateElement } from '../../support/shacl.js';
+import { manualClock } from '../../support/manual-clock.js';
 
 // packages/publisher/test/unit/source/ → repository root
 const example = (name: string) => fileURLToPath(new URL(`../../../../../ontologies/examples/${name}`, import.meta.url));
@@ -29,40 +29,6 @@ function scratchFile(extension: string, content: string): string {
   return file;
 }
 
-/** A clock whose timers fire only when the test advances time. */
-function manualClock(startMs = START) {
-  let now = startMs;
-  const timers: Array<{ at: number; callback: () => void; cancelled: boolean }> = [];
-  const clock: SimulatorClock = {
-    now: () => now,
-    setTimeout: (callback, delayMs) => {
-      const timer = { at: now + delayMs, callback, cancelled: false };
-      timers.push(timer);
-      return timer;
-    },
-    clearTimeout: (handle) => {
-      (handle as { cancelled: boolean }).cancelled = true;
-    },
-  };
-  const advanceBy = (ms: number) => {
-    const until = now + ms;
-    for (;;) {
-      const next = timers.filter((t) => !t.cancelled && t.at <= until).sort((a, b) => a.at - b.at)[0];
-      if (!next) break;
-      next.cancelled = true;
-      now = next.at;
-      next.callback();
-    }
-    now = until;
-  };
-  /** Time passes without timers firing, as while the event loop is blocked. */
-  const block = (ms: number) => {
-    now += ms;
-  };
-  const pending = () => timers.filter((t) => !t.cancelled).length;
-  return { clock, advanceBy, block, pending };
-}
-
 function recordingLogger() {
   const warnings: Array<{ fields: object; message: string }> = [];
   const logger: SourceLogger = {
@@ -80,7 +46,7 @@ interface Emitted {
 
 /** Starts a replay on a manual clock and collects what it sends. */
 function play(options: Partial<ReplaySourceOptions> & { file: string }) {
-  const manual = manualClock();
+  const manual = manualClock(START);
   const source = new ReplaySource({
     speed: 1,
     loop: false,
@@ -229,7 +195,7 @@ describe('ReplaySource: timing', () => {
   });
 
   it('after a stall, it sends the late element at once and goes on from there, without a burst', () => {
-    const manual = manualClock();
+    const manual = manualClock(START);
     const source = new ReplaySource({ file: airQuality, speed: 1, loop: false, maxFileBytes: 1_000_000, logger: recordingLogger().logger, clock: manual.clock });
     const sent: number[] = [];
     source.start((_observations, generatedAt) => {

@@ -1,0 +1,83 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort } from './publisher-fixture.js';
+
+const mosquittoBinary = '/usr/sbin/mosquitto';
+
+/** Whether something accepts TCP connections on the port now. */
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/**
+ * A private Mosquitto broker on its own port, which a test can kill and start again on the same
+ * port (the shared broker on 1883 must not be disturbed). Call `close()` in `afterAll`.
+ */
+export class PrivateMosquitto {
+  #child: ChildProcess | undefined;
+  #stderr = '';
+
+  private constructor(
+    readonly port: number,
+    readonly directory: string,
+  ) {}
+
+  get url(): string {
+    return `mqtt://127.0.0.1:${this.port}`;
+  }
+
+  static async start(): Promise<PrivateMosquitto> {
+    const directory = await mkdtemp(join(tmpdir(), 'mosquitto-'));
+    const broker = new PrivateMosquitto(await freePort(), directory);
+    const config = join(directory, 'mosquitto.conf');
+    await writeFile(config, `listener ${broker.port} 127.0.0.1\nallow_anonymous true\npersistence false\nlog_dest stderr\n`);
+    await broker.restart();
+    return broker;
+  }
+
+  /** Starts the broker (again) and resolves once its port accepts connections. */
+  async restart(): Promise<void> {
+    if (this.#child !== undefined) throw new Error('the broker is running');
+    this.#stderr = '';
+    const child = spawn(mosquittoBinary, ['-c', join(this.directory, 'mosquitto.conf')], { stdio: ['ignore', 'ignore', 'pipe'] });
+    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (this.#stderr += chunk));
+    this.#child = child;
+    let exited = false;
+    child.once('exit', () => {
+      exited = true;
+      if (this.#child === child) this.#child = undefined;
+    });
+    const deadline = Date.now() + 10_000;
+    // There is no event for "listening": probe the port until it answers (each probe is one round trip).
+    while (!(await accepts(this.port))) {
+      if (exited) throw new Error(`mosquitto exited before listening on ${this.port}: ${this.#stderr}`);
+      if (Date.now() > deadline) throw new Error(`mosquitto did not listen on ${this.port}: ${this.#stderr}`);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
+
+  /** Kills the broker at once, as a crash would, and resolves once it has exited. */
+  async kill(): Promise<void> {
+    const child = this.#child;
+    if (child === undefined) return;
+    const exited = once(child, 'exit');
+    child.kill('SIGKILL');
+    await exited;
+  }
+
+  async close(): Promise<void> {
+    await this.kill();
+    await rm(this.directory, { recursive: true, force: true });
+  }
+}
