@@ -3,7 +3,9 @@ import { ConfigError, ConfigHelp, loadConfig } from './config/load-config.js';
 import { runServer } from './server.js';
 
 try {
-  const config = loadConfig({ argv: process.argv.slice(2), env: process.env });
+  // `pnpm start` runs in packages/publisher: paths given on the command line are relative to
+  // where the user typed it (pnpm's INIT_CWD).
+  const config = loadConfig({ argv: process.argv.slice(2), env: process.env, cwd: process.env.INIT_CWD ?? process.cwd() });
   await runServer(config);
 } catch (error) {
   if (error instanceof ConfigHelp) {

@@ -5,14 +5,16 @@ import type { PublisherConfig } from './config/config-schema.js';
 import type { Observation } from './model/observation.js';
 import { streamIri } from './model/stream-element.js';
 import { createPublisher } from './publisher.js';
+import type { ElementSource } from './source/element-source.js';
 import { ManualSource } from './source/manual-source.js';
-import { ParkingSimulator } from './source/parking-simulator.js';
+import { createSource } from './sources.js';
 
 const EPOCH_VARIABLE = 'RDF_STREAM_CLUSTER_EPOCH';
 
 /** What the primary sends every worker for each element. */
 interface ElementMessage {
   readonly type: 'element';
+  readonly streamId: string;
   readonly seq: number;
   readonly generatedAtMs: number;
   readonly observations: readonly Observation[];
@@ -31,7 +33,7 @@ export async function runPrimary(config: PublisherConfig): Promise<void> {
   const epoch = randomBytes(6).toString('base64url');
   cluster.setupPrimary({ serialization: 'advanced' });
   let stopping = false;
-  let latest: ElementMessage | undefined;
+  const latest = new Map<string, ElementMessage>();
   const fork = () => cluster.fork({ [EPOCH_VARIABLE]: epoch });
   const workers = Array.from({ length: config.workers }, fork);
   await Promise.all(workers.map((worker) => once(worker, 'listening')));
@@ -40,23 +42,34 @@ export async function runPrimary(config: PublisherConfig): Promise<void> {
     log('error', 'worker exited, starting another', { worker: worker.process.pid, code, signal });
     const replacement = fork();
     // It starts from the latest element (its log begins there).
-    replacement.once('listening', () => latest && replacement.send(latest));
+    replacement.once('listening', () => latest.forEach((message) => replacement.send(message)));
   });
 
-  const iri = streamIri(config.baseUrl, config.streamId);
-  const source = new ParkingSimulator({ streamIri: iri, facilities: config.facilities, intervalMs: config.intervalSeconds * 1000, seed: config.seed });
-  let seq = 0;
-  source.start((observations, generatedAt) => {
-    latest = { type: 'element', seq: ++seq, generatedAtMs: generatedAt.getTime(), observations };
-    for (const worker of Object.values(cluster.workers ?? {})) worker?.send(latest);
+  const sources: ElementSource[] = config.streams.map((stream) => {
+    const logger = {
+      info: (fields: object, message: string) => log('info', message, { ...fields, stream: stream.id }),
+      warn: (fields: object, message: string) => log('error', message, { ...fields, stream: stream.id }),
+      error: (fields: object, message: string) => log('error', message, { ...fields, stream: stream.id }),
+    };
+    const source = createSource(stream, config, logger);
+    let seq = 0;
+    source.start((observations, generatedAt) => {
+      const message: ElementMessage = { type: 'element', streamId: stream.id, seq: ++seq, generatedAtMs: generatedAt.getTime(), observations };
+      latest.set(stream.id, message);
+      for (const worker of Object.values(cluster.workers ?? {})) worker?.send(message);
+    });
+    return source;
   });
-  log('info', `publishing ${config.streamId} at ${config.baseUrl}/streams with ${config.workers} workers`, { streams: [iri] });
+  const iris = config.streams.map((stream) => streamIri(config.baseUrl, stream.id));
+  log('info', `publishing ${config.streams.map((stream) => stream.id).join(', ')} at ${config.baseUrl}/streams with ${config.workers} workers`, {
+    streams: iris,
+  });
 
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) process.exit(1);
     stopping = true;
     log('info', 'draining subscribers before exit', { signal });
-    source.stop();
+    for (const source of sources) void source.stop();
     const running = Object.values(cluster.workers ?? {}).filter((worker): worker is Worker => worker !== undefined);
     const exits = running.map((worker) => once(worker, 'exit'));
     for (const worker of running) worker.process.kill('SIGTERM');
@@ -76,14 +89,17 @@ export async function runPrimary(config: PublisherConfig): Promise<void> {
 
 /** A cluster worker: the HTTP publisher, fed by the primary's elements. */
 export async function runWorker(config: PublisherConfig): Promise<void> {
-  const source = new ManualSource(config.intervalSeconds * 1000);
+  // The primary runs the real sources; a worker's are fed its messages.
+  const sources = new Map(
+    config.streams.map((stream) => [stream.id, new ManualSource(stream.intervalSeconds == null ? null : stream.intervalSeconds * 1000)]),
+  );
   const epoch = process.env[EPOCH_VARIABLE];
-  const publisher = await createPublisher(config, { source, ...(epoch ? { epoch } : {}) });
+  const publisher = await createPublisher(config, { sources, ...(epoch ? { epoch } : {}) });
   await publisher.start();
   await publisher.listen();
-  const hub = publisher.hubs.get(config.streamId);
   process.on('message', (message: ElementMessage) => {
-    if (message?.type !== 'element' || hub === undefined) return;
+    const hub = message?.type === 'element' ? publisher.hubs.get(message.streamId) : undefined;
+    if (hub === undefined) return;
     hub.publish(message.observations, new Date(message.generatedAtMs), message.seq).catch((error: unknown) => {
       publisher.app.log.error({ err: error }, 'element from the primary refused');
     });

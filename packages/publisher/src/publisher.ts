@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { pino } from 'pino';
 import type { PublisherConfig } from './config/config-schema.js';
 import { buildApp } from './http/app.js';
 import type { AppContext, LifecycleState } from './http/app-context.js';
@@ -14,12 +15,15 @@ import type { LoggedElement } from './render/render-element.js';
 import { NegotiationCache } from './render/negotiate.js';
 import { sseFrame } from './render/sse-frame.js';
 import { renderStaticDocument } from './render/static-document.js';
-import type { ElementSource } from './source/element-source.js';
-import { ParkingSimulator } from './source/parking-simulator.js';
+import type { ElementSource, SourceLogger } from './source/element-source.js';
+import { createSource } from './sources.js';
+import { createIngestEndpoint, type IngestEndpoint } from './http/ingest-endpoint.js';
 
 export interface PublisherOptions {
-  /** Replaces the demo stream's simulator (e.g. a `ManualSource` in tests or an embedding program). */
+  /** Replaces the first stream's source (e.g. a `ManualSource` in tests or an embedding program). */
   readonly source?: ElementSource;
+  /** Replaces the sources of the streams with these ids (cluster workers, tests). */
+  readonly sources?: ReadonlyMap<string, ElementSource>;
   readonly healthCheck?: () => Promise<boolean>;
   /** Collect Node process metrics (off in tests that build many publishers). */
   readonly processMetrics?: boolean;
@@ -60,31 +64,42 @@ export async function createPublisher(config: PublisherConfig, options: Publishe
   const jsonLd = new JsonLdWriter(context.document, `${config.baseUrl}${CONTEXT_PATH}`);
   const lifecycle: LifecycleState = { closing: false };
 
-  const definition: StreamDefinition = {
-    id: config.streamId,
-    title: config.streamTitle,
-    iri: streamIri(config.baseUrl, config.streamId),
-    expectedIntervalMs: options.source ? options.source.expectedIntervalMs : config.intervalSeconds * 1000,
-  };
-  const source =
-    options.source ??
-    new ParkingSimulator({
-      streamIri: definition.iri,
-      facilities: config.facilities,
-      intervalMs: config.intervalSeconds * 1000,
-      seed: config.seed,
+  const log = pino({ level: config.logLevel });
+  const hubs = new Map<string, StreamHub>();
+  const ingest = new Map<string, IngestEndpoint>();
+  config.streams.forEach((stream, index) => {
+    const logger: SourceLogger = log.child({ stream: stream.id });
+    const source =
+      options.sources?.get(stream.id) ??
+      (index === 0 ? options.source : undefined) ??
+      createSource(stream, config, logger);
+    const intervalMs =
+      stream.intervalSeconds === undefined || source === options.source
+        ? source.expectedIntervalMs
+        : stream.intervalSeconds === null
+          ? null
+          : stream.intervalSeconds * 1000;
+    const definition: StreamDefinition = {
+      id: stream.id,
+      title: stream.title,
+      iri: streamIri(config.baseUrl, stream.id),
+      expectedIntervalMs: intervalMs,
+      ...(stream.description === undefined ? {} : { description: stream.description }),
+      ...(stream.license === undefined ? {} : { license: stream.license }),
+    };
+    const hub = new StreamHub({
+      baseUrl: config.baseUrl,
+      definition,
+      source,
+      log: new MemoryEventLog<LoggedElement>(stream.retainedElements, ...(options.epoch ? [options.epoch] : [])),
+      jsonLd,
+      metrics,
+      limits: config,
+      onError: (error) => log.error({ err: error, stream: definition.id }, 'stream pipeline failed'),
     });
-  const hub = new StreamHub({
-    baseUrl: config.baseUrl,
-    definition,
-    source,
-    log: new MemoryEventLog<LoggedElement>(config.retainedElements, ...(options.epoch ? [options.epoch] : [])),
-    jsonLd,
-    metrics,
-    limits: config,
-    onError: (error) => app.log.error({ err: error, stream: definition.id }, 'stream pipeline failed'),
+    hubs.set(stream.id, hub);
+    if (stream.source.kind === 'ingest') ingest.set(stream.id, createIngestEndpoint(stream, config));
   });
-  const hubs = new Map([[definition.id, hub]]);
 
   const appContext: AppContext = {
     config,
@@ -98,6 +113,8 @@ export async function createPublisher(config: PublisherConfig, options: Publishe
       descriptorPrefixes,
     ),
     contextDocument: context.bytes,
+    logger: log,
+    ingest,
     metrics,
     negotiation: new NegotiationCache(config.negotiationCacheEntries),
     lifecycle,
@@ -116,10 +133,12 @@ export async function createPublisher(config: PublisherConfig, options: Publishe
     async shutdown() {
       lifecycle.closing = true;
       const drain = (async () => {
-        for (const h of hubs.values()) {
-          h.stop();
-          h.waiters.release('timeout');
-        }
+        await Promise.all(
+          [...hubs.values()].map(async (h) => {
+            h.waiters.release('timeout');
+            await h.stop().catch((error: unknown) => app.log.error({ err: error, stream: h.definition.id }, 'source did not stop cleanly'));
+          }),
+        );
         await Promise.all(
           [...hubs.values()].map((h) =>
             h.broadcaster.closeAll(() =>

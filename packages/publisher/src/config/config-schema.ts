@@ -1,5 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { defaults } from './defaults.js';
+import type { StreamConfig } from './stream-config.js';
 
 const integer = (minimum: number, maximum: number, description: string) =>
   Type.Integer({ minimum, maximum, description });
@@ -49,6 +50,18 @@ export const ConfigSchema = Type.Object(
     keepAliveTimeoutMs: integer(1_000, 3_600_000, 'Milliseconds an idle keep-alive connection stays open'),
     shutdownTimeoutMs: integer(0, 600_000, 'Milliseconds allowed for a graceful shutdown'),
     shutdownRetryJitterMs: integer(0, 600_000, 'Upper bound of the retry delay sent to subscribers at shutdown'),
+    ingestMaxBodyBytes: integer(1_024, 1_073_741_824, 'Largest ingest request body in bytes, also after decompression'),
+    ingestMaxTriples: integer(1, 10_000_000, 'Most triples in one ingested element (count)'),
+    ingestMaxLiteralChars: integer(1, 100_000_000, 'Longest literal in an ingested element, in characters'),
+    ingestMaxIriChars: integer(16, 1_000_000, 'Longest IRI in an ingested element, in characters'),
+    idempotencyKeysRetained: integer(0, 10_000_000, 'Ingest answers kept per stream for Idempotency-Key replays (count)'),
+    idempotencyKeyTtlSeconds: integer(1, 31_536_000, 'Seconds an Idempotency-Key answer is kept'),
+    webApiMaxBodyBytes: integer(1_024, 1_073_741_824, 'Largest web-API response a source reads, in bytes'),
+    mqttMaxPayloadBytes: integer(16, 268_435_456, 'Largest MQTT message a source accepts, in bytes'),
+    replayMaxFileBytes: integer(1_024, 4_294_967_296, 'Largest recording a replay source loads, in bytes'),
+    sourceRetryInitialMs: integer(10, 3_600_000, 'First retry delay after an upstream failure, in milliseconds'),
+    sourceRetryMaxMs: integer(10, 86_400_000, 'Longest retry delay after upstream failures, in milliseconds'),
+    mqttReconnectMs: integer(10, 3_600_000, 'Milliseconds between MQTT reconnection attempts'),
     maxEventLoopDelayMs: integer(0, 60_000, 'Shed new requests above this event-loop delay (0: off)'),
     maxHeapUsedBytes: integer(0, Number.MAX_SAFE_INTEGER, 'Shed new requests above this heap size (0: off)'),
     maxRssBytes: integer(0, Number.MAX_SAFE_INTEGER, 'Shed new requests above this resident set size (0: off)'),
@@ -57,7 +70,14 @@ export const ConfigSchema = Type.Object(
   { additionalProperties: false },
 );
 
-export type PublisherConfig = Readonly<Static<typeof ConfigSchema>> & { readonly baseUrl: string };
+export type PublisherConfig = Readonly<Static<typeof ConfigSchema>> & {
+  readonly baseUrl: string;
+  /**
+   * The streams to serve: those of the configuration file's `streams`, or else the demo stream
+   * built from `streamId`, `streamTitle`, `intervalSeconds`, `facilities` and `seed`.
+   */
+  readonly streams: readonly StreamConfig[];
+};
 
 /** CLI flags that differ from the kebab-case of their property. */
 export const flagAliases: Readonly<Record<string, keyof typeof defaults>> = {

@@ -46,6 +46,26 @@ export const defaults = Object.freeze({
   /** SIGTERM: subscribers are told to come back after a random delay up to this bound. */
   shutdownRetryJitterMs: 5_000,
 
+  /** Ingest (`POST /streams/{id}`): largest request body, also after decompression. */
+  ingestMaxBodyBytes: 1024 * 1024,
+  /** Ingest: most triples in one element. */
+  ingestMaxTriples: 10_000,
+  /** Ingest: longest literal, in characters. */
+  ingestMaxLiteralChars: 65_536,
+  /** Ingest: longest IRI, in characters. */
+  ingestMaxIriChars: 4_096,
+  /** Ingest: answers kept per stream for `Idempotency-Key` replays (count), and for how long. */
+  idempotencyKeysRetained: 10_000,
+  idempotencyKeyTtlSeconds: 86_400,
+  /** Sources: largest web-API response, MQTT message and replay recording. */
+  webApiMaxBodyBytes: 10 * 1024 * 1024,
+  mqttMaxPayloadBytes: 1024 * 1024,
+  replayMaxFileBytes: 64 * 1024 * 1024,
+  /** Sources: retry delays after an upstream failure (exponential, with jitter) and MQTT reconnection. */
+  sourceRetryInitialMs: 1_000,
+  sourceRetryMaxMs: 60_000,
+  mqttReconnectMs: 1_000,
+
   /** Load shedding (0 disables a check). */
   maxEventLoopDelayMs: 1_000,
   maxHeapUsedBytes: 0,

@@ -1,8 +1,10 @@
 import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import { Value } from '@sinclair/typebox/value';
+import { type Document, LineCounter, parseDocument } from 'yaml';
 import { ConfigSchema, defaults, flagAliases, type PublisherConfig } from './config-schema.js';
+import { resolveStreams, type StreamConfig } from './stream-config.js';
 
 export const ENV_PREFIX = 'RDF_STREAM_';
 
@@ -48,10 +50,12 @@ export function loadConfig(sources: ConfigSources = {}): PublisherConfig {
   const merged: Record<string, unknown> = { ...defaults };
 
   const configFile = flags.config ?? env[`${ENV_PREFIX}CONFIG`];
-  if (typeof configFile === 'string') {
-    for (const [key, value] of Object.entries(readConfigFile(resolve(cwd, configFile)))) {
+  const file = typeof configFile === 'string' ? readConfigFile(resolve(cwd, configFile)) : undefined;
+  if (file !== undefined) {
+    for (const [key, value] of Object.entries(file.values)) {
+      if (key === 'streams') continue;
       merged[key] = value;
-      origin.set(key, `${configFile}`);
+      origin.set(key, file.describe(`/${key}`));
     }
   }
   for (const key of keys) {
@@ -80,6 +84,15 @@ export function loadConfig(sources: ConfigSources = {}): PublisherConfig {
     throw new ConfigError(`Invalid configuration:\n${[...new Set(problems)].join('\n')}`);
   }
   const config = converted as Record<string, unknown>;
+  config.streams = file !== undefined && Object.hasOwn(file.values, 'streams') ? fileStreams(file, config, env) : [demoStream(config)];
+  if (Number(config.workers) > 1) {
+    const ingest = (config.streams as StreamConfig[]).find((stream) => stream.source.kind === 'ingest');
+    if (ingest !== undefined) {
+      throw new ConfigError(
+        `Invalid configuration:\n  - workers: the ingest stream "${ingest.id}" needs workers = 1 (a POST reaches one worker; forwarding it to the primary is not implemented)`,
+      );
+    }
+  }
   config.baseUrl = String(config.baseUrl ?? `http://${hostForUrl(String(config.host))}:${String(config.port)}`).replace(
     /\/+$/,
     '',
@@ -92,23 +105,88 @@ function hostForUrl(host: string): string {
   return host.includes(':') ? `[${host}]` : host;
 }
 
-function readConfigFile(path: string): Record<string, unknown> {
+/** A parsed configuration file, able to say where (line, column) a value is. */
+interface ConfigFile {
+  readonly path: string;
+  readonly values: Record<string, unknown>;
+  /** `file.yaml line 12 (/streams/2/source/url)`, or the file alone when the pointer is not in it. */
+  describe(pointer: string): string;
+}
+
+/**
+ * Reads a YAML or JSON configuration file (YAML is a superset of JSON, so one parser gives line
+ * numbers for both). Aliases are bounded by the parser (`maxAliasCount`), keys must be unique.
+ */
+function readConfigFile(path: string): ConfigFile {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
     throw new ConfigError(`Cannot read configuration file ${path}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`);
   }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (error) {
-    throw new ConfigError(`Configuration file ${path} is not valid JSON: ${(error as Error).message}`);
+  const lineCounter = new LineCounter();
+  const document: Document = parseDocument(text, { lineCounter, uniqueKeys: true, prettyErrors: false });
+  const syntax = document.errors[0];
+  if (syntax !== undefined) {
+    const position = lineCounter.linePos(syntax.pos[0]);
+    const kind = /\.json$/i.test(path) ? 'JSON' : 'YAML';
+    throw new ConfigError(
+      `Configuration file ${path} is not valid ${kind}: line ${position.line}, column ${position.col}: ${syntax.message.split('\n')[0]}`,
+    );
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new ConfigError(`Configuration file ${path} must hold a JSON object`);
+  const values: unknown = document.toJS({ maxAliasCount: 100 });
+  if (typeof values !== 'object' || values === null || Array.isArray(values)) {
+    throw new ConfigError(`Configuration file ${path} must hold a mapping (an object) of options`);
   }
-  return parsed as Record<string, unknown>;
+  return {
+    path,
+    values: values as Record<string, unknown>,
+    describe(pointer) {
+      const segments = pointer
+        .split('/')
+        .slice(1)
+        .map((segment) => (/^\d+$/.test(segment) ? Number(segment) : segment));
+      // The deepest node that exists: a missing property is reported where its parent is.
+      for (let depth = segments.length; depth >= 0; depth--) {
+        const node = document.getIn(segments.slice(0, depth), true) as { range?: [number, number, number] } | undefined;
+        if (node?.range !== undefined) {
+          const { line } = lineCounter.linePos(node.range[0]);
+          return `${path} line ${line}`;
+        }
+      }
+      return path;
+    },
+  };
+}
+
+/** The `streams` of a configuration file, validated, or a ConfigError naming every bad value's path and line. */
+function fileStreams(file: ConfigFile, config: Record<string, unknown>, env: Readonly<Record<string, string | undefined>>): StreamConfig[] {
+  const { streams, problems } = resolveStreams(file.values.streams, {
+    intervalSeconds: Number(config.intervalSeconds),
+    retainedElements: Number(config.retainedElements),
+    resolvePath: (path) => resolve(dirname(file.path), path),
+    env,
+  });
+  if (problems.length > 0) {
+    const lines = problems.map(
+      ({ path, message, value }) =>
+        `  - ${path.slice(1)} (${file.describe(path)}): ${message}${value === undefined ? '' : `, got ${JSON.stringify(value)}`}`,
+    );
+    throw new ConfigError(`Invalid configuration:\n${[...new Set(lines)].join('\n')}`);
+  }
+  return streams;
+}
+
+/** Without a `streams` list, the publisher serves the demo stream described by the flat options. */
+function demoStream(config: Record<string, unknown>): StreamConfig {
+  return {
+    id: String(config.streamId),
+    title: String(config.streamTitle),
+    intervalSeconds: Number(config.intervalSeconds),
+    retainedElements: Number(config.retainedElements),
+    shape: { kind: 'bundled' },
+    source: { kind: 'simulator', facilities: Number(config.facilities), seed: Number(config.seed) },
+  };
 }
 
 function parseFlags(argv: readonly string[]): Record<string, string | undefined> {

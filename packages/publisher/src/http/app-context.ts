@@ -1,8 +1,10 @@
+import type { FastifyBaseLogger } from 'fastify';
 import type { PublisherConfig } from '../config/config-schema.js';
 import { PublisherError } from '../errors.js';
 import type { StreamHub } from '../publish/stream-hub.js';
 import type { NegotiationCache } from '../render/negotiate.js';
 import type { StaticDocument } from '../render/static-document.js';
+import type { IngestEndpoint } from './ingest-endpoint.js';
 import type { PrometheusMetrics } from './prometheus-metrics.js';
 
 /** Set when SIGTERM arrives: new requests are refused, subscribers told to come back later. */
@@ -17,9 +19,13 @@ export interface AppContext {
   readonly descriptors: ReadonlyMap<string, StaticDocument>;
   readonly catalogue: StaticDocument;
   readonly contextDocument: Buffer;
+  /** The streams that accept `POST /streams/{id}`, by id. */
+  readonly ingest: ReadonlyMap<string, IngestEndpoint>;
   readonly metrics: PrometheusMetrics;
   readonly negotiation: NegotiationCache;
   readonly lifecycle: LifecycleState;
+  /** The process's logger, shared with the sources; Fastify makes its own when absent. */
+  readonly logger?: FastifyBaseLogger;
   /** Extra readiness probe (e.g. a shared log's connection); shedding starts when it fails. */
   readonly healthCheck?: () => Promise<boolean>;
 }

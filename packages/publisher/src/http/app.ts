@@ -9,6 +9,7 @@ import { LatestResponder } from './latest-responder.js';
 import { clientErrorHandler, frameworkErrorHandler, registerProblemHandlers } from './problem.js';
 import { documentsRoute } from './routes/documents-route.js';
 import { eventsRoute } from './routes/events-route.js';
+import { ingestRoute } from './routes/ingest-route.js';
 import { latestRoute } from './routes/latest-route.js';
 import { operationsRoute } from './routes/operations-route.js';
 
@@ -16,7 +17,7 @@ const EVENTS_ROUTE = '/streams/:id/events';
 const knownMethods = new Set(['GET', 'HEAD', 'OPTIONS', 'POST', 'PUT', 'PATCH', 'DELETE']);
 
 /** Headers a browser script may read (CORS), beyond the CORS-safelisted ones. */
-const exposedHeaders = ['ETag', 'Link', 'Expires', 'Last-Modified', 'Retry-After', 'Stream-Gap', 'Date'];
+const exposedHeaders = ['ETag', 'Link', 'Expires', 'Last-Modified', 'Retry-After', 'Stream-Gap', 'Date', 'Location', 'WWW-Authenticate', 'Accept-Post'];
 
 /** Builds the HTTP application without starting it: `server.ts` listens, tests `inject()`. */
 export async function buildApp(context: AppContext): Promise<FastifyInstance> {
@@ -28,7 +29,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
       createServer((request, response) => {
         if (!answerFast(request, response)) fastify(request, response);
       }),
-    logger: { level: config.logLevel },
+    ...(context.logger === undefined ? { logger: { level: config.logLevel } } : { loggerInstance: context.logger }),
     // One log line per request would dominate CPU under polling load; errors are still logged.
     logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: false,
@@ -39,7 +40,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   });
   registerProblemHandlers(app, config.pressureRetryAfterSeconds);
 
-  await app.register(cors, { origin: '*', methods: ['GET', 'HEAD'], exposedHeaders, maxAge: 86_400 });
+  await app.register(cors, { origin: '*', methods: ['GET', 'HEAD', 'POST'], exposedHeaders, maxAge: 86_400 });
   await app.register(underPressure, {
     maxEventLoopDelay: config.maxEventLoopDelayMs,
     maxHeapUsedBytes: config.maxHeapUsedBytes,
@@ -68,6 +69,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   await app.register(async (scope) => latestRoute(scope, context, responder));
   await app.register(async (scope) => eventsRoute(scope, context));
   await app.register(async (scope) => operationsRoute(scope, context));
+  await app.register(async (scope) => ingestRoute(scope, context));
   await app.ready();
   answerFast = fastLatestHandler(context, responder, () => app.isUnderPressure());
   return app;

@@ -35,7 +35,14 @@ export function toPublisherError(error: FastifyError | Error, retryAfterSeconds:
   }
   const status = fastifyError.statusCode ?? 500;
   if (status >= 400 && status < 500) {
-    const code: ErrorCode = status === 405 ? 'PUB_ERR_METHOD_NOT_ALLOWED' : 'PUB_ERR_BAD_REQUEST';
+    const code: ErrorCode =
+      status === 405
+        ? 'PUB_ERR_METHOD_NOT_ALLOWED'
+        : status === 415
+          ? 'PUB_ERR_UNSUPPORTED_MEDIA_TYPE'
+          : status === 413
+            ? 'PUB_ERR_BODY_TOO_LARGE'
+            : 'PUB_ERR_BAD_REQUEST';
     // Fastify's own 4xx messages describe the request, never the server's internals.
     return new PublisherError(code, fastifyError.message);
   }

@@ -4,17 +4,24 @@ import { fileURLToPath } from 'node:url';
 /** Where the JSON-LD context is served; clients map this path to their bundled copy. */
 export const CONTEXT_PATH = '/contexts/sosa-stream.jsonld';
 
-const candidates = [
-  // installed package: ontologies/ is copied next to dist/ at build time
-  new URL('../../ontologies/context/sosa-stream.jsonld', import.meta.url),
-  // repository checkout: packages/publisher/src/model → ontologies/
-  new URL('../../../../ontologies/context/sosa-stream.jsonld', import.meta.url),
-];
+/** The path of a file of `ontologies/`, in an installed package or in a repository checkout. */
+export function bundledOntologyFile(relative: string): string {
+  const candidates = [
+    // installed package: ontologies/ is copied next to dist/ at build time
+    new URL(`../../ontologies/${relative}`, import.meta.url),
+    // repository checkout: packages/publisher/src/model → ontologies/
+    new URL(`../../../../ontologies/${relative}`, import.meta.url),
+  ].map((url) => fileURLToPath(url));
+  const file = candidates.find((candidate) => existsSync(candidate));
+  if (file === undefined) throw new Error(`The bundled file ontologies/${relative} is missing`);
+  return file;
+}
 
 /** The bundled context document (bytes as served, and parsed). Never fetched from anywhere. */
 export function loadBundledContext(): { bytes: Buffer; document: { '@context': Record<string, unknown> } } {
-  const file = candidates.find((candidate) => existsSync(fileURLToPath(candidate)));
-  if (file === undefined) throw new Error('The bundled JSON-LD context (ontologies/context/sosa-stream.jsonld) is missing');
-  const bytes = readFileSync(file);
+  const bytes = readFileSync(bundledOntologyFile('context/sosa-stream.jsonld'));
   return { bytes, document: JSON.parse(bytes.toString('utf8')) as { '@context': Record<string, unknown> } };
 }
+
+/** The bundled SHACL shapes of a stream element. */
+export const bundledShapesFile = () => bundledOntologyFile('shapes/stream-element.shacl.ttl');

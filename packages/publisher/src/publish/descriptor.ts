@@ -44,6 +44,8 @@ export function descriptorQuads(stream: StreamDefinition): Quad[] {
     quad(subject, namedNode(`${ns.ldes}timestampPath`), namedNode(prov.generatedAtTime)),
     quad(subject, dcterms('conformsTo'), namedNode('https://w3id.org/rdf-stream/profile/sosa')),
   ];
+  if (stream.description !== undefined) quads.push(quad(subject, dcterms('description'), literal(stream.description, 'en')));
+  if (stream.license !== undefined) quads.push(quad(subject, dcterms('license'), namedNode(stream.license)));
   if (stream.expectedIntervalMs !== null) {
     quads.push(
       quad(

@@ -1,5 +1,6 @@
 import type { EventLog } from '../log/event-log.js';
-import { elementQuads, type Observation } from '../model/observation.js';
+import type { Quad } from '@rdfjs/types';
+import { elementQuads, elementQuadsFromTriples, type Observation } from '../model/observation.js';
 import { elementGraphIri, type StreamElement } from '../model/stream-element.js';
 import { compressOnce, type EncodedBodies, type Encoding, encodings } from '../render/compress.js';
 import { entityTag } from '../render/etag.js';
@@ -21,6 +22,9 @@ export interface StreamDefinition {
   readonly iri: string;
   /** Milliseconds between elements, or null for an irregular stream. */
   readonly expectedIntervalMs: number | null;
+  readonly description?: string;
+  /** IRI of the licence. */
+  readonly license?: string;
 }
 
 /** The latest element in every format and content coding, with its validators. */
@@ -89,7 +93,14 @@ export class StreamHub {
     return this.#latest;
   }
 
-  /** Starts the source and the heartbeat; resolves once the first element is published. */
+  get source(): ElementSource {
+    return this.#options.source;
+  }
+
+  /**
+   * Starts the source and the heartbeat. Resolves once the first element is published if the
+   * source produces one at once (the simulator, a replay), else at once (web APIs, MQTT, ingest).
+   */
   async start(): Promise<void> {
     let first: Promise<unknown> | undefined;
     this.#options.source.start((observations, generatedAt) => {
@@ -103,9 +114,9 @@ export class StreamHub {
     await first;
   }
 
-  stop(): void {
-    this.#options.source.stop();
+  async stop(): Promise<void> {
     clearInterval(this.#heartbeat);
+    await this.#options.source.stop();
   }
 
   /**
@@ -114,12 +125,24 @@ export class StreamHub {
    * nothing, if rendering fails. `seq`, when given (cluster workers), must continue the log.
    */
   publish(observations: readonly Observation[], generatedAt: Date, seq?: number): Promise<LoggedElement> {
-    const published = this.#chain.then(() => this.#publishNow(observations, generatedAt, seq));
+    return this.#enqueue((graph) => elementQuads(graph, generatedAt, observations), generatedAt, seq);
+  }
+
+  /**
+   * Appends one element holding `triples` as given (ingest): they are moved into the element's
+   * graph. Same guarantees as `publish`; the caller has validated them.
+   */
+  publishTriples(triples: readonly Quad[], generatedAt: Date): Promise<LoggedElement> {
+    return this.#enqueue((graph) => elementQuadsFromTriples(graph, generatedAt, triples), generatedAt);
+  }
+
+  #enqueue(quadsOf: (graph: string) => Quad[], generatedAt: Date, seq?: number): Promise<LoggedElement> {
+    const published = this.#chain.then(() => this.#publishNow(quadsOf, generatedAt, seq));
     this.#chain = published.catch(this.#options.onError);
     return published;
   }
 
-  async #publishNow(observations: readonly Observation[], generatedAt: Date, givenSeq?: number): Promise<LoggedElement> {
+  async #publishNow(quadsOf: (graph: string) => Quad[], generatedAt: Date, givenSeq?: number): Promise<LoggedElement> {
     const { baseUrl, definition, jsonLd, metrics } = this.#options;
     // A cluster worker publishes the primary's numbering; it may join after the first element.
     if (givenSeq !== undefined && givenSeq !== this.log.nextSeq) {
@@ -133,7 +156,7 @@ export class StreamHub {
       seq,
       graph,
       generatedAt,
-      quads: elementQuads(graph, generatedAt, observations),
+      quads: quadsOf(graph),
     };
     const { bodies, ...logged } = renderElement(element, jsonLd);
     // Persist, then dispatch: SSE subscribers get the element as soon as it is rendered;

@@ -1,4 +1,7 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { PublisherConfig } from '../../src/config/config-schema.js';
 import { loadConfig } from '../../src/config/load-config.js';
 import type { Observation } from '../../src/model/observation.js';
@@ -65,6 +68,49 @@ export async function startPublisher(
     },
     async close() {
       await publisher.shutdown();
+    },
+  };
+}
+
+export interface ConfiguredPublisher {
+  readonly publisher: Publisher;
+  readonly config: PublisherConfig;
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts a real publisher on a real socket from a configuration file (YAML or JSON text, written
+ * to a temporary folder with `files` beside it), with the real sources it declares.
+ */
+export async function startConfiguredPublisher(
+  configText: string,
+  options: {
+    readonly env?: Readonly<Record<string, string>>;
+    readonly flags?: readonly string[];
+    readonly fileName?: string;
+    readonly files?: Readonly<Record<string, string>>;
+  } = {},
+): Promise<ConfiguredPublisher> {
+  const dir = mkdtempSync(join(tmpdir(), 'publisher-config-'));
+  const file = join(dir, options.fileName ?? 'publisher.yaml');
+  writeFileSync(file, configText);
+  for (const [name, text] of Object.entries(options.files ?? {})) writeFileSync(join(dir, name), text);
+  const port = await freePort();
+  const config = loadConfig({
+    argv: ['--config', file, '--port', String(port), '--log-level', 'silent', ...(options.flags ?? [])],
+    env: options.env ?? {},
+  });
+  const publisher = await createPublisher(config, { processMetrics: false });
+  await publisher.start();
+  await publisher.listen();
+  return {
+    publisher,
+    config,
+    url: config.baseUrl,
+    async close() {
+      await publisher.shutdown();
+      rmSync(dir, { recursive: true, force: true });
     },
   };
 }

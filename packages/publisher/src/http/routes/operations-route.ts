@@ -4,7 +4,7 @@ import type { AppContext } from '../app-context.js';
 /** Monitoring must keep answering while new work is shed. */
 const exemptFromShedding = { config: { pressureHandler: (_request: FastifyRequest) => undefined } };
 
-/** `GET /health` (liveness and per-stream state), `GET /time` and `GET /metrics` (Prometheus text format). */
+/** `GET /health` (liveness, and per stream its state and its source's), `GET /time` and `GET /metrics` (Prometheus text format). */
 export function operationsRoute(app: FastifyInstance, context: AppContext): void {
   app.get('/health', exemptFromShedding, async (_request, reply) => {
     const healthy = context.healthCheck === undefined || (await context.healthCheck());
@@ -16,6 +16,8 @@ export function operationsRoute(app: FastifyInstance, context: AppContext): void
           lastElementAt: hub.latest?.generatedAt.toISOString() ?? null,
           subscribers: hub.broadcaster.size,
           longPollWaiting: hub.waiters.size,
+          // A degraded source leaves the stream serving its last element: reported, not a 503.
+          source: { kind: hub.source.kind, ...hub.source.health() },
         },
       ]),
     );

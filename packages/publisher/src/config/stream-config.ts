@@ -1,0 +1,254 @@
+import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+
+const streamIdPattern = '^[a-z0-9][a-z0-9-]{0,63}$';
+const absoluteIri = '^[A-Za-z][A-Za-z0-9+.-]*:[^\\s<>"{}|\\\\^`]+$';
+
+/** How the fields of a JSON or CSV record become an observation (see docs/configuration.md#mappings). */
+export const MappingSchema = Type.Object(
+  {
+    records: Type.Optional(Type.String({ minLength: 1, description: 'Dot path to the array of records in a JSON document' })),
+    sensor: Type.String({ minLength: 1, description: 'IRI template of the sensor, e.g. https://example.org/sensors/{id}' }),
+    observedProperty: Type.String({ minLength: 1, description: 'IRI template of the observed property' }),
+    featureOfInterest: Type.String({ minLength: 1, description: 'IRI template of the feature of interest' }),
+    result: Type.String({ pattern: '^\\{[^{}]+\\}$', description: 'The field holding the result, as "{field}"' }),
+    resultTime: Type.Optional(Type.String({ pattern: '^\\{[^{}]+\\}$', description: 'The field holding the result time, as "{field}"' })),
+    unit: Type.Optional(Type.String({ minLength: 1, description: 'IRI template of a QUDT unit' })),
+    id: Type.Optional(Type.String({ minLength: 1, description: 'Template of the observation id within the element' })),
+  },
+  { additionalProperties: false },
+);
+
+const SimulatorSource = Type.Object(
+  {
+    kind: Type.Literal('simulator'),
+    facilities: Type.Integer({ minimum: 1, maximum: 10_000, default: 13, description: 'Facilities (one observation each)' }),
+    seed: Type.Integer({ minimum: 0, maximum: 2 ** 31 - 1, default: 1, description: 'Seed of the random walk' }),
+  },
+  { additionalProperties: false },
+);
+
+const rdfFileFormat = Type.Union([Type.Literal('trig'), Type.Literal('nquads'), Type.Literal('turtle'), Type.Literal('ntriples')]);
+
+const ReplaySource = Type.Object(
+  {
+    kind: Type.Literal('replay'),
+    file: Type.String({ minLength: 1, description: 'Recording (TriG, N-Quads, Turtle, N-Triples), relative to the configuration file' }),
+    format: Type.Optional(rdfFileFormat),
+    speed: Type.Number({ exclusiveMinimum: 0, maximum: 10_000, default: 1, description: 'Replay speed factor (2: twice as fast)' }),
+    loop: Type.Boolean({ default: true, description: 'Start again after the last element' }),
+  },
+  { additionalProperties: false },
+);
+
+const WebApiSource = Type.Object(
+  {
+    kind: Type.Literal('web-api'),
+    url: Type.String({ pattern: '^https?://[^\\s]+$', description: 'The JSON or CSV resource to poll' }),
+    format: Type.Optional(Type.Union([Type.Literal('json'), Type.Literal('csv')])),
+    pollSeconds: Type.Number({ minimum: 0.05, maximum: 86_400, default: 30, description: 'Seconds between two requests' }),
+    timeoutMs: Type.Integer({ minimum: 10, maximum: 600_000, default: 10_000, description: 'Timeout of one request' }),
+    headers: Type.Optional(Type.Record(Type.String({ pattern: '^[A-Za-z0-9-]+$' }), Type.String())),
+    mapping: MappingSchema,
+  },
+  { additionalProperties: false },
+);
+
+const MqttSource = Type.Object(
+  {
+    kind: Type.Literal('mqtt'),
+    url: Type.String({ pattern: '^mqtts?://[^\\s]+$', description: 'Broker URL, e.g. mqtt://127.0.0.1:1883' }),
+    topics: Type.Array(Type.String({ minLength: 1 }), { minItems: 1, maxItems: 100 }),
+    payload: Type.Union([Type.Literal('json'), Type.Literal('rdf')], { default: 'json' }),
+    rdfFormat: Type.Optional(rdfFileFormat),
+    mapping: Type.Optional(MappingSchema),
+    qos: Type.Union([Type.Literal(0), Type.Literal(1)], { default: 1 }),
+  },
+  { additionalProperties: false },
+);
+
+const IngestSource = Type.Object(
+  {
+    kind: Type.Literal('ingest'),
+    tokenEnv: Type.String({
+      pattern: '^[A-Za-z_][A-Za-z0-9_]*$',
+      description: 'Name of the environment variable holding the bearer token',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+const sourceSchemas = {
+  simulator: SimulatorSource,
+  replay: ReplaySource,
+  'web-api': WebApiSource,
+  mqtt: MqttSource,
+  ingest: IngestSource,
+} as const satisfies Record<string, TSchema>;
+
+export type SourceKind = keyof typeof sourceSchemas;
+export const sourceKinds = Object.keys(sourceSchemas) as SourceKind[];
+
+export const StreamSchema = Type.Object(
+  {
+    id: Type.String({ pattern: streamIdPattern, description: 'Stream id: /streams/{id}' }),
+    title: Type.String({ minLength: 1, maxLength: 200 }),
+    description: Type.Optional(Type.String({ maxLength: 2_000 })),
+    license: Type.Optional(Type.String({ pattern: absoluteIri, description: 'IRI of the licence' })),
+    intervalSeconds: Type.Optional(
+      Type.Union([Type.Number({ exclusiveMinimum: 0, maximum: 86_400 }), Type.Literal('irregular')], {
+        description: 'Expected seconds between elements, or "irregular"',
+      }),
+    ),
+    retainedElements: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
+    shape: Type.Optional(Type.String({ minLength: 1, description: 'SHACL shapes file for ingested elements, or "none"' })),
+    source: Type.Object({ kind: Type.String() }),
+  },
+  { additionalProperties: false },
+);
+
+export type MappingConfig = Static<typeof MappingSchema>;
+export type SourceConfig =
+  | Static<typeof SimulatorSource>
+  | Static<typeof ReplaySource>
+  | Static<typeof WebApiSource>
+  | Static<typeof MqttSource>
+  | (Static<typeof IngestSource> & { readonly token: string });
+
+export type ShapeChoice = { readonly kind: 'bundled' } | { readonly kind: 'file'; readonly path: string } | { readonly kind: 'none' };
+
+/** One stream of the configuration, validated, with defaults applied and paths resolved. */
+export interface StreamConfig {
+  readonly id: string;
+  readonly title: string;
+  readonly description?: string;
+  readonly license?: string;
+  /** Expected seconds between elements; null for an irregular stream; undefined: as the source says. */
+  readonly intervalSeconds?: number | null;
+  readonly retainedElements: number;
+  /** SHACL shapes that ingested elements must satisfy: the bundled ones, a file's, or none. */
+  readonly shape: ShapeChoice;
+  readonly source: SourceConfig;
+}
+
+export interface StreamProblem {
+  /** JSON pointer of the bad value, e.g. `/streams/2/source/url`. */
+  readonly path: string;
+  readonly message: string;
+  readonly value?: unknown;
+}
+
+export interface StreamDefaults {
+  readonly intervalSeconds: number;
+  readonly retainedElements: number;
+  /** Resolves a path written in the configuration file (relative to the file's folder). */
+  readonly resolvePath: (path: string) => string;
+  readonly env: Readonly<Record<string, string | undefined>>;
+}
+
+function schemaProblems(schema: TSchema, value: unknown, at: string): StreamProblem[] {
+  return [...Value.Errors(schema, value)].map((error) => ({
+    path: `${at}${error.path}`,
+    message: error.message,
+    value: error.value,
+  }));
+}
+
+/**
+ * Validates the `streams` of a configuration file, one by one, so that every problem names the
+ * exact path of its value (a union schema would only say "expected union value").
+ */
+export function resolveStreams(raw: unknown, defaults: StreamDefaults): { streams: StreamConfig[]; problems: StreamProblem[] } {
+  const problems: StreamProblem[] = [];
+  const streams: StreamConfig[] = [];
+  if (!Array.isArray(raw)) return { streams, problems: [{ path: '/streams', message: 'Expected an array of streams', value: raw }] };
+  if (raw.length === 0) problems.push({ path: '/streams', message: 'Declare at least one stream' });
+  const seen = new Map<string, number>();
+  raw.forEach((candidate: unknown, index) => {
+    const at = `/streams/${index}`;
+    const found = schemaProblems(StreamSchema, candidate, at);
+    if (found.length > 0) {
+      problems.push(...found);
+      return;
+    }
+    const stream = candidate as Static<typeof StreamSchema>;
+    const previous = seen.get(stream.id);
+    if (previous !== undefined) {
+      problems.push({ path: `${at}/id`, message: `Duplicate stream id (also /streams/${previous}/id)`, value: stream.id });
+    }
+    seen.set(stream.id, index);
+    const kind = stream.source.kind as SourceKind;
+    if (!Object.hasOwn(sourceSchemas, kind)) {
+      problems.push({ path: `${at}/source/kind`, message: `Expected one of ${sourceKinds.join(', ')}`, value: stream.source.kind });
+      return;
+    }
+    const sourceSchema = sourceSchemas[kind];
+    const source = Value.Default(sourceSchema, structuredClone(stream.source)) as Static<typeof sourceSchema>;
+    const sourceProblems = schemaProblems(sourceSchema, source, `${at}/source`);
+    if (sourceProblems.length > 0) {
+      problems.push(...sourceProblems);
+      return;
+    }
+    const resolved = resolveSource(source as SourceConfig, `${at}/source`, defaults, problems);
+    if (resolved === undefined) return;
+    if (kind === 'simulator' && stream.intervalSeconds === 'irregular') {
+      problems.push({ path: `${at}/intervalSeconds`, message: 'A simulator needs a number of seconds', value: 'irregular' });
+      return;
+    }
+    const interval =
+      stream.intervalSeconds === 'irregular'
+        ? null
+        : (stream.intervalSeconds ?? (kind === 'simulator' ? defaults.intervalSeconds : undefined));
+    streams.push({
+      id: stream.id,
+      title: stream.title,
+      ...(interval === undefined ? {} : { intervalSeconds: interval }),
+      ...(stream.description === undefined ? {} : { description: stream.description }),
+      ...(stream.license === undefined ? {} : { license: stream.license }),
+      retainedElements: stream.retainedElements ?? defaults.retainedElements,
+      shape:
+        stream.shape === 'none'
+          ? { kind: 'none' }
+          : stream.shape === undefined
+            ? { kind: 'bundled' }
+            : { kind: 'file', path: defaults.resolvePath(stream.shape) },
+      source: resolved,
+    });
+  });
+  return { streams, problems };
+}
+
+function resolveSource(
+  source: SourceConfig,
+  at: string,
+  defaults: StreamDefaults,
+  problems: StreamProblem[],
+): SourceConfig | undefined {
+  switch (source.kind) {
+    case 'replay':
+      return { ...source, file: defaults.resolvePath(source.file) };
+    case 'mqtt':
+      if (source.payload === 'json' && source.mapping === undefined) {
+        problems.push({ path: `${at}/mapping`, message: 'JSON payloads need a mapping' });
+        return undefined;
+      }
+      return source;
+    case 'ingest': {
+      const token = defaults.env[source.tokenEnv];
+      if (token === undefined || token.length < 16) {
+        problems.push({
+          path: `${at}/tokenEnv`,
+          message: `Environment variable ${source.tokenEnv} must hold the stream's bearer token (at least 16 characters)`,
+          value: token === undefined ? undefined : '(too short)',
+        });
+        return undefined;
+      }
+      // Not enumerable: the token never appears when the configuration is logged or serialised.
+      const resolved = { kind: source.kind, tokenEnv: source.tokenEnv } as SourceConfig & { token: string };
+      Object.defineProperty(resolved, 'token', { value: token, enumerable: false });
+      return resolved;
+    }
+    default:
+      return source;
+  }
+}
