@@ -15,8 +15,10 @@ export async function runServer(config: PublisherConfig): Promise<Publisher | un
   }
   const publisher = await createPublisher(config);
   const { app } = publisher;
-  await publisher.start();
+  // Listen first: a web-API source may poll this very publisher (examples/smart-city.yaml).
+  // Until a stream's first element, its /latest answers 503 with Retry-After: 1.
   const address = await publisher.listen();
+  await publisher.start();
   app.log.info(
     { address, streams: [...publisher.hubs.values()].map((hub) => hub.definition.iri) },
     `publishing ${[...publisher.hubs.keys()].join(', ')} at ${config.baseUrl}/streams`,

@@ -71,7 +71,7 @@ beforeAll(async () => {
   remoteContextUrl = `http://127.0.0.1:${port}/context.jsonld`;
   running = await startConfiguredPublisher(configYaml, {
     env: { SENSORS_TOKEN: TOKEN, OTHER_TOKEN },
-    flags: ['--ingest-max-body-bytes', '65536', '--ingest-max-triples', '400', '--ingest-max-literal-chars', '1000', '--ingest-max-iri-chars', '200'],
+    flags: ['--ingest-max-body-bytes', '65536', '--ingest-max-triples', '400', '--ingest-max-literal-chars', '1000', '--ingest-max-iri-chars', '200', '--idempotency-keys-retained', '3'],
   });
   stream = `${running.url}/streams/sensors`;
   sse = await openSse(`${stream}/events`);
@@ -231,6 +231,21 @@ describe('POST /streams/{id} (ingest)', () => {
       await readProblem(await post(observationsTurtle(1, 2), { 'idempotency-key': 'retry-me-2' }), 422, 'PUB_ERR_IDEMPOTENCY_KEY_REUSED');
       await readProblem(await post(observationsTurtle(1, 2), { 'idempotency-key': 'has space' }), 400, 'PUB_ERR_INVALID_IDEMPOTENCY_KEY');
       expect(await state()).toEqual(before);
+    });
+
+    it('keeps the answers of the last idempotencyKeysRetained keys only', async () => {
+      const seqOf = async (response: Response) => ((await response.json()) as { seq: number }).seq;
+      const first: Record<string, number> = {};
+      for (const key of ['limit-a', 'limit-b', 'limit-c', 'limit-d']) {
+        first[key] = await seqOf(await post(observationsTurtle(1, 7), { 'idempotency-key': key }));
+      }
+      // 3 retained: limit-a was evicted by limit-d, so its retry is a new request.
+      const replayed = await post(observationsTurtle(1, 7), { 'idempotency-key': 'limit-d' });
+      expect(replayed.headers.get('idempotent-replayed')).toBe('true');
+      expect(await seqOf(replayed)).toBe(first['limit-d']);
+      const evicted = await post(observationsTurtle(1, 7), { 'idempotency-key': 'limit-a' });
+      expect(evicted.headers.get('idempotent-replayed')).toBeNull();
+      expect(await seqOf(evicted)).toBe(first['limit-d']! + 1);
     });
 
     it('lets a refused request be corrected and sent again with the same key', async () => {

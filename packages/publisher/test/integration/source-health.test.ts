@@ -1,0 +1,101 @@
+import { once } from 'node:events';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ConfiguredPublisher, startConfiguredPublisher } from '../support/publisher-fixture.js';
+import { openSse, type SseConnection } from '../support/sse-client.js';
+import { waitUntil } from '../support/wait-until.js';
+
+/**
+ * A web-API stream whose real upstream (a local HTTP server) fails, recovers and fails again:
+ * the publisher reports the source in /health and keeps serving the last element meanwhile.
+ */
+let upstream: Server;
+let answer: (response: ServerResponse) => void;
+let running: ConfiguredPublisher;
+let sse: SseConnection;
+
+const healthOf = async () => {
+  const response = await fetch(`${running.url}/health`);
+  const body = (await response.json()) as {
+    status: string;
+    streams: Record<string, { source: { kind: string; state: string; detail?: string; lastSuccessAt?: string | null } }>;
+  };
+  return { status: response.status, overall: body.status, source: body.streams.rooms?.source };
+};
+
+/** Resolves when the upstream has answered its next request (with the current `answer`). */
+const nextUpstreamAnswer = () =>
+  once(upstream, 'request').then(async (args) => {
+    const response = (args as [IncomingMessage, ServerResponse])[1];
+    if (!response.writableFinished) await once(response, 'finish');
+  });
+
+const failing = (response: ServerResponse) => response.writeHead(500).end('upstream broke');
+const rooms = (value: number) => (response: ServerResponse) =>
+  response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify([{ room: 'r1', co2: value }]));
+
+beforeAll(async () => {
+  answer = failing;
+  upstream = createServer((_request, response) => answer(response));
+  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+  const { port } = upstream.address() as { port: number };
+  running = await startConfiguredPublisher(
+    `streams:
+  - id: rooms
+    title: Room CO2 from a building API
+    source:
+      kind: web-api
+      url: http://127.0.0.1:${port}/rooms
+      pollSeconds: 0.1
+      timeoutMs: 1000
+      mapping:
+        sensor: https://example.org/sensors/{room}
+        observedProperty: https://example.org/properties/co2
+        featureOfInterest: https://example.org/rooms/{room}
+        result: "{co2}"
+`,
+    { flags: ['--source-retry-initial-ms', '20', '--source-retry-max-ms', '50'] },
+  );
+  sse = await openSse(`${running.url}/streams/rooms/events`);
+});
+
+afterAll(async () => {
+  sse?.close();
+  await running?.close();
+  upstream.closeAllConnections();
+  await new Promise((resolve) => upstream.close(resolve));
+});
+
+const sourceState = () => running.publisher.hubs.get('rooms')?.source.health().state;
+
+describe('a web-API source whose upstream fails', () => {
+  it('is degraded, with the reason, while the publisher stays healthy', async () => {
+    await waitUntil(() => sourceState() === 'degraded');
+    const { status, overall, source } = await healthOf();
+    expect({ status, overall }).toEqual({ status: 200, overall: 'ok' });
+    expect(source).toMatchObject({ kind: 'web-api', state: 'degraded', detail: 'upstream answered HTTP 500', lastSuccessAt: null });
+    expect((await fetch(`${running.url}/streams/rooms/latest`)).status).toBe(503);
+  });
+
+  it('publishes once the upstream recovers, and is ok again', async () => {
+    answer = rooms(612);
+    const [event] = await sse.waitForEvents(1);
+    expect(event?.data).toContain('612');
+    expect((await healthOf()).source).toMatchObject({ state: 'ok', lastSuccessAt: expect.any(String) });
+  });
+
+  it('keeps serving the last element when the upstream fails again', async () => {
+    // /latest follows the SSE broadcast once its bodies are compressed.
+    await waitUntil(() => running.publisher.hubs.get('rooms')?.latest !== undefined);
+    const before = await fetch(`${running.url}/streams/rooms/latest`);
+    expect(before.status).toBe(200);
+    answer = failing;
+    await nextUpstreamAnswer();
+    await waitUntil(() => sourceState() === 'degraded');
+    expect((await healthOf()).source).toMatchObject({ state: 'degraded', detail: 'upstream answered HTTP 500' });
+    const after = await fetch(`${running.url}/streams/rooms/latest`);
+    expect(after.status).toBe(200);
+    expect(after.headers.get('etag')).toBe(before.headers.get('etag'));
+    expect(sse.events).toHaveLength(1);
+  });
+});
