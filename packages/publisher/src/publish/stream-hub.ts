@@ -38,6 +38,14 @@ export interface LatestElement {
   readonly compressed: boolean;
 }
 
+/** A logged element whose `/latest` bodies are still to be compressed. */
+interface PendingLatest {
+  readonly seq: number;
+  readonly generatedAt: Date;
+  readonly graph: string;
+  readonly bodies: Readonly<Record<FormatName, Buffer>>;
+}
+
 export interface StreamHubOptions {
   readonly baseUrl: string;
   readonly definition: StreamDefinition;
@@ -72,6 +80,10 @@ export class StreamHub {
   readonly waiters: LongPollWaiters;
   readonly #options: StreamHubOptions;
   #latest: LatestElement | undefined;
+  /** The newest logged element whose bodies `/latest` does not serve yet. */
+  #pendingLatest: PendingLatest | undefined;
+  #refreshing = false;
+  #latestWaiters: Array<{ readonly seq: number; readonly resolve: () => void }> = [];
   #chain: Promise<unknown> = Promise.resolve();
   #heartbeat: NodeJS.Timeout | undefined;
 
@@ -120,9 +132,9 @@ export class StreamHub {
   }
 
   /**
-   * Appends one element built from `observations`. Resolves with the logged element once it is
-   * the latest (its broadcast starts before, as soon as it is rendered); rejects, and changes
-   * nothing, if rendering fails. `seq`, when given (cluster workers), must continue the log.
+   * Appends one element built from `observations`. Resolves with the logged element once
+   * `/latest` serves it or a newer one (its broadcast starts before, as soon as it is rendered);
+   * rejects, and changes nothing, if rendering fails. `seq`, when given (cluster workers), must continue the log.
    */
   publish(observations: readonly Observation[], generatedAt: Date, seq?: number): Promise<LoggedElement> {
     return this.#enqueue((graph) => elementQuads(graph, generatedAt, observations), generatedAt, seq);
@@ -137,11 +149,15 @@ export class StreamHub {
   }
 
   #enqueue(quadsOf: (graph: string) => Quad[], generatedAt: Date, seq?: number): Promise<LoggedElement> {
-    const published = this.#chain.then(() => this.#publishNow(quadsOf, generatedAt, seq));
-    this.#chain = published.catch(this.#options.onError);
-    return published;
+    const logged = this.#chain.then(() => this.#publishNow(quadsOf, generatedAt, seq));
+    this.#chain = logged.catch(this.#options.onError);
+    return logged.then((element) => this.#latestReached(element.seq).then(() => element));
   }
 
+  /**
+   * Renders and logs one element and starts its broadcast. Only this is serialised: the bodies
+   * of `/latest` are compressed afterwards, off the chain (see `#refreshLatest`).
+   */
   async #publishNow(quadsOf: (graph: string) => Quad[], generatedAt: Date, givenSeq?: number): Promise<LoggedElement> {
     const { baseUrl, definition, jsonLd, metrics } = this.#options;
     // A cluster worker publishes the primary's numbering; it may join after the first element.
@@ -164,6 +180,35 @@ export class StreamHub {
     this.log.append(logged);
     metrics.elementPublished(definition.id);
     this.broadcaster.notify().catch(this.#options.onError);
+    this.#pendingLatest = { seq, generatedAt, graph, bodies };
+    if (!this.#refreshing) void this.#refreshLatest();
+    return logged;
+  }
+
+  /**
+   * Compresses the newest logged element and makes it the latest, until none is pending. When
+   * elements arrive faster than they compress (ingest bursts), the ones superseded meanwhile
+   * are never compressed: `/latest` only ever serves the newest.
+   */
+  async #refreshLatest(): Promise<void> {
+    this.#refreshing = true;
+    try {
+      for (let next = this.#pendingLatest; next !== undefined; next = this.#pendingLatest) {
+        this.#pendingLatest = undefined;
+        this.#latest = await this.#compressed(next);
+        this.waiters.release('element');
+        for (const waiter of this.#latestWaiters.splice(0)) {
+          if (waiter.seq <= next.seq) waiter.resolve();
+          else this.#latestWaiters.push(waiter);
+        }
+      }
+    } finally {
+      this.#refreshing = false;
+    }
+  }
+
+  async #compressed(element: PendingLatest): Promise<LatestElement> {
+    const { seq, generatedAt, graph, bodies } = element;
     let compressed = true;
     const encoded = await Promise.all(
       formatNames.map((format) =>
@@ -183,9 +228,13 @@ export class StreamHub {
         encodings.map((encoding) => [encoding, entityTag(this.log.epoch, seq, format, encoding)]),
       ) as Record<Encoding, string>;
     });
-    this.#latest = { seq, generatedAt, graph, bodies: latestBodies, etags, compressed };
-    this.waiters.release('element');
-    return logged;
+    return { seq, generatedAt, graph, bodies: latestBodies, etags, compressed };
+  }
+
+  /** Resolves once `/latest` serves element `seq` or a newer one. */
+  #latestReached(seq: number): Promise<void> {
+    if (this.#latest !== undefined && this.#latest.seq >= seq) return Promise.resolve();
+    return new Promise((resolve) => this.#latestWaiters.push({ seq, resolve }));
   }
 
   /**

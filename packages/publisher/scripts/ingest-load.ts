@@ -1,0 +1,166 @@
+/**
+ * Ingest throughput and latency: posts Turtle elements of `--observations` SOSA observations to
+ * an ingest stream over keep-alive connections for `--duration` seconds, while one SSE
+ * subscriber receives them. Reports elements/s and, per element, the time from the publisher
+ * accepting the POST (the element's generatedAt, stamped once every check has passed) to its
+ * arrival at the subscriber, and from sending the POST to that arrival.
+ *
+ *   cd packages/publisher && ../../node_modules/.bin/tsx scripts/ingest-load.ts --connections 8 --duration 30
+ *
+ * The publisher runs as its own process (same machine, same clock: no offset to correct).
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { createParser } from 'eventsource-parser';
+import { Pool } from 'undici';
+import { spawnPublisher, stopProcess } from './spawn-publisher.js';
+
+const { values } = parseArgs({
+  options: {
+    connections: { type: 'string', default: '8' },
+    duration: { type: 'string', default: '30' },
+    observations: { type: 'string', default: '100' },
+    port: { type: 'string', default: '18950' },
+    /** `none` measures without SHACL validation. */
+    shape: { type: 'string', default: 'bundled' },
+  },
+});
+const connections = Number(values.connections);
+const durationMs = Number(values.duration) * 1000;
+const observationCount = Number(values.observations);
+const port = Number(values.port);
+const base = `http://127.0.0.1:${port}`;
+const stream = `${base}/streams/sensors`;
+const token = randomBytes(24).toString('hex');
+
+/** A realistic element: `count` temperature observations of one building, values varying by `variant`. */
+function body(count: number, variant: number): string {
+  const lines = ['@prefix sosa: <http://www.w3.org/ns/sosa/>.', '@prefix xsd: <http://www.w3.org/2001/XMLSchema#>.'];
+  const at = new Date(Date.UTC(2026, 10, 22, 10, 0, variant)).toISOString();
+  for (let i = 0; i < count; i++) {
+    lines.push(
+      `<obs/${variant}-${i}> a sosa:Observation; sosa:madeBySensor <https://data.example.org/sensors/t${i}>;`,
+      `  sosa:observedProperty <https://data.example.org/properties/air-temperature>;`,
+      `  sosa:hasFeatureOfInterest <https://data.example.org/rooms/r${i}>;`,
+      `  sosa:hasSimpleResult ${(20 + ((i * 7 + variant) % 50) / 10).toFixed(1)}; sosa:resultTime "${at}"^^xsd:dateTime.`,
+    );
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+const percentile = (sorted: readonly number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
+const summary = (samples: number[]) => {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const round = (n: number) => Math.round(n * 10) / 10;
+  return { count: sorted.length, p50: round(percentile(sorted, 50)), p90: round(percentile(sorted, 90)), p99: round(percentile(sorted, 99)), max: round(sorted.at(-1) ?? NaN) };
+};
+
+const dir = mkdtempSync(join(tmpdir(), 'ingest-load-'));
+const configFile = join(dir, 'ingest.yaml');
+writeFileSync(
+  configFile,
+  `streams:\n  - id: sensors\n    title: Load test\n    retainedElements: 100\n${values.shape === 'none' ? '    shape: none\n' : ''}    source: { kind: ingest, tokenEnv: INGEST_LOAD_TOKEN }\n`,
+);
+process.env.INGEST_LOAD_TOKEN = token;
+// The subscriber shares this process with the posting loops: a deep queue keeps it from being
+// evicted when this process falls behind reading (the limit is the publisher's to enforce, not
+// what is measured here).
+const publisher = await spawnPublisher([
+  '--config', configFile, '--port', String(port), '--log-level', 'info', '--max-subscriber-queue-bytes', String(256 * 1024 * 1024),
+]);
+
+const bodies = Array.from({ length: 64 }, (_, variant) => body(observationCount, variant));
+console.log(`body: ${observationCount} observations, ${Buffer.byteLength(bodies[0]!)} bytes of Turtle; ${connections} keep-alive connections; ${durationMs / 1000} s`);
+
+// The subscriber: arrival time of every element, by sequence number.
+const arrivals = new Map<number, number>();
+let wake: (() => void) | undefined;
+const subscriber = httpRequest(`${stream}/events?format=turtle`, { headers: { accept: 'text/event-stream' } });
+await new Promise<void>((resolve, reject) => {
+  subscriber.on('error', reject);
+  subscriber.on('response', (response) => {
+    const parser = createParser({
+      onEvent: (event) => {
+        if (event.event !== undefined || event.id === undefined) return;
+        arrivals.set(Number(event.id), performance.timeOrigin + performance.now());
+        wake?.();
+      },
+    });
+    response.setEncoding('utf8').on('data', (chunk: string) => parser.feed(chunk));
+    resolve();
+  });
+  subscriber.end();
+});
+
+const pool = new Pool(base, { connections, pipelining: 1 });
+const accepted: Array<{ seq: number; generatedAt: number; sentAt: number; answeredAt: number }> = [];
+let refused = 0;
+const startedAt = Date.now();
+let sent = 0;
+const progress = setInterval(() => process.stderr.write(`\r${((Date.now() - startedAt) / 1000).toFixed(0)} s: ${accepted.length} elements accepted`), 1_000);
+
+await Promise.all(
+  Array.from({ length: connections }, async () => {
+    while (Date.now() - startedAt < durationMs) {
+      const payload = bodies[sent++ % bodies.length]!;
+      const sentAt = performance.timeOrigin + performance.now();
+      const response = await pool.request({
+        path: '/streams/sensors',
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'text/turtle' },
+        body: payload,
+      });
+      const text = await response.body.text();
+      const answeredAt = performance.timeOrigin + performance.now();
+      if (response.statusCode !== 201) {
+        refused++;
+        if (refused <= 3) console.error(`\n${response.statusCode}: ${text}`);
+        continue;
+      }
+      const answer = JSON.parse(text) as { seq: number; generatedAt: string };
+      accepted.push({ seq: answer.seq, generatedAt: Date.parse(answer.generatedAt), sentAt, answeredAt });
+    }
+  }),
+);
+const elapsedMs = Date.now() - startedAt;
+clearInterval(progress);
+process.stderr.write('\n');
+
+// Every accepted element must reach the subscriber.
+const deadline = Date.now() + 10_000;
+while (accepted.some((a) => !arrivals.has(a.seq)) && Date.now() < deadline) {
+  await new Promise<void>((resolve) => {
+    wake = resolve;
+    setTimeout(resolve, 100).unref();
+  });
+}
+const missing = accepted.filter((a) => !arrivals.has(a.seq)).length;
+
+const acceptToSse = accepted.filter((a) => arrivals.has(a.seq)).map((a) => arrivals.get(a.seq)! - a.generatedAt);
+const postToSse = accepted.filter((a) => arrivals.has(a.seq)).map((a) => arrivals.get(a.seq)! - a.sentAt);
+const roundTrip = accepted.map((a) => a.answeredAt - a.sentAt);
+console.log(
+  JSON.stringify(
+    {
+      elementsAccepted: accepted.length,
+      refused,
+      missingAtSubscriber: missing,
+      elementsPerSecond: Math.round((accepted.length / elapsedMs) * 1000 * 10) / 10,
+      observationsPerSecond: Math.round((accepted.length * observationCount * 1000) / elapsedMs),
+      acceptedToSseMs: summary(acceptToSse),
+      postSentToSseMs: summary(postToSse),
+      postRoundTripMs: summary(roundTrip),
+    },
+    null,
+    2,
+  ),
+);
+
+subscriber.destroy();
+await pool.close();
+await stopProcess(publisher);
+rmSync(dir, { recursive: true, force: true });
