@@ -42,3 +42,13 @@ function field(name: string, value: string): string {
 
 /** Turtle and the other line-based formats end with a newline; SSE data need not repeat it. */
 export const trimFinalNewline = (text: string) => text.replace(/(?:\r\n|\r|\n)$/, '');
+
+/**
+ * The document an element's SSE frame carries: its `data:` lines joined again, with the final
+ * newline `trimFinalNewline` took off when `endsWithNewline` (every format but JSON-LD).
+ */
+export function frameDocument(frame: Buffer, endsWithNewline: boolean): string {
+  const lines = frame.toString('utf8').split('\n');
+  const data = lines.filter((line) => line.startsWith('data: ')).map((line) => line.slice('data: '.length));
+  return `${data.join('\n')}${endsWithNewline ? '\n' : ''}`;
+}

@@ -79,3 +79,31 @@ describe('GET /contexts/sosa-stream.jsonld', () => {
     expect(context['@context'].resultTime?.['@type']).toBe('xsd:dateTime');
   });
 });
+
+describe('GET /streams/{id}/elements/{seq}', () => {
+  it('serves a retained element in every format, byte for byte as /latest served it', async () => {
+    const seq = await running.push();
+    const element = `${running.url}/streams/parking/elements/${seq}`;
+    for (const format of formatNames) {
+      const headers = { accept: formats[format].mediaType, 'accept-encoding': 'identity' };
+      const latest = await (await fetch(`${running.url}/streams/parking/latest`, { headers })).text();
+      const response = await fetch(element, { headers });
+      expect(response.status, format).toBe(200);
+      expect(response.headers.get('content-type')).toContain(formats[format].mediaType);
+      expect(await response.text(), format).toBe(latest);
+    }
+    await running.push();
+    const old = await fetch(element, { headers: { accept: 'text/turtle' } });
+    expect(old.status).toBe(200);
+    const etag = old.headers.get('etag')!;
+    expect((await fetch(element, { headers: { accept: 'text/turtle', 'if-none-match': etag } })).status).toBe(304);
+  });
+
+  it('404 problem+json for an element not retained, and for a malformed number', async () => {
+    for (const seq of ['999999', '0', '01', 'abc']) {
+      const response = await fetch(`${running.url}/streams/parking/elements/${seq}`);
+      expect(response.status, seq).toBe(404);
+      expect((await readProblem(response)).code).toBe('PUB_ERR_ELEMENT_NOT_FOUND');
+    }
+  });
+});

@@ -98,6 +98,9 @@ describe('POST /streams/{id} (ingest)', () => {
     // The body's triples are in the element's graph; relative IRIs resolved against the stream.
     expect(latest).toContain(`<${stream}/obs/0> <${SOSA}madeBySensor> <https://example.org/sensors/t0> <${stream}/elements/1> .`);
     expect(latest).toContain(`<${stream}/elements/1> <http://www.w3.org/ns/prov#generatedAtTime>`);
+    const element = await fetch(body.element, { headers: { accept: 'application/n-quads' } });
+    expect(element.status).toBe(200);
+    expect(await element.text()).toBe(latest);
   });
 
   it.each([
