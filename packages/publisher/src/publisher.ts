@@ -34,6 +34,8 @@ export interface PublisherOptions {
 export interface Publisher {
   readonly app: FastifyInstance;
   readonly hubs: ReadonlyMap<string, StreamHub>;
+  /** The ingest streams' endpoints (token digest, shapes, `Idempotency-Key` answers), by stream id. */
+  readonly ingest: ReadonlyMap<string, IngestEndpoint>;
   readonly config: PublisherConfig;
   /** Starts every stream's source; resolves once each has published its first element. */
   start(): Promise<void>;
@@ -125,6 +127,7 @@ export async function createPublisher(config: PublisherConfig, options: Publishe
   return {
     app,
     hubs,
+    ingest,
     config,
     async start() {
       await Promise.all([...hubs.values()].map((h) => h.start()));

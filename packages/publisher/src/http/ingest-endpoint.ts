@@ -13,7 +13,7 @@ export interface IngestAnswer {
 }
 
 export type IdempotencyEntry =
-  | { readonly state: 'pending'; readonly fingerprint: string }
+  | { readonly state: 'pending' }
   | { readonly state: 'done'; readonly fingerprint: string; readonly answer: IngestAnswer };
 
 /** What the ingest route needs of one ingest stream. */

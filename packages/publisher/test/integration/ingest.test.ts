@@ -1,9 +1,12 @@
+import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
+import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readProblem as readProblemBody } from '../support/problem.js';
 import { type ConfiguredPublisher, freePort, startConfiguredPublisher } from '../support/publisher-fixture.js';
 import { elementIds, openSse, type SseConnection } from '../support/sse-client.js';
+import { waitUntil } from '../support/wait-until.js';
 
 const TOKEN = 'sensors-token-0123456789abcdef';
 const OTHER_TOKEN = 'other-token-0123456789abcdefgh';
@@ -249,6 +252,32 @@ describe('POST /streams/{id} (ingest)', () => {
       const evicted = await post(observationsTurtle(1, 7), { 'idempotency-key': 'limit-a' });
       expect(evicted.headers.get('idempotent-replayed')).toBeNull();
       expect(await seqOf(evicted)).toBe(first['limit-d']! + 1);
+    });
+
+    it('answers 409 to a retry sent while the first request is still in progress', async () => {
+      const body = observationsTurtle(1, 3);
+      const { port } = new URL(running.url);
+      // The first request sends its headers and half its body, and waits.
+      const first = connect(Number(port), '127.0.0.1');
+      await once(first, 'connect');
+      let firstAnswer = '';
+      first.setEncoding('utf8').on('data', (chunk: string) => (firstAnswer += chunk));
+      first.write(
+        `POST /streams/sensors HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: text/turtle\r\n` +
+          `Idempotency-Key: in-flight\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body.slice(0, 40)}`,
+      );
+      await waitUntil(() => running.publisher.ingest.get('sensors')?.idempotency.get('in-flight')?.state === 'pending');
+      const before = await state();
+      const retry = await post(body, { 'idempotency-key': 'in-flight' });
+      await readProblem(retry, 409, 'PUB_ERR_IDEMPOTENCY_KEY_IN_USE');
+      expect(retry.headers.get('retry-after')).toBe('1');
+      expect(await state()).toEqual(before);
+      // The first one completes, and a retry now gets its answer.
+      first.write(body.slice(40));
+      await once(first, 'close'); // Connection: close, once answered
+      expect(firstAnswer).toMatch(/^HTTP\/1\.1 201 /);
+      const replayed = await post(body, { 'idempotency-key': 'in-flight' });
+      expect(replayed.headers.get('idempotent-replayed')).toBe('true');
     });
 
     it('lets a refused request be corrected and sent again with the same key', async () => {

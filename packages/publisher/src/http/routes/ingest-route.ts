@@ -142,24 +142,27 @@ export function ingestRoute(app: FastifyInstance, context: AppContext): void {
     const limit = config.ingestMaxBodyBytes;
     const declared = Number(request.headers['content-length']);
     if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit);
-    const body = await readBody(request.body as Readable, decoder, limit);
+    const read = () => readBody(request.body as Readable, decoder, limit);
+    const fingerprintOf = (body: Buffer) => createHash('sha256').update(format).update('\0').update(body).digest('base64url');
 
-    if (key === undefined) return send(reply, await ingest(request, body, format, endpoint));
-    const fingerprint = createHash('sha256').update(format).update('\0').update(body).digest('base64url');
+    if (key === undefined) return send(reply, await ingest(request, await read(), format, endpoint));
     const stored = endpoint.idempotency.get(key);
+    if (stored?.state === 'pending') {
+      // Answered before the body is read: the first request with this key is still in progress.
+      throw new PublisherError('PUB_ERR_IDEMPOTENCY_KEY_IN_USE', 'Retry when the first request has been answered', {}, { 'retry-after': '1' });
+    }
     if (stored !== undefined) {
-      if (stored.fingerprint !== fingerprint) {
+      if (stored.fingerprint !== fingerprintOf(await read())) {
         throw new PublisherError('PUB_ERR_IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was sent with a different body');
-      }
-      if (stored.state === 'pending') {
-        throw new PublisherError('PUB_ERR_IDEMPOTENCY_KEY_IN_USE', 'Retry when the first request has been answered', {}, { 'retry-after': '1' });
       }
       return send(reply, stored.answer, { 'idempotent-replayed': 'true' });
     }
-    endpoint.idempotency.set(key, { state: 'pending', fingerprint });
+    // Taken before the body is read, so that a retry sent while this one uploads is told so.
+    endpoint.idempotency.set(key, { state: 'pending' });
     try {
+      const body = await read();
       const answer = await ingest(request, body, format, endpoint);
-      endpoint.idempotency.set(key, { state: 'done', fingerprint, answer });
+      endpoint.idempotency.set(key, { state: 'done', fingerprint: fingerprintOf(body), answer });
       return send(reply, answer);
     } catch (error) {
       // A refused request may be corrected and sent again with the same key.
