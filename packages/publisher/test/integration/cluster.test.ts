@@ -1,7 +1,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { freePort } from '../support/publisher-fixture.js';
 import { openSse } from '../support/sse-client.js';
 
@@ -18,6 +18,18 @@ function descendants(pid: number): number[] {
   return children.flatMap((child) => [child, ...descendants(child)]);
 }
 
+/** Processes a failed test would otherwise leave behind (a primary whose workers hold the port). */
+const started: number[] = [];
+afterEach(() => {
+  for (const pid of started.splice(0).flatMap((pid) => [...descendants(pid), pid])) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone: the test stopped it
+    }
+  }
+});
+
 describe('--workers 2 (node:cluster)', () => {
   it('serves the same elements, ids and ETags from every worker, and SIGTERM stops them all', async () => {
     const port = await freePort();
@@ -25,6 +37,7 @@ describe('--workers 2 (node:cluster)', () => {
       cwd: packageDir,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    started.push(primary.pid!);
     let output = '';
     primary.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
     await new Promise<void>((resolve, reject) => {
