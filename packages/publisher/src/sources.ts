@@ -80,7 +80,7 @@ export function createSource(stream: StreamConfig, config: PublisherConfig, logg
         timeoutMs: source.timeoutMs,
         maxBodyBytes: config.webApiMaxBodyBytes,
         retry,
-        ...(source.headers === undefined ? {} : { headers: source.headers }),
+        headers: { ...source.headers, ...source.secretHeaders },
         mapping: source.mapping,
         logger,
       });
@@ -93,6 +93,8 @@ export function createSource(stream: StreamConfig, config: PublisherConfig, logg
         ...(source.rdfFormat === undefined ? {} : { rdfFormat: source.rdfFormat }),
         ...(source.mapping === undefined ? {} : { mapping: source.mapping }),
         qos: source.qos,
+        ...(source.username === undefined ? {} : { username: source.username }),
+        ...(source.password === undefined ? {} : { password: source.password }),
         reconnectPeriodMs: config.mqttReconnectMs,
         connectTimeoutMs: 10_000,
         maxPayloadBytes: config.mqttMaxPayloadBytes,

@@ -19,6 +19,9 @@ export const MappingSchema = Type.Object(
   { additionalProperties: false },
 );
 
+/** The name of an environment variable that holds a secret (never the secret itself). */
+const envVariable = Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$' });
+
 const SimulatorSource = Type.Object(
   {
     kind: Type.Literal('simulator'),
@@ -49,6 +52,11 @@ const WebApiSource = Type.Object(
     pollSeconds: Type.Number({ minimum: 0.05, maximum: 86_400, default: 30, description: 'Seconds between two requests' }),
     timeoutMs: Type.Integer({ minimum: 10, maximum: 600_000, default: 10_000, description: 'Timeout of one request' }),
     headers: Type.Optional(Type.Record(Type.String({ pattern: '^[A-Za-z0-9-]+$' }), Type.String())),
+    headersFromEnv: Type.Optional(
+      Type.Record(Type.String({ pattern: '^[A-Za-z0-9-]+$' }), envVariable, {
+        description: 'Request headers whose values (API keys) are read from environment variables',
+      }),
+    ),
     mapping: MappingSchema,
   },
   { additionalProperties: false },
@@ -63,6 +71,8 @@ const MqttSource = Type.Object(
     rdfFormat: Type.Optional(rdfFileFormat),
     mapping: Type.Optional(MappingSchema),
     qos: Type.Union([Type.Literal(0), Type.Literal(1)], { default: 1 }),
+    username: Type.Optional(Type.String({ minLength: 1 })),
+    passwordEnv: Type.Optional(envVariable),
   },
   { additionalProperties: false },
 );
@@ -71,7 +81,7 @@ const IngestSource = Type.Object(
   {
     kind: Type.Literal('ingest'),
     tokenEnv: Type.String({
-      pattern: '^[A-Za-z_][A-Za-z0-9_]*$',
+      pattern: envVariable.pattern,
       description: 'Name of the environment variable holding the bearer token',
     }),
   },
@@ -111,8 +121,8 @@ export type MappingConfig = Static<typeof MappingSchema>;
 export type SourceConfig =
   | Static<typeof SimulatorSource>
   | Static<typeof ReplaySource>
-  | Static<typeof WebApiSource>
-  | Static<typeof MqttSource>
+  | (Static<typeof WebApiSource> & { readonly secretHeaders?: Readonly<Record<string, string>> })
+  | (Static<typeof MqttSource> & { readonly password?: string })
   | (Static<typeof IngestSource> & { readonly token: string });
 
 export type ShapeChoice = { readonly kind: 'bundled' } | { readonly kind: 'file'; readonly path: string } | { readonly kind: 'none' };
@@ -218,6 +228,34 @@ export function resolveStreams(raw: unknown, defaults: StreamDefaults): { stream
   return { streams, problems };
 }
 
+/** The value of the environment variable `name`, or a problem at `path` if it is unset or too short. */
+function secret(
+  env: StreamDefaults['env'],
+  name: string,
+  path: string,
+  minLength: number,
+  problems: StreamProblem[],
+  what = 'a value',
+): string | undefined {
+  const value = env[name];
+  if (value === undefined || value.length < minLength) {
+    problems.push({
+      path,
+      message: `Environment variable ${name} must hold ${what}${minLength > 1 ? ` (at least ${minLength} characters)` : ''}`,
+      ...(value === undefined ? {} : { value: '(too short)' }),
+    });
+    return undefined;
+  }
+  return value;
+}
+
+/** A copy of `source` with a secret that is not enumerable: it never appears when the configuration is logged or serialised. */
+function withSecret<T extends object>(source: T, key: string, value: unknown): T {
+  const copy = { ...source };
+  Object.defineProperty(copy, key, { value, enumerable: false });
+  return copy;
+}
+
 function resolveSource(
   source: SourceConfig,
   at: string,
@@ -227,26 +265,27 @@ function resolveSource(
   switch (source.kind) {
     case 'replay':
       return { ...source, file: defaults.resolvePath(source.file) };
-    case 'mqtt':
+    case 'mqtt': {
       if (source.payload === 'json' && source.mapping === undefined) {
         problems.push({ path: `${at}/mapping`, message: 'JSON payloads need a mapping' });
         return undefined;
       }
-      return source;
-    case 'ingest': {
-      const token = defaults.env[source.tokenEnv];
-      if (token === undefined || token.length < 16) {
-        problems.push({
-          path: `${at}/tokenEnv`,
-          message: `Environment variable ${source.tokenEnv} must hold the stream's bearer token (at least 16 characters)`,
-          value: token === undefined ? undefined : '(too short)',
-        });
-        return undefined;
+      if (source.passwordEnv === undefined) return source;
+      const password = secret(defaults.env, source.passwordEnv, `${at}/passwordEnv`, 1, problems);
+      return password === undefined ? undefined : withSecret(source, 'password', password);
+    }
+    case 'web-api': {
+      const secretHeaders: Record<string, string> = {};
+      for (const [header, variable] of Object.entries(source.headersFromEnv ?? {})) {
+        const value = secret(defaults.env, variable, `${at}/headersFromEnv/${header}`, 1, problems);
+        if (value === undefined) return undefined;
+        secretHeaders[header] = value;
       }
-      // Not enumerable: the token never appears when the configuration is logged or serialised.
-      const resolved = { kind: source.kind, tokenEnv: source.tokenEnv } as SourceConfig & { token: string };
-      Object.defineProperty(resolved, 'token', { value: token, enumerable: false });
-      return resolved;
+      return withSecret(source, 'secretHeaders', secretHeaders);
+    }
+    case 'ingest': {
+      const token = secret(defaults.env, source.tokenEnv, `${at}/tokenEnv`, 16, problems, "the stream's bearer token");
+      return token === undefined ? undefined : withSecret(source, 'token', token);
     }
     default:
       return source;

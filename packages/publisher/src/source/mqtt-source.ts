@@ -23,6 +23,9 @@ export interface MqttSourceOptions {
   readonly qos?: 0 | 1;
   /** Default: a random id chosen by mqtt.js. */
   readonly clientId?: string;
+  /** Broker credentials (MQTT username and password). */
+  readonly username?: string;
+  readonly password?: string;
   readonly reconnectPeriodMs: number;
   readonly connectTimeoutMs: number;
   /** Bigger messages are rejected (logged and counted). */
@@ -90,7 +93,7 @@ export class MqttSource implements ElementSource {
 
   start(sink: ObservationSink): void {
     if (this.#client !== undefined) return;
-    const { url, clientId, reconnectPeriodMs, connectTimeoutMs } = this.#options;
+    const { url, clientId, reconnectPeriodMs, connectTimeoutMs, username, password } = this.#options;
     this.#sink = sink;
     this.#connected = false;
     this.#detail = 'connecting to the broker';
@@ -101,6 +104,8 @@ export class MqttSource implements ElementSource {
       // Subscriptions are made on every `connect` instead, which also covers a refused first one.
       resubscribe: false,
       ...(clientId === undefined ? {} : { clientId }),
+      ...(username === undefined ? {} : { username }),
+      ...(password === undefined ? {} : { password }),
     });
     this.#client = client;
     client.on('connect', () => this.#onConnect(client));

@@ -11,6 +11,7 @@ import { waitUntil } from '../support/wait-until.js';
  */
 let upstream: Server;
 let answer: (response: ServerResponse) => void;
+const apiKeys = new Set<string | undefined>();
 let running: ConfiguredPublisher;
 let sse: SseConnection;
 
@@ -36,7 +37,10 @@ const rooms = (value: number) => (response: ServerResponse) =>
 
 beforeAll(async () => {
   answer = failing;
-  upstream = createServer((_request, response) => answer(response));
+  upstream = createServer((request, response) => {
+    apiKeys.add(request.headers['x-api-key'] as string | undefined);
+    answer(response);
+  });
   await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
   const { port } = upstream.address() as { port: number };
   running = await startConfiguredPublisher(
@@ -48,13 +52,14 @@ beforeAll(async () => {
       url: http://127.0.0.1:${port}/rooms
       pollSeconds: 0.1
       timeoutMs: 1000
+      headersFromEnv: { x-api-key: ROOMS_API_KEY }
       mapping:
         sensor: https://example.org/sensors/{room}
         observedProperty: https://example.org/properties/co2
         featureOfInterest: https://example.org/rooms/{room}
         result: "{co2}"
 `,
-    { flags: ['--source-retry-initial-ms', '20', '--source-retry-max-ms', '50'] },
+    { flags: ['--source-retry-initial-ms', '20', '--source-retry-max-ms', '50'], env: { ROOMS_API_KEY: 'rooms-api-key-1' } },
   );
   sse = await openSse(`${running.url}/streams/rooms/events`);
 });
@@ -97,5 +102,9 @@ describe('a web-API source whose upstream fails', () => {
     expect(after.status).toBe(200);
     expect(after.headers.get('etag')).toBe(before.headers.get('etag'));
     expect(sse.events).toHaveLength(1);
+  });
+
+  it('sent the API key named by headersFromEnv with every request', () => {
+    expect([...apiKeys]).toEqual(['rooms-api-key-1']);
   });
 });

@@ -59,6 +59,31 @@ describe('streams in a configuration file', () => {
     expect(JSON.stringify(config)).not.toContain(TOKEN);
   });
 
+  it('reads MQTT passwords and web-API secret headers from the environment, and never serialises them', () => {
+    const config = load(
+      'secrets.yaml',
+      `streams:
+  - { id: m, title: M, source: { kind: mqtt, url: "mqtt://h:1", topics: [a], payload: rdf, username: publisher, passwordEnv: BROKER_PASSWORD } }
+  - id: w
+    title: W
+    source:
+      kind: web-api
+      url: https://api.example.org/rooms
+      headers: { accept: application/json }
+      headersFromEnv: { x-api-key: ROOMS_API_KEY }
+      mapping: { sensor: "https://e.org/{id}", observedProperty: "https://e.org/p", featureOfInterest: "https://e.org/{id}", result: "{v}" }
+`,
+      { BROKER_PASSWORD: 'broker-secret', ROOMS_API_KEY: 'api-secret' },
+    );
+    const [mqtt, web] = config.streams.map((stream) => stream.source) as Array<Record<string, unknown>>;
+    expect(mqtt).toMatchObject({ username: 'publisher', password: 'broker-secret' });
+    expect(web?.secretHeaders).toEqual({ 'x-api-key': 'api-secret' });
+    expect(JSON.stringify(config)).not.toMatch(/broker-secret|api-secret/);
+    expect(problem('secrets-missing.yaml', 'streams:\n  - { id: m, title: M, source: { kind: mqtt, url: "mqtt://h:1", topics: [a], payload: rdf, passwordEnv: NOPE_NOT_SET } }\n')).toMatch(
+      /streams\/0\/source\/passwordEnv .*Environment variable NOPE_NOT_SET must hold a value/,
+    );
+  });
+
   it.each([
     [
       'a bad source option, with its path and line',
