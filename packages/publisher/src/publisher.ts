@@ -103,6 +103,10 @@ export async function createPublisher(config: PublisherConfig, options: Publishe
     if (stream.source.kind === 'ingest') ingest.set(stream.id, createIngestEndpoint(stream, config));
   });
 
+  metrics.watchSources(
+    [...hubs.values()].map((hub) => ({ streamId: hub.definition.id, kind: hub.source.kind, health: () => hub.source.health() })),
+  );
+
   const appContext: AppContext = {
     config,
     hubs,

@@ -1,5 +1,13 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { StreamMetrics } from '../publish/stream-metrics.js';
+import type { SourceHealth } from '../source/element-source.js';
+
+/** What the metrics read of each stream's source when scraped. */
+export interface SourceProbe {
+  readonly streamId: string;
+  readonly kind: string;
+  health(): SourceHealth;
+}
 
 type RequestCounter = ReturnType<Counter<'route' | 'method' | 'status'>['labels']>;
 
@@ -53,9 +61,35 @@ export class PrometheusMetrics implements StreamMetrics {
     registers: [this.registry],
   });
   readonly #requestCounters = new Map<string, RequestCounter>();
+  #sources: readonly SourceProbe[] = [];
 
   constructor(collectProcessMetrics = true) {
     if (collectProcessMetrics) collectDefaultMetrics({ register: this.registry });
+    const sources = () => this.#sources;
+    // Read from each source's health() when scraped: no timer, no state of their own.
+    new Gauge({
+      name: 'rdf_stream_source_up',
+      help: "1 when a stream's source works (ok), 0 when it is degraded or stopped",
+      labelNames: ['stream', 'kind'] as const,
+      registers: [this.registry],
+      collect() {
+        for (const source of sources()) this.set({ stream: source.streamId, kind: source.kind }, source.health().state === 'ok' ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'rdf_stream_source_records_rejected',
+      help: 'Upstream records a source could not map to observations since it started (logged and skipped)',
+      labelNames: ['stream'] as const,
+      registers: [this.registry],
+      collect() {
+        for (const source of sources()) this.set({ stream: source.streamId }, source.health().recordsRejected);
+      },
+    });
+  }
+
+  /** The sources whose health `/metrics` reports (set once the streams are built). */
+  watchSources(sources: readonly SourceProbe[]): void {
+    this.#sources = sources;
   }
 
   elementPublished(streamId: string): void {

@@ -24,6 +24,13 @@ const healthOf = async () => {
   return { status: response.status, overall: body.status, source: body.streams.rooms?.source };
 };
 
+/** One sample of the publisher's /metrics. */
+const metric = async (series: string) => {
+  const text = await (await fetch(`${running.url}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+};
+
 /** Resolves when the upstream has answered its next request (with the current `answer`). */
 const nextUpstreamAnswer = () =>
   once(upstream, 'request').then(async (args) => {
@@ -80,6 +87,7 @@ describe('a web-API source whose upstream fails', () => {
     expect({ status, overall }).toEqual({ status: 200, overall: 'ok' });
     expect(source).toMatchObject({ kind: 'web-api', state: 'degraded', detail: 'upstream answered HTTP 500', lastSuccessAt: null });
     expect((await fetch(`${running.url}/streams/rooms/latest`)).status).toBe(503);
+    expect(await metric('rdf_stream_source_up{stream="rooms",kind="web-api"}')).toBe(0);
   });
 
   it('publishes once the upstream recovers, and is ok again', async () => {
@@ -87,6 +95,7 @@ describe('a web-API source whose upstream fails', () => {
     const [event] = await sse.waitForEvents(1);
     expect(event?.data).toContain('612');
     expect((await healthOf()).source).toMatchObject({ state: 'ok', lastSuccessAt: expect.any(String) });
+    expect(await metric('rdf_stream_source_up{stream="rooms",kind="web-api"}')).toBe(1);
   });
 
   it('keeps serving the last element when the upstream fails again', async () => {
