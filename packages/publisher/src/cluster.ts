@@ -5,7 +5,7 @@ import type { PublisherConfig } from './config/config-schema.js';
 import type { Observation } from './model/observation.js';
 import { streamIri } from './model/stream-element.js';
 import { createPublisher } from './publisher.js';
-import type { ElementSource } from './source/element-source.js';
+import type { ElementSource, ObservationSink, SourceHealth } from './source/element-source.js';
 import { ManualSource } from './source/manual-source.js';
 import { createSource } from './sources.js';
 
@@ -18,6 +18,51 @@ interface ElementMessage {
   readonly seq: number;
   readonly generatedAtMs: number;
   readonly observations: readonly Observation[];
+}
+
+/** What the primary sends every worker about each stream's source, every second. */
+interface HealthMessage {
+  readonly type: 'source-health';
+  readonly streamId: string;
+  readonly health: SourceHealth;
+}
+
+type PrimaryMessage = ElementMessage | HealthMessage;
+
+/** Milliseconds between two source-health messages from the primary to its workers. */
+const HEALTH_RELAY_MS = 1_000;
+
+/**
+ * A worker's stand-in for a source the primary runs: elements arrive as messages, and its
+ * kind and health are the primary's source's, so that every worker's /health and /metrics tell
+ * the truth about it.
+ */
+class RelayedSource implements ElementSource {
+  readonly #relay: ManualSource;
+  #health: SourceHealth = { state: 'ok', recordsRejected: 0 };
+
+  constructor(
+    readonly kind: string,
+    readonly expectedIntervalMs: number | null,
+  ) {
+    this.#relay = new ManualSource(expectedIntervalMs);
+  }
+
+  start(sink: ObservationSink): void {
+    this.#relay.start(sink);
+  }
+
+  stop(): void {
+    this.#relay.stop();
+  }
+
+  health(): SourceHealth {
+    return this.#health;
+  }
+
+  relayed(health: SourceHealth): void {
+    this.#health = health;
+  }
 }
 
 const log = (level: 'info' | 'error', message: string, fields: Record<string, unknown> = {}) =>
@@ -60,6 +105,16 @@ export async function runPrimary(config: PublisherConfig): Promise<void> {
     });
     return source;
   });
+  const healthMessages = (): HealthMessage[] =>
+    config.streams.map((stream, index) => {
+      return { type: 'source-health', streamId: stream.id, health: (sources[index] as ElementSource).health() };
+    });
+  const relayHealth = setInterval(() => {
+    const messages = healthMessages();
+    for (const worker of Object.values(cluster.workers ?? {})) for (const message of messages) worker?.send(message);
+  }, HEALTH_RELAY_MS);
+  relayHealth.unref();
+  cluster.on('listening', (worker) => healthMessages().forEach((message) => worker.send(message)));
   const iris = config.streams.map((stream) => streamIri(config.baseUrl, stream.id));
   log('info', `publishing ${config.streams.map((stream) => stream.id).join(', ')} at ${config.baseUrl}/streams with ${config.workers} workers`, {
     streams: iris,
@@ -69,6 +124,7 @@ export async function runPrimary(config: PublisherConfig): Promise<void> {
     if (stopping) process.exit(1);
     stopping = true;
     log('info', 'draining subscribers before exit', { signal });
+    clearInterval(relayHealth);
     for (const source of sources) void source.stop();
     const running = Object.values(cluster.workers ?? {}).filter((worker): worker is Worker => worker !== undefined);
     const exits = running.map((worker) => once(worker, 'exit'));
@@ -91,13 +147,20 @@ export async function runPrimary(config: PublisherConfig): Promise<void> {
 export async function runWorker(config: PublisherConfig): Promise<void> {
   // The primary runs the real sources; a worker's are fed its messages.
   const sources = new Map(
-    config.streams.map((stream) => [stream.id, new ManualSource(stream.intervalSeconds == null ? null : stream.intervalSeconds * 1000)]),
+    config.streams.map((stream) => [
+      stream.id,
+      new RelayedSource(stream.source.kind, stream.intervalSeconds == null ? null : stream.intervalSeconds * 1000),
+    ]),
   );
   const epoch = process.env[EPOCH_VARIABLE];
   const publisher = await createPublisher(config, { sources, ...(epoch ? { epoch } : {}) });
   await publisher.start();
   await publisher.listen();
-  process.on('message', (message: ElementMessage) => {
+  process.on('message', (message: PrimaryMessage) => {
+    if (message?.type === 'source-health') {
+      sources.get(message.streamId)?.relayed(message.health);
+      return;
+    }
     const hub = message?.type === 'element' ? publisher.hubs.get(message.streamId) : undefined;
     if (hub === undefined) return;
     hub.publish(message.observations, new Date(message.generatedAtMs), message.seq).catch((error: unknown) => {

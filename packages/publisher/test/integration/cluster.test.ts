@@ -1,5 +1,6 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { freePort } from '../support/publisher-fixture.js';
@@ -69,8 +70,22 @@ describe('--workers 2 (node:cluster)', () => {
     }
     expect(etags.size).toBe(1);
 
-    // tsx → node (the primary) → its workers: three processes below the one we started.
-    expect(descendants(primary.pid!)).toHaveLength(3);
+    // Every worker describes the primary's source, not its own relay.
+    for (let index = 0; index < 4; index++) {
+      const health = (await (await fetch(`http://127.0.0.1:${port}/health`)).json()) as { streams: { parking: { source: unknown } } };
+      expect(health.streams.parking.source).toMatchObject({ kind: 'simulator', state: 'ok' });
+    }
+
+    // tsx → node (the primary) → its workers: three node processes below the one we started
+    // (esbuild, which tsx may start as a helper, is not counted).
+    const nodes = descendants(primary.pid!).filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'node';
+      } catch {
+        return false;
+      }
+    });
+    expect(nodes).toHaveLength(3);
 
     primary.kill('SIGTERM');
     await Promise.all(connections.map((connection) => connection.ended));
