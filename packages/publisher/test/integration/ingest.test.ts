@@ -151,6 +151,7 @@ describe('POST /streams/{id} (ingest)', () => {
     const cases: Array<[string, () => Promise<Response>, number, string, ((problem: Record<string, unknown>) => void)?]> = [
       ['malformed Turtle', () => post(`${observationsTurtle(1)}<a> <b> "unterminated .\n`), 400, 'PUB_ERR_RDF_SYNTAX', (p) => expect(p.line).toBe(6)],
       ['malformed JSON-LD', () => post('{\n  "@id": "https://example.org/x",\n  "a": }', { 'content-type': 'application/ld+json' }), 400, 'PUB_ERR_RDF_SYNTAX', (p) => expect(p.line).toBe(3)],
+      ['a JSON-LD term that expands to nothing (it would be dropped silently)', () => post(JSON.stringify({ '@id': 'https://example.org/x', temperature: 21, 'https://example.org/p': 1 }), { 'content-type': 'application/ld+json' }), 400, 'PUB_ERR_RDF_SYNTAX', (p) => expect(p.detail).toMatch(/Dropping property/)],
       ['a shape violation', () => post(`@prefix sosa: <${SOSA}>. <o> a sosa:Observation; sosa:hasSimpleResult 1.`), 422, 'PUB_ERR_SHAPE_VIOLATION', (p) => {
         const violations = p.violations as Array<{ focusNode: string; path?: string; message: string }>;
         expect(violations.map((v) => v.path)).toEqual(expect.arrayContaining([`${SOSA}madeBySensor`, `${SOSA}resultTime`]));
