@@ -134,6 +134,8 @@ export async function createPublisher(config: PublisherConfig, options: Publishe
     ingest,
     config,
     async start() {
+      // Compile every ingest stream's shapes first: a broken shapes file stops the start.
+      await Promise.all([...ingest.values()].map((endpoint) => endpoint.validator?.load()));
       await Promise.all([...hubs.values()].map((h) => h.start()));
     },
     listen: () => app.listen({ host: config.host, port: config.port }),
@@ -157,6 +159,7 @@ export async function createPublisher(config: PublisherConfig, options: Publishe
           ),
         );
         await app.close();
+        await Promise.all([...ingest.values()].map((endpoint) => endpoint.validator?.close()));
         return true;
       })();
       let timer: NodeJS.Timeout | undefined;

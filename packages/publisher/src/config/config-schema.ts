@@ -54,6 +54,7 @@ export const ConfigSchema = Type.Object(
     ingestMaxTriples: integer(1, 10_000_000, 'Most triples in one ingested element (count)'),
     ingestMaxLiteralChars: integer(1, 100_000_000, 'Longest literal in an ingested element, in characters'),
     ingestMaxIriChars: integer(16, 1_000_000, 'Longest IRI in an ingested element, in characters'),
+    ingestMaxPendingValidations: integer(1, 100_000, 'SHACL validations waiting per ingest stream (count); more get 503'),
     idempotencyKeysRetained: integer(0, 10_000_000, 'Ingest answers kept per stream for Idempotency-Key replays (count)'),
     idempotencyKeyTtlSeconds: integer(1, 31_536_000, 'Seconds an Idempotency-Key answer is kept'),
     webApiMaxBodyBytes: integer(1_024, 1_073_741_824, 'Largest web-API response a source reads, in bytes'),

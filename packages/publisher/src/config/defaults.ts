@@ -54,6 +54,8 @@ export const defaults = Object.freeze({
   ingestMaxLiteralChars: 65_536,
   /** Ingest: longest IRI, in characters. */
   ingestMaxIriChars: 4_096,
+  /** Ingest: SHACL validations waiting for a stream's validation thread (count); more are answered 503. */
+  ingestMaxPendingValidations: 64,
   /** Ingest: answers kept per stream for `Idempotency-Key` replays (count), and for how long. */
   idempotencyKeysRetained: 10_000,
   idempotencyKeyTtlSeconds: 86_400,

@@ -3,7 +3,7 @@ import { LRUCache } from 'lru-cache';
 import type { PublisherConfig } from '../config/config-schema.js';
 import type { StreamConfig } from '../config/stream-config.js';
 import { bundledShapesFile } from '../model/bundled-context.js';
-import { ShapeValidator } from '../model/shape-validator.js';
+import { ThreadedShapeValidator } from '../model/threaded-shape-validator.js';
 
 /** A stored ingest answer, replayed for a retried request with the same `Idempotency-Key`. */
 export interface IngestAnswer {
@@ -21,7 +21,8 @@ export interface IngestEndpoint {
   readonly streamId: string;
   /** SHA-256 of the bearer token: compared in constant time, the token itself is not kept here. */
   readonly tokenDigest: Buffer;
-  readonly validator: ShapeValidator | null;
+  /** The stream's SHACL shapes, validated in a worker thread; null when the stream has none. */
+  readonly validator: ThreadedShapeValidator | null;
   /** Bounded by `idempotencyKeysRetained` entries and `idempotencyKeyTtlSeconds`. */
   readonly idempotency: LRUCache<string, IdempotencyEntry>;
 }
@@ -34,7 +35,10 @@ export function createIngestEndpoint(stream: StreamConfig, config: PublisherConf
   return {
     streamId: stream.id,
     tokenDigest: digestToken(stream.source.token),
-    validator: shape.kind === 'none' ? null : new ShapeValidator(shape.kind === 'file' ? shape.path : bundledShapesFile()),
+    validator:
+      shape.kind === 'none'
+        ? null
+        : new ThreadedShapeValidator(shape.kind === 'file' ? shape.path : bundledShapesFile(), config.ingestMaxPendingValidations),
     idempotency: new LRUCache<string, IdempotencyEntry>({
       max: Math.max(1, config.idempotencyKeysRetained),
       ttl: config.idempotencyKeyTtlSeconds * 1000,

@@ -6,6 +6,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { PublisherError } from '../../errors.js';
 import { CONTEXT_PATH } from '../../model/bundled-context.js';
 import { type InputFormat, parseRdfInput, RdfInputError } from '../../model/rdf-input.js';
+import { ValidationQueueFullError } from '../../model/threaded-shape-validator.js';
 import { type AppContext, hubOf } from '../app-context.js';
 import type { IngestAnswer, IngestEndpoint } from '../ingest-endpoint.js';
 import { tokenOwner } from '../ingest-endpoint.js';
@@ -192,7 +193,13 @@ export function ingestRoute(app: FastifyInstance, context: AppContext): void {
       throw error;
     }
     if (endpoint.validator !== null) {
-      const report = await endpoint.validator.validate(triples);
+      let report;
+      try {
+        report = await endpoint.validator.validate(triples);
+      } catch (error) {
+        if (!(error instanceof ValidationQueueFullError)) throw error;
+        throw new PublisherError('PUB_ERR_OVERLOADED', `Too many elements are waiting for validation: ${error.message}`, {}, { 'retry-after': '1' });
+      }
       if (!report.conforms) {
         throw new PublisherError('PUB_ERR_SHAPE_VIOLATION', `${report.violations.length} violation(s) of the stream's shapes`, {
           violations: report.violations.slice(0, MAX_LISTED_VIOLATIONS),
