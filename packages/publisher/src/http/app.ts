@@ -25,10 +25,14 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   const responder = new LatestResponder(config, context.negotiation);
   let answerFast: ReturnType<typeof fastLatestHandler> = () => false;
   const app = Fastify({
-    serverFactory: (fastify) =>
-      createServer((request, response) => {
+    serverFactory: (fastify) => {
+      const server = createServer((request, response) => {
         if (!answerFast(request, response)) fastify(request, response);
-      }),
+      });
+      // Fastify applies its keepAliveTimeout option only to a server it creates itself.
+      server.keepAliveTimeout = config.keepAliveTimeoutMs;
+      return server;
+    },
     ...(context.logger === undefined ? { logger: { level: config.logLevel } } : { loggerInstance: context.logger }),
     // One log line per request would dominate CPU under polling load; errors are still logged.
     logController: new LogController({ disableRequestLogging: true }),

@@ -25,6 +25,16 @@ describe('GET /streams/{id}/latest on a real socket', () => {
     expect((await readProblem(response)).code).toBe('PUB_ERR_NO_ELEMENT_YET');
   });
 
+  it('keeps idle connections open for keepAliveTimeoutMs on every path (fast path and Fastify)', async () => {
+    running = await startPublisher(['--keep-alive-timeout-ms', '42000']);
+    await running.push();
+    for (const path of ['/streams/parking/latest', '/health']) {
+      const response = await get(`${running.url}${path}`);
+      await response.arrayBuffer();
+      expect(response.headers.get('keep-alive'), path).toBe('timeout=42');
+    }
+  });
+
   it.each(formatNames)('serves %s that parses back to the element quads', async (format) => {
     running = await startPublisher();
     const generatedAt = new Date();
