@@ -159,6 +159,17 @@ describe('POST /streams/{id} (ingest)', () => {
       }],
       ['an empty document', () => post('@prefix sosa: <http://www.w3.org/ns/sosa/>.\n'), 422, 'PUB_ERR_EMPTY_ELEMENT'],
       ['a body above the limit', () => post(`# ${'x'.repeat(70_000)}\n${observationsTurtle(1)}`), 413, 'PUB_ERR_BODY_TOO_LARGE'],
+      ['a chunked body above the limit (no Content-Length: counted while read)', () => fetch(`${running.url}/streams/sensors`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'text/turtle' },
+        body: new ReadableStream({
+          start(controller) {
+            for (let i = 0; i < 1_000; i++) controller.enqueue(new TextEncoder().encode(`# ${'x'.repeat(4_000)}\n`));
+            controller.close();
+          },
+        }),
+        duplex: 'half',
+      } as RequestInit), 413, 'PUB_ERR_BODY_TOO_LARGE'],
       ['a body above the limit after decompression', () => post(gzipSync(`# ${' '.repeat(5_000_000)}\n`), { 'content-encoding': 'gzip' }), 413, 'PUB_ERR_BODY_TOO_LARGE'],
       ['too many triples', () => post(observationsTurtle(81)), 413, 'PUB_ERR_ELEMENT_TOO_LARGE', (p) => expect(p.detail).toMatch(/486 triples; the limit is 400/)],
       ['a literal too long', () => post(bigLiteral), 413, 'PUB_ERR_ELEMENT_TOO_LARGE', (p) => expect(p.detail).toMatch(/literal/)],
