@@ -163,7 +163,7 @@ describe('MqttSource', () => {
     });
 
     afterAll(async () => {
-      await broker.close();
+      await broker?.close();
     });
 
     it('degrades, reconnects when it is back, subscribes again and publishes the next message', async () => {
@@ -185,6 +185,49 @@ describe('MqttSource', () => {
       await source.stop();
       await source.stop();
       expect(source.health().state).toBe('stopped');
+    });
+  });
+
+  describe('with a broker that requires credentials', () => {
+    let broker: PrivateMosquitto;
+
+    beforeAll(async () => {
+      broker = await PrivateMosquitto.start({ publisher: 'broker-secret-1' });
+    });
+
+    afterAll(async () => {
+      await broker?.close();
+    });
+
+    it('connects with the username and password it is given', async () => {
+      const topic = prefix();
+      const { elements } = await startSource({ url: broker.url, topics: [topic], payload: 'json', mapping, username: 'publisher', password: 'broker-secret-1' });
+      const client = await connectAsync(broker.url, { reconnectPeriod: 0, username: 'publisher', password: 'broker-secret-1' });
+      clients.push(client);
+      const element = elements.next();
+      await client.publishAsync(topic, JSON.stringify({ sensor: 't3', room: 'lab', value: 2, at: 0 }), { qos: 1 });
+      expect((await element)[0]?.sensor).toBe('https://data.example.org/sensors/t3');
+    });
+
+    it('is degraded, saying why, with a wrong password', async () => {
+      const logger = new RecordingLogger();
+      const source = new MqttSource({
+        url: broker.url,
+        topics: [prefix()],
+        payload: 'json',
+        mapping,
+        username: 'publisher',
+        password: 'not-the-password',
+        reconnectPeriodMs: 100,
+        connectTimeoutMs: 2_000,
+        maxPayloadBytes: 1024,
+        logger,
+      });
+      sources.push(source);
+      source.start(new Elements().sink);
+      await waitUntil(() => /Not authorized|Bad User Name or Password/i.test(source.health().detail ?? ''));
+      expect(source.health().state).toBe('degraded');
+      expect(JSON.stringify(logger.calls)).not.toContain('not-the-password');
     });
   });
 });

@@ -1,12 +1,14 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { promisify } from 'node:util';
 import { once } from 'node:events';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './publisher-fixture.js';
 
 const mosquittoBinary = '/usr/sbin/mosquitto';
+const run = promisify(execFile);
 
 /** Whether something accepts TCP connections on the port now. */
 function accepts(port: number): Promise<boolean> {
@@ -37,11 +39,22 @@ export class PrivateMosquitto {
     return `mqtt://127.0.0.1:${this.port}`;
   }
 
-  static async start(): Promise<PrivateMosquitto> {
+  /** With `users`, the broker accepts only those (name → password), from a mosquitto_passwd file. */
+  static async start(users?: Readonly<Record<string, string>>): Promise<PrivateMosquitto> {
     const directory = await mkdtemp(join(tmpdir(), 'mosquitto-'));
     const broker = new PrivateMosquitto(await freePort(), directory);
     const config = join(directory, 'mosquitto.conf');
-    await writeFile(config, `listener ${broker.port} 127.0.0.1\nallow_anonymous true\npersistence false\nlog_dest stderr\n`);
+    let access = 'allow_anonymous true\n';
+    if (users !== undefined) {
+      const passwords = join(directory, 'passwords');
+      await writeFile(passwords, '');
+      for (const [user, password] of Object.entries(users)) await run('/usr/bin/mosquitto_passwd', ['-b', passwords, user, password]);
+      // Started as root, mosquitto drops to its own user, which must be able to read the file.
+      await chmod(directory, 0o755);
+      await chmod(passwords, 0o644);
+      access = `allow_anonymous false\npassword_file ${passwords}\n`;
+    }
+    await writeFile(config, `listener ${broker.port} 127.0.0.1\n${access}persistence false\nlog_dest stderr\n`);
     await broker.restart();
     return broker;
   }
