@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { type RunningPublisher, startPublisher } from '../support/publisher-fixture.js';
+import { type RunningPublisher, startConfiguredPublisher, startPublisher } from '../support/publisher-fixture.js';
 import { readProblem } from '../support/problem.js';
 import { openSse } from '../support/sse-client.js';
 import { waitUntil } from '../support/wait-until.js';
@@ -110,6 +110,25 @@ describe('load shedding (@fastify/under-pressure)', () => {
     for (const connection of kept) {
       await connection.waitForEvents(1);
       connection.close();
+    }
+  });
+
+  it('counts the subscribers of every stream against the one maxSubscribers', async () => {
+    const streams = `streams:
+  - { id: one, title: One, intervalSeconds: 60, source: { kind: simulator } }
+  - { id: two, title: Two, intervalSeconds: 60, source: { kind: simulator } }
+`;
+    const configured = await startConfiguredPublisher(streams, { flags: ['--max-subscribers', '1'] });
+    try {
+      const kept = await openSse(`${configured.url}/streams/one/events`);
+      await waitUntil(() => configured.publisher.hubs.get('one')!.broadcaster.size === 1);
+      const other = await openSse(`${configured.url}/streams/two/events`);
+      await other.ended;
+      expect(other.events[0]?.event).toBe('shed');
+      expect(configured.publisher.hubs.get('two')!.broadcaster.size).toBe(0);
+      kept.close();
+    } finally {
+      await configured.close();
     }
   });
 });
