@@ -5,7 +5,7 @@ import type { PublisherConfig } from './config/config-schema.js';
 import type { Observation } from './model/observation.js';
 import { streamIri } from './model/stream-element.js';
 import { createPublisher } from './publisher.js';
-import type { ElementSource, ObservationSink, SourceHealth } from './source/element-source.js';
+import type { ElementSource, SourceHealth } from './source/element-source.js';
 import { ManualSource } from './source/manual-source.js';
 import { createSource } from './sources.js';
 
@@ -37,26 +37,10 @@ const HEALTH_RELAY_MS = 1_000;
  * kind and health are the primary's source's, so that every worker's /health and /metrics tell
  * the truth about it.
  */
-class RelayedSource implements ElementSource {
-  readonly #relay: ManualSource;
+class RelayedSource extends ManualSource {
   #health: SourceHealth = { state: 'ok', recordsRejected: 0 };
 
-  constructor(
-    readonly kind: string,
-    readonly expectedIntervalMs: number | null,
-  ) {
-    this.#relay = new ManualSource(expectedIntervalMs);
-  }
-
-  start(sink: ObservationSink): void {
-    this.#relay.start(sink);
-  }
-
-  stop(): void {
-    this.#relay.stop();
-  }
-
-  health(): SourceHealth {
+  override health(): SourceHealth {
     return this.#health;
   }
 
@@ -106,9 +90,7 @@ export async function runPrimary(config: PublisherConfig): Promise<void> {
     return source;
   });
   const healthMessages = (): HealthMessage[] =>
-    config.streams.map((stream, index) => {
-      return { type: 'source-health', streamId: stream.id, health: (sources[index] as ElementSource).health() };
-    });
+    config.streams.map((stream, index) => ({ type: 'source-health', streamId: stream.id, health: (sources[index] as ElementSource).health() }));
   const relayHealth = setInterval(() => {
     const messages = healthMessages();
     for (const worker of Object.values(cluster.workers ?? {})) for (const message of messages) worker?.send(message);
@@ -149,7 +131,7 @@ export async function runWorker(config: PublisherConfig): Promise<void> {
   const sources = new Map(
     config.streams.map((stream) => [
       stream.id,
-      new RelayedSource(stream.source.kind, stream.intervalSeconds == null ? null : stream.intervalSeconds * 1000),
+      new RelayedSource(stream.intervalSeconds == null ? null : stream.intervalSeconds * 1000, stream.source.kind),
     ]),
   );
   const epoch = process.env[EPOCH_VARIABLE];

@@ -1,55 +1,35 @@
 import type { PublisherConfig } from './config/config-schema.js';
 import type { StreamConfig } from './config/stream-config.js';
 import { streamIri } from './model/stream-element.js';
-import type { ElementSource, SourceHealth, SourceLogger } from './source/element-source.js';
+import type { ElementSource, SourceLogger } from './source/element-source.js';
+import { ManualSource } from './source/manual-source.js';
 import { MqttSource } from './source/mqtt-source.js';
 import { ParkingSimulator } from './source/parking-simulator.js';
-import { validateMapping } from './source/record-mapping.js';
 import { ReplaySource } from './source/replay-source.js';
 import { WebApiSource } from './source/web-api-source.js';
 
-/**
- * The source of an ingest stream: elements arrive by `POST /streams/{id}` (see the ingest
- * route), so it produces nothing by itself; it is there for `/health` and the descriptor.
- */
-export class IngestSource implements ElementSource {
-  readonly kind = 'ingest';
-  readonly expectedIntervalMs: number | null;
-  #running = false;
-
-  constructor(expectedIntervalMs: number | null) {
-    this.expectedIntervalMs = expectedIntervalMs;
-  }
-
-  start(): void {
-    this.#running = true;
-  }
-
-  stop(): void {
-    this.#running = false;
-  }
-
-  health(): SourceHealth {
-    return { state: this.#running ? 'ok' : 'stopped', recordsRejected: 0 };
-  }
-}
-
-/** A mapping or a source option that cannot be used, found when the source is built. */
+/** A mapping, a recording or a source option that cannot be used, found when the source is built. */
 export class SourceConfigError extends Error {
   override readonly name = 'SourceConfigError';
 }
 
-/** Builds the source a stream's configuration declares. Throws `SourceConfigError` for unusable options. */
+/**
+ * Builds the source a stream's configuration declares. The sources check their own options (a
+ * mapping, a recording) when built; what they refuse is thrown as a `SourceConfigError` naming
+ * the stream.
+ */
 export function createSource(stream: StreamConfig, config: PublisherConfig, logger: SourceLogger): ElementSource {
+  try {
+    return buildSource(stream, config, logger);
+  } catch (error) {
+    throw new SourceConfigError(`stream "${stream.id}": ${(error as Error).message}`, { cause: error });
+  }
+}
+
+function buildSource(stream: StreamConfig, config: PublisherConfig, logger: SourceLogger): ElementSource {
   const intervalMs = stream.intervalSeconds == null ? null : stream.intervalSeconds * 1000;
   const retry = { initialMs: config.sourceRetryInitialMs, maxMs: config.sourceRetryMaxMs };
   const { source } = stream;
-  const checkMapping = (mapping: Parameters<typeof validateMapping>[0] | undefined) => {
-    const problems = mapping === undefined ? [] : validateMapping(mapping);
-    if (problems.length > 0) {
-      throw new SourceConfigError(`stream "${stream.id}": source mapping: ${problems.join('; ')}`);
-    }
-  };
   switch (source.kind) {
     case 'simulator':
       return new ParkingSimulator({
@@ -59,20 +39,15 @@ export function createSource(stream: StreamConfig, config: PublisherConfig, logg
         seed: source.seed,
       });
     case 'replay':
-      try {
-        return new ReplaySource({
-          file: source.file,
-          ...(source.format === undefined ? {} : { format: source.format }),
-          speed: source.speed,
-          loop: source.loop,
-          maxFileBytes: config.replayMaxFileBytes,
-          logger,
-        });
-      } catch (error) {
-        throw new SourceConfigError(`stream "${stream.id}": ${(error as Error).message}`);
-      }
+      return new ReplaySource({
+        file: source.file,
+        ...(source.format === undefined ? {} : { format: source.format }),
+        speed: source.speed,
+        loop: source.loop,
+        maxFileBytes: config.replayMaxFileBytes,
+        logger,
+      });
     case 'web-api':
-      checkMapping(source.mapping);
       return new WebApiSource({
         url: source.url,
         ...(source.format === undefined ? {} : { format: source.format }),
@@ -85,7 +60,6 @@ export function createSource(stream: StreamConfig, config: PublisherConfig, logg
         logger,
       });
     case 'mqtt':
-      checkMapping(source.mapping);
       return new MqttSource({
         url: source.url,
         topics: source.topics,
@@ -101,6 +75,7 @@ export function createSource(stream: StreamConfig, config: PublisherConfig, logg
         logger,
       });
     case 'ingest':
-      return new IngestSource(intervalMs);
+      // Its elements are POSTed (see the ingest route): the source only stands for it in /health.
+      return new ManualSource(intervalMs, 'ingest');
   }
 }

@@ -3,13 +3,17 @@ import type { ElementSource, ObservationSink, SourceHealth } from './element-sou
 
 /**
  * A source fed by the embedding program (or a test): each `push` becomes one element.
- * Pushes before `start` are refused rather than silently lost.
+ * Pushes before `start` are refused rather than silently lost. It also stands for sources whose
+ * elements arrive another way (`kind` says which): an ingest stream's POSTs, a cluster worker's
+ * messages from the primary.
  */
 export class ManualSource implements ElementSource {
-  readonly kind = 'manual';
   #sink: ObservationSink | undefined;
 
-  constructor(readonly expectedIntervalMs: number | null = null) {}
+  constructor(
+    readonly expectedIntervalMs: number | null = null,
+    readonly kind: string = 'manual',
+  ) {}
 
   start(sink: ObservationSink): void {
     this.#sink = sink;

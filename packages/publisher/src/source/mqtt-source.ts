@@ -4,7 +4,7 @@ import { Parser } from 'n3';
 import { extractObservations } from '../model/extract-observations.js';
 import type { Observation } from '../model/observation.js';
 import type { ElementSource, ObservationSink, SourceHealth, SourceLogger } from './element-source.js';
-import { logRejections, mapRecords, type RecordMapping, recordsOf, validateMapping } from './record-mapping.js';
+import { type CompiledMapping, compileMapping, logRejections, mapRecords, type RecordMapping, recordsOf } from './record-mapping.js';
 
 export type MqttRdfFormat = 'turtle' | 'trig' | 'ntriples' | 'nquads';
 
@@ -67,7 +67,7 @@ export class MqttSource implements ElementSource {
   /** Without user name and password, for logs. */
   readonly #safeUrl: string;
   /** Set for JSON payloads only. */
-  readonly #jsonMapping: RecordMapping | undefined;
+  readonly #jsonMapping: CompiledMapping | undefined;
   #client: MqttClient | undefined;
   #sink: ObservationSink | undefined;
   #stopping: Promise<void> | undefined;
@@ -82,13 +82,12 @@ export class MqttSource implements ElementSource {
   /** Throws if the URL or the mapping is unusable, so that a bad configuration fails at start-up. */
   constructor(options: MqttSourceOptions) {
     if (options.payload === 'json' && options.mapping === undefined) throw new Error('JSON payloads need a mapping');
-    const problems = options.mapping === undefined ? [] : validateMapping(options.mapping);
-    if (problems.length > 0) throw new Error(`Unusable record mapping: ${problems.join('; ')}`);
+    const compiled = options.mapping === undefined ? undefined : compileMapping(options.mapping);
     const url = new URL(options.url);
     if (!brokerProtocols.has(url.protocol)) throw new Error(`Unsupported MQTT broker URL scheme: ${url.protocol}`);
     this.#safeUrl = `${url.protocol}//${url.host}`;
     this.#options = options;
-    this.#jsonMapping = options.payload === 'json' ? options.mapping : undefined;
+    this.#jsonMapping = options.payload === 'json' ? compiled : undefined;
   }
 
   start(sink: ObservationSink): void {

@@ -144,7 +144,7 @@ function lookup(value: unknown, path: readonly string[]): { readonly found: true
 }
 
 /** The records of a JSON document. Throws an Error naming the path if it is missing or not an array. */
-export function recordsOf(document: unknown, mapping: RecordMapping): unknown[] {
+export function recordsOf(document: unknown, mapping: Pick<RecordMapping, 'records'>): unknown[] {
   if (mapping.records === undefined) return Array.isArray(document) ? document : [document];
   const path = parsePath(mapping.records);
   if (path === undefined) throw new Error(`The records path ${JSON.stringify(mapping.records)} is not a dot path`);
@@ -165,7 +165,10 @@ function describe(value: unknown): string {
 /** Why a record is rejected; thrown while mapping one record and caught by `mapRecords`. */
 class RecordRejection extends Error {}
 
-interface CompiledMapping {
+/** A mapping whose templates are parsed once, for every batch a source maps with it. */
+export interface CompiledMapping {
+  readonly compiled: true;
+  readonly records?: string;
   readonly sensor: readonly TemplatePart[];
   readonly observedProperty: readonly TemplatePart[];
   readonly featureOfInterest: readonly TemplatePart[];
@@ -175,13 +178,16 @@ interface CompiledMapping {
   readonly resultTime: readonly string[] | undefined;
 }
 
-function compile(mapping: RecordMapping): CompiledMapping {
+/** Parses a mapping's templates; throws an Error listing its problems if it is unusable (see `validateMapping`). */
+export function compileMapping(mapping: RecordMapping): CompiledMapping {
   const problems = validateMapping(mapping);
   if (problems.length > 0) throw new Error(`Unusable record mapping: ${problems.join('; ')}`);
   // validateMapping has checked every template: these parses succeed.
   const parts = (template: string) => (parseTemplate(template) as { parts: readonly TemplatePart[] }).parts;
   const path = (template: string) => (singleField(template) as { path: readonly string[] }).path;
   return {
+    compiled: true,
+    ...(mapping.records === undefined ? {} : { records: mapping.records }),
     sensor: parts(mapping.sensor),
     observedProperty: parts(mapping.observedProperty),
     featureOfInterest: parts(mapping.featureOfInterest),
@@ -288,8 +294,8 @@ function idText(parts: readonly TemplatePart[], record: object): string {
  * (never thrown), so that one bad row does not hide the others. Throws only if the mapping itself
  * is unusable (see `validateMapping`).
  */
-export function mapRecords(records: readonly unknown[], mapping: RecordMapping): MappedRecords {
-  const compiled = compile(mapping);
+export function mapRecords(records: readonly unknown[], mapping: RecordMapping | CompiledMapping): MappedRecords {
+  const compiled = 'compiled' in mapping ? mapping : compileMapping(mapping);
   const observations: Observation[] = [];
   const rejected: RejectedRecord[] = [];
   const taken = new Set<string>();

@@ -1,7 +1,7 @@
 import { parse as parseCsv } from 'csv-parse/sync';
 import type { Observation } from '../model/observation.js';
 import type { ElementSource, ObservationSink, SourceHealth, SourceLogger } from './element-source.js';
-import { logRejections, mapRecords, type RecordMapping, recordsOf, validateMapping } from './record-mapping.js';
+import { type CompiledMapping, compileMapping, logRejections, mapRecords, type RecordMapping, recordsOf } from './record-mapping.js';
 
 export interface WebApiSourceOptions {
   readonly url: string;
@@ -116,6 +116,7 @@ export class WebApiSource implements ElementSource {
   readonly kind = 'web-api';
   readonly expectedIntervalMs = null;
   readonly #options: WebApiSourceOptions;
+  readonly #mapping: CompiledMapping;
   /** Origin and path only: the query string may hold an API key. */
   readonly #safeUrl: string;
   /** The current run (from start to stop): callbacks of an earlier run find it changed and do nothing. */
@@ -133,8 +134,7 @@ export class WebApiSource implements ElementSource {
 
   /** Throws if the mapping is unusable, so that a bad configuration fails at start-up. */
   constructor(options: WebApiSourceOptions) {
-    const problems = validateMapping(options.mapping);
-    if (problems.length > 0) throw new Error(`Unusable record mapping: ${problems.join('; ')}`);
+    this.#mapping = compileMapping(options.mapping);
     this.#options = options;
     const url = new URL(options.url);
     this.#safeUrl = `${url.origin}${url.pathname}`;
@@ -212,7 +212,7 @@ export class WebApiSource implements ElementSource {
 
   /** One request: the mapped observations, none if unchanged (304); throws on any upstream failure. */
   async #fetchObservations(): Promise<Observation[]> {
-    const { url, timeoutMs, maxBodyBytes, headers, mapping, logger } = this.#options;
+    const { url, timeoutMs, maxBodyBytes, headers, logger } = this.#options;
     const request = new AbortController();
     this.#request = request;
     try {
@@ -238,11 +238,11 @@ export class WebApiSource implements ElementSource {
       const format = this.#options.format ?? (/^text\/csv\b/i.test(contentType) ? 'csv' : 'json');
       let records: unknown[];
       try {
-        records = recordsOf(parseDocument(text, format), mapping);
+        records = recordsOf(parseDocument(text, format), this.#mapping);
       } catch (error) {
         throw error instanceof UpstreamError ? error : new UpstreamError((error as Error).message);
       }
-      const { observations, rejected } = mapRecords(records, mapping);
+      const { observations, rejected } = mapRecords(records, this.#mapping);
       this.#recordsRejected += rejected.length;
       logRejections(logger, rejected, { url: this.#safeUrl });
       if (records.length > 0 && observations.length === 0) {
