@@ -68,6 +68,11 @@ export async function createPublisher(config: PublisherConfig, options: Publishe
 
   const log = pino({ level: config.logLevel });
   const hubs = new Map<string, StreamHub>();
+  const subscribersInProcess = () => {
+    let count = 0;
+    for (const hub of hubs.values()) count += hub.broadcaster.size;
+    return count;
+  };
   const ingest = new Map<string, IngestEndpoint>();
   config.streams.forEach((stream, index) => {
     const logger: SourceLogger = log.child({ stream: stream.id });
@@ -98,6 +103,7 @@ export async function createPublisher(config: PublisherConfig, options: Publishe
       metrics,
       limits: config,
       onError: (error) => log.error({ err: error, stream: definition.id }, 'stream pipeline failed'),
+      subscribersInProcess,
     });
     hubs.set(stream.id, hub);
     if (stream.source.kind === 'ingest') ingest.set(stream.id, createIngestEndpoint(stream, config));

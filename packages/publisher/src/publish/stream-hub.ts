@@ -61,6 +61,11 @@ export interface StreamHubOptions {
     readonly heartbeatMs: number;
   };
   readonly onError: (error: unknown) => void;
+  /**
+   * Subscribers counted against `maxSubscribers`: the process's, all streams together (each holds
+   * a file descriptor). Defaults to this hub's own.
+   */
+  readonly subscribersInProcess?: () => number;
 }
 
 /** Thrown by `subscribe` when `maxSubscribers` are already connected. */
@@ -237,6 +242,12 @@ export class StreamHub {
     return new Promise((resolve) => this.#latestWaiters.push({ seq, resolve }));
   }
 
+  /** True when `maxSubscribers` are connected to this process: a new subscriber is refused. */
+  get subscribersFull(): boolean {
+    const count = this.#options.subscribersInProcess?.() ?? this.broadcaster.size;
+    return count >= this.#options.limits.maxSubscribers;
+  }
+
   /**
    * Registers an SSE subscriber whose response headers are already written, sends what `plan`
    * asks to replay (respecting backpressure), then makes it live. Throws
@@ -244,7 +255,7 @@ export class StreamHub {
    */
   subscribe(sink: SubscriberSink, format: FormatName, plan: ResumePlan): Subscriber {
     const { maxSubscribers, maxSubscriberQueueBytes } = this.#options.limits;
-    if (this.broadcaster.size >= maxSubscribers) {
+    if (this.subscribersFull) {
       throw new TooManySubscribersError(`${maxSubscribers} subscribers are already connected`);
     }
     const fromSeq = plan.kind === 'live' ? this.log.nextSeq : plan.fromSeq;

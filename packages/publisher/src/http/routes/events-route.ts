@@ -47,8 +47,7 @@ export function eventsRoute(app: FastifyInstance, context: AppContext): void {
       if (arrivedUnderPressure.has(request)) {
         return shed(reply, 'PUB_ERR_OVERLOADED', config.pressureRetryAfterSeconds * 1000);
       }
-      // One budget for the process, whatever the streams: each subscriber holds a file descriptor.
-      if (subscribersOfProcess(context) >= config.maxSubscribers) {
+      if (hub.subscribersFull) {
         return shed(reply, 'PUB_ERR_OVERLOADED', config.sseRetryMs * 2);
       }
 
@@ -100,10 +99,4 @@ function streamHeaders(reply: FastifyReply): Record<string, string> {
     'cache-control': 'no-store',
     'x-accel-buffering': 'no',
   };
-}
-
-function subscribersOfProcess(context: AppContext): number {
-  let count = 0;
-  for (const hub of context.hubs.values()) count += hub.broadcaster.size;
-  return count;
 }
