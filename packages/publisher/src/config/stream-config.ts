@@ -1,8 +1,8 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { ABSOLUTE_IRI } from '../model/vocabulary.js';
 
 const streamIdPattern = '^[a-z0-9][a-z0-9-]{0,63}$';
-const absoluteIri = '^[A-Za-z][A-Za-z0-9+.-]*:[^\\s<>"{}|\\\\^`]+$';
 
 /** How the fields of a JSON or CSV record become an observation (see docs/configuration.md#mappings). */
 export const MappingSchema = Type.Object(
@@ -104,7 +104,7 @@ export const StreamSchema = Type.Object(
     id: Type.String({ pattern: streamIdPattern, description: 'Stream id: /streams/{id}' }),
     title: Type.String({ minLength: 1, maxLength: 200 }),
     description: Type.Optional(Type.String({ maxLength: 2_000 })),
-    license: Type.Optional(Type.String({ pattern: absoluteIri, description: 'IRI of the licence' })),
+    license: Type.Optional(Type.String({ pattern: ABSOLUTE_IRI.source, description: 'IRI of the licence' })),
     intervalSeconds: Type.Optional(
       Type.Union([Type.Number({ exclusiveMinimum: 0, maximum: 86_400 }), Type.Literal('irregular')], {
         description: 'Expected seconds between elements, or "irregular"',

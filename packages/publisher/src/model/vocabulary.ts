@@ -62,3 +62,9 @@ export const turtlePrefixes: Readonly<Record<string, string>> = Object.freeze({
   xsd: ns.xsd,
   datex: ns.datex,
 });
+
+/**
+ * An absolute IRI (a scheme, then no whitespace nor `< > " { } | \ ^ \``): what the
+ * configuration accepts for IRIs and what a mapping must produce.
+ */
+export const ABSOLUTE_IRI = /^[A-Za-z][A-Za-z0-9+.-]*:[^\s<>"{}|\\^`]+$/;

@@ -1,4 +1,5 @@
 import { type Observation, uniqueLocalId } from '../model/observation.js';
+import { ABSOLUTE_IRI } from '../model/vocabulary.js';
 import type { SourceLogger } from './element-source.js';
 
 /**
@@ -46,8 +47,6 @@ type TemplatePart = { readonly text: string } | { readonly path: readonly string
 /** A parsed template, or the reason it cannot be parsed. */
 type ParsedTemplate = { readonly parts: readonly TemplatePart[] } | { readonly problem: string };
 
-/** The same pattern as the configuration schema's `absoluteIri`. */
-const absoluteIri = /^[A-Za-z][A-Za-z0-9+.-]*:[^\s<>"{}|\\^`]+$/;
 
 /** Decimal numbers only: hex, `Infinity` or empty cells are not numbers in a CSV file. */
 const numericString = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
@@ -117,7 +116,7 @@ export function validateMapping(mapping: RecordMapping): string[] {
     if (parsed.parts.length === 1 && 'path' in (parsed.parts[0] as TemplatePart)) continue;
     // Substituted values are percent-encoded, so the literal text must already start the IRI.
     const sample = parsed.parts.map((part) => ('text' in part ? part.text : 'x')).join('');
-    if (!absoluteIri.test(sample)) {
+    if (!ABSOLUTE_IRI.test(sample)) {
       problems.push(`${name}: ${JSON.stringify(template)} does not give an absolute IRI (e.g. "https://example.org/sensors/{id}")`);
     }
   }
@@ -224,7 +223,7 @@ function fillIri(name: string, parts: readonly TemplatePart[], record: object): 
   const [only] = parts;
   if (parts.length === 1 && only !== undefined && 'path' in only) {
     const iri = scalarText(record, only.path);
-    if (!absoluteIri.test(iri)) throw new RecordRejection(`${name} ${JSON.stringify(iri)} is not an absolute IRI`);
+    if (!ABSOLUTE_IRI.test(iri)) throw new RecordRejection(`${name} ${JSON.stringify(iri)} is not an absolute IRI`);
     return iri;
   }
   let iri = '';
@@ -241,7 +240,7 @@ function fillIri(name: string, parts: readonly TemplatePart[], record: object): 
       throw error;
     }
   }
-  if (!absoluteIri.test(iri)) throw new RecordRejection(`${name} ${JSON.stringify(iri)} is not an absolute IRI`);
+  if (!ABSOLUTE_IRI.test(iri)) throw new RecordRejection(`${name} ${JSON.stringify(iri)} is not an absolute IRI`);
   return iri;
 }
 
