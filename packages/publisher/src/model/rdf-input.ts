@@ -3,16 +3,7 @@ import jsonld from 'jsonld';
 import type { RemoteDocument } from 'jsonld/jsonld-spec.js';
 import { parse as locateJsonError, type ParseError, printParseErrorCode } from 'jsonc-parser';
 import { Parser } from 'n3';
-
-/** The RDF formats accepted as input (ingest bodies, MQTT payloads). */
-export type InputFormat = 'turtle' | 'trig' | 'ntriples' | 'nquads' | 'jsonld';
-
-const n3Formats: Readonly<Record<Exclude<InputFormat, 'jsonld'>, string>> = {
-  turtle: 'text/turtle',
-  trig: 'application/trig',
-  ntriples: 'application/n-triples',
-  nquads: 'application/n-quads',
-};
+import { type InputFormat, type N3Format, rdfMediaTypes } from './rdf-formats.js';
 
 export interface InputLimits {
   readonly maxTriples: number;
@@ -50,14 +41,15 @@ export interface ParseOptions {
  * count limits. Throws `RdfInputError`; never returns partial data.
  */
 export async function parseRdfInput(text: string, options: ParseOptions): Promise<Quad[]> {
-  const quads = options.format === 'jsonld' ? await parseJsonLd(text, options) : parseN3(text, options);
+  const quads = options.format === 'jsonld' ? await parseJsonLd(text, options) : parseN3(text, options.format, options.baseIri);
   if (quads.length === 0) throw new RdfInputError('empty', 'The document holds no triples');
   checkLimits(quads, options.limits);
   return quads;
 }
 
-function parseN3(text: string, options: ParseOptions): Quad[] {
-  const parser = new Parser({ format: n3Formats[options.format as Exclude<InputFormat, 'jsonld'>], baseIRI: options.baseIri });
+/** Parses Turtle, TriG, N-Triples or N-Quads; a syntax error is an `RdfInputError` with its line. */
+export function parseN3(text: string, format: N3Format, baseIri?: string): Quad[] {
+  const parser = new Parser({ format: rdfMediaTypes[format], ...(baseIri === undefined ? {} : { baseIRI: baseIri }) });
   try {
     return parser.parse(text);
   } catch (error) {

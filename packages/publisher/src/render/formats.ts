@@ -1,10 +1,12 @@
+import { rdfMediaTypes } from '../model/rdf-formats.js';
+
 /** The RDF formats the publisher serves, by the name used in `?format=` and in ETags. */
 export const formats = Object.freeze({
-  turtle: { mediaType: 'text/turtle', n3Format: 'Turtle', graphs: false, extension: 'ttl' },
-  trig: { mediaType: 'application/trig', n3Format: 'TriG', graphs: true, extension: 'trig' },
-  ntriples: { mediaType: 'application/n-triples', n3Format: 'N-Triples', graphs: false, extension: 'nt' },
-  nquads: { mediaType: 'application/n-quads', n3Format: 'N-Quads', graphs: true, extension: 'nq' },
-  jsonld: { mediaType: 'application/ld+json', n3Format: undefined, graphs: true, extension: 'jsonld' },
+  turtle: { mediaType: rdfMediaTypes.turtle, n3Format: 'Turtle', graphs: false, extension: 'ttl' },
+  trig: { mediaType: rdfMediaTypes.trig, n3Format: 'TriG', graphs: true, extension: 'trig' },
+  ntriples: { mediaType: rdfMediaTypes.ntriples, n3Format: 'N-Triples', graphs: false, extension: 'nt' },
+  nquads: { mediaType: rdfMediaTypes.nquads, n3Format: 'N-Quads', graphs: true, extension: 'nq' },
+  jsonld: { mediaType: rdfMediaTypes.jsonld, n3Format: undefined, graphs: true, extension: 'jsonld' },
 } as const);
 
 export type FormatName = keyof typeof formats;

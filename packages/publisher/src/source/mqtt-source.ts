@@ -1,12 +1,13 @@
 import type { Quad } from '@rdfjs/types';
 import { connect, type MqttClient } from 'mqtt';
-import { Parser } from 'n3';
+import type { N3Format } from '../model/rdf-formats.js';
+import { parseN3 } from '../model/rdf-input.js';
 import { extractObservations } from '../model/extract-observations.js';
 import type { Observation } from '../model/observation.js';
 import type { ElementSource, ObservationSink, SourceHealth, SourceLogger } from './element-source.js';
 import { type CompiledMapping, compileMapping, logRejections, mapRecords, type RecordMapping, recordsOf } from './record-mapping.js';
 
-export type MqttRdfFormat = 'turtle' | 'trig' | 'ntriples' | 'nquads';
+export type MqttRdfFormat = N3Format;
 
 export interface MqttSourceOptions {
   /** e.g. `mqtt://127.0.0.1:1883`. */
@@ -32,13 +33,6 @@ export interface MqttSourceOptions {
   readonly maxPayloadBytes: number;
   readonly logger: SourceLogger;
 }
-
-const mediaTypes: Readonly<Record<MqttRdfFormat, string>> = {
-  turtle: 'text/turtle',
-  trig: 'application/trig',
-  ntriples: 'application/n-triples',
-  nquads: 'application/n-quads',
-};
 
 /** Schemes mqtt.js connects to from Node (an unknown one would make `connect` throw in `start`). */
 const brokerProtocols: ReadonlySet<string> = new Set(['mqtt:', 'mqtts:', 'tcp:', 'tls:', 'ws:', 'wss:']);
@@ -215,7 +209,7 @@ export class MqttSource implements ElementSource {
     if (mapping === undefined) {
       let quads: Quad[];
       try {
-        quads = new Parser({ format: mediaTypes[rdfFormat] }).parse(text);
+        quads = parseN3(text, rdfFormat);
       } catch (error) {
         throw new Error(`unparseable ${rdfFormat}: ${(error as Error).message}`, { cause: error });
       }

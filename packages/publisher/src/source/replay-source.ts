@@ -1,14 +1,15 @@
 import { readFileSync, type Stats, statSync } from 'node:fs';
 import { extname } from 'node:path';
 import type { Quad, Term } from '@rdfjs/types';
-import { Parser } from 'n3';
+import type { N3Format } from '../model/rdf-formats.js';
+import { parseN3, RdfInputError } from '../model/rdf-input.js';
 import { extractObservations } from '../model/extract-observations.js';
 import type { Observation } from '../model/observation.js';
 import { prov } from '../model/vocabulary.js';
 import type { ElementSource, ObservationSink, SourceHealth, SourceLogger } from './element-source.js';
 import { realClock, type SimulatorClock } from './parking-simulator.js';
 
-export type RecordingFormat = 'trig' | 'nquads' | 'turtle' | 'ntriples';
+export type RecordingFormat = N3Format;
 
 export interface ReplaySourceOptions {
   /** Absolute path of the recording. */
@@ -30,13 +31,6 @@ export interface ReplaySourceOptions {
 export class ReplayFileError extends Error {
   override readonly name = 'ReplayFileError';
 }
-
-const mediaTypes: Record<RecordingFormat, string> = {
-  trig: 'application/trig',
-  nquads: 'application/n-quads',
-  turtle: 'text/turtle',
-  ntriples: 'application/n-triples',
-};
 
 const formatsByExtension: Readonly<Record<string, RecordingFormat>> = {
   '.trig': 'trig',
@@ -177,11 +171,11 @@ function readRecording(file: string, maxFileBytes: number): string {
 
 function parseRecording(file: string, format: RecordingFormat, text: string): Quad[] {
   try {
-    return new Parser({ format: mediaTypes[format] }).parse(text);
+    return parseN3(text, format);
   } catch (error) {
-    const line = (error as { context?: { line?: unknown } }).context?.line;
-    const where = typeof line === 'number' ? ` at line ${line}` : '';
-    throw new ReplayFileError(`Recording ${file} is not valid ${format}${where}: ${(error as Error).message}`);
+    if (!(error instanceof RdfInputError)) throw error;
+    const where = error.line === undefined ? '' : ` at line ${error.line}`;
+    throw new ReplayFileError(`Recording ${file} is not valid ${format}${where}: ${error.message}`);
   }
 }
 

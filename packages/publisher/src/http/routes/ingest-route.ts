@@ -5,20 +5,17 @@ import contentType from 'content-type';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { PublisherError } from '../../errors.js';
 import { CONTEXT_PATH } from '../../model/bundled-context.js';
-import { type InputFormat, parseRdfInput, RdfInputError } from '../../model/rdf-input.js';
+import { type InputFormat, rdfMediaTypes } from '../../model/rdf-formats.js';
+import { parseRdfInput, RdfInputError } from '../../model/rdf-input.js';
 import { ValidationQueueFullError } from '../../model/threaded-shape-validator.js';
 import { type AppContext, hubOf } from '../app-context.js';
 import type { IngestAnswer, IngestEndpoint } from '../ingest-endpoint.js';
 import { tokenOwner } from '../ingest-endpoint.js';
 
 /** Accepted request media types (compared case-insensitively, as RFC 9110 requires). */
-const mediaTypes: Readonly<Record<string, InputFormat>> = {
-  'text/turtle': 'turtle',
-  'application/trig': 'trig',
-  'application/n-triples': 'ntriples',
-  'application/n-quads': 'nquads',
-  'application/ld+json': 'jsonld',
-};
+const mediaTypes: Readonly<Record<string, InputFormat>> = Object.fromEntries(
+  Object.entries(rdfMediaTypes).map(([format, mediaType]) => [mediaType, format as InputFormat]),
+);
 const ACCEPT_POST = Object.keys(mediaTypes).join(', ');
 const decoders = { gzip: createGunzip, 'x-gzip': createGunzip, br: createBrotliDecompress, deflate: createInflate } as const;
 /** RFC draft-ietf-httpapi-idempotency-key-header: an opaque string; we accept 1–255 visible ASCII characters. */
