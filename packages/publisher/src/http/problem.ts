@@ -26,6 +26,13 @@ export function sendProblem(request: FastifyRequest, reply: FastifyReply, error:
     .send(JSON.stringify(body));
 }
 
+/** Fastify's own 4xx answers that have a code of their own (the others are PUB_ERR_BAD_REQUEST). */
+const frameworkCodes: Readonly<Partial<Record<number, ErrorCode>>> = {
+  405: 'PUB_ERR_METHOD_NOT_ALLOWED',
+  413: 'PUB_ERR_BODY_TOO_LARGE',
+  415: 'PUB_ERR_UNSUPPORTED_MEDIA_TYPE',
+};
+
 /** Maps whatever was thrown to a catalogued error; unknown errors become a bare 500. */
 export function toPublisherError(error: FastifyError | Error, retryAfterSeconds: number): PublisherError {
   if (error instanceof PublisherError) return error;
@@ -35,14 +42,7 @@ export function toPublisherError(error: FastifyError | Error, retryAfterSeconds:
   }
   const status = fastifyError.statusCode ?? 500;
   if (status >= 400 && status < 500) {
-    const code: ErrorCode =
-      status === 405
-        ? 'PUB_ERR_METHOD_NOT_ALLOWED'
-        : status === 415
-          ? 'PUB_ERR_UNSUPPORTED_MEDIA_TYPE'
-          : status === 413
-            ? 'PUB_ERR_BODY_TOO_LARGE'
-            : 'PUB_ERR_BAD_REQUEST';
+    const code = frameworkCodes[status] ?? 'PUB_ERR_BAD_REQUEST';
     // Fastify's own 4xx messages describe the request, never the server's internals.
     return new PublisherError(code, fastifyError.message);
   }
