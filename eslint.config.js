@@ -3,11 +3,14 @@ import js from '@eslint/js';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
-/** Imports point downstream only: source → model → log → render → publish → http. */
-const layers = ['config', 'source', 'model', 'log', 'render', 'publish', 'http'];
+/**
+ * Imports point downstream only: source → model → render → log → publish → http. The log stores
+ * elements as rendered (render once, persist the bytes), so it sits after render.
+ */
+const layers = ['config', 'source', 'model', 'render', 'log', 'publish', 'http'];
 const downstreamOf = {
   model: ['source', 'log', 'render', 'publish', 'http', 'config'],
-  log: ['source', 'render', 'publish', 'http', 'config'],
+  log: ['source', 'publish', 'http', 'config'],
   render: ['source', 'log', 'publish', 'http', 'config'],
   source: ['log', 'render', 'publish', 'http', 'config'],
   publish: ['http'],

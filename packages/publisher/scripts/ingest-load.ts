@@ -7,6 +7,9 @@
  *
  *   cd packages/publisher && ../../node_modules/.bin/tsx scripts/ingest-load.ts --connections 8 --duration 30
  *
+ * `--log file` (default: the durable log, in a scratch data directory) or `--log memory`;
+ * `--log-sync-interval-ms N` spaces the log's syncs (group commit).
+ *
  * The publisher runs as its own process (same machine, same clock: no offset to correct).
  */
 import { randomBytes } from 'node:crypto';
@@ -27,6 +30,8 @@ const { values } = parseArgs({
     port: { type: 'string', default: '18950' },
     /** `none` measures without SHACL validation. */
     shape: { type: 'string', default: 'bundled' },
+    log: { type: 'string', default: 'file' },
+    'log-sync-interval-ms': { type: 'string', default: '0' },
   },
 });
 const connections = Number(values.connections);
@@ -71,10 +76,13 @@ process.env.INGEST_LOAD_TOKEN = token;
 // what is measured here).
 const publisher = await spawnPublisher([
   '--config', configFile, '--port', String(port), '--log-level', 'info', '--max-subscriber-queue-bytes', String(256 * 1024 * 1024),
+  '--log', String(values.log), '--data-dir', join(dir, 'data'), '--log-sync-interval-ms', String(values['log-sync-interval-ms']),
 ]);
 
 const bodies = Array.from({ length: 64 }, (_, variant) => body(observationCount, variant));
-console.log(`body: ${observationCount} observations, ${Buffer.byteLength(bodies[0]!)} bytes of Turtle; ${connections} keep-alive connections; ${durationMs / 1000} s`);
+console.log(
+  `body: ${observationCount} observations, ${Buffer.byteLength(bodies[0]!)} bytes of Turtle; ${connections} keep-alive connections; ${durationMs / 1000} s; log ${values.log}, sync interval ${values['log-sync-interval-ms']} ms`,
+);
 
 // The subscriber: arrival time of every element, by sequence number.
 const arrivals = new Map<number, number>();
@@ -86,7 +94,8 @@ await new Promise<void>((resolve, reject) => {
     const parser = createParser({
       onEvent: (event) => {
         if (event.event !== undefined || event.id === undefined) return;
-        arrivals.set(Number(event.id), performance.timeOrigin + performance.now());
+        // Element ids are `{epoch}-{seq}`.
+        arrivals.set(Number(event.id.slice(event.id.lastIndexOf('-') + 1)), performance.timeOrigin + performance.now());
         wake?.();
       },
     });

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { ConfigError, ConfigHelp, loadConfig } from './config/load-config.js';
+import { LogOpenError } from './log/event-log.js';
 import { runServer } from './server.js';
 
 try {
@@ -12,7 +13,7 @@ try {
     process.stdout.write(error.output);
     process.exit(0);
   }
-  if (error instanceof ConfigError) {
+  if (error instanceof ConfigError || error instanceof LogOpenError) {
     process.stderr.write(`rdf-stream-publisher: ${error.message}\n`);
     process.exit(2);
   }

@@ -1,23 +1,36 @@
 import cluster, { type Worker } from 'node:cluster';
-import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import type { PublisherConfig } from './config/config-schema.js';
-import type { Observation } from './model/observation.js';
-import { streamIri } from './model/stream-element.js';
-import { createPublisher } from './publisher.js';
-import type { ElementSource, SourceHealth } from './source/element-source.js';
+import type { LatestElement } from './publish/latest-element-cache.js';
+import { createPublisher, type Publisher } from './publisher.js';
+import type { LoggedElement } from './render/render-element.js';
+import type { SourceHealth } from './source/element-source.js';
 import { ManualSource } from './source/manual-source.js';
-import { createSource } from './sources.js';
 
-const EPOCH_VARIABLE = 'RDF_STREAM_CLUSTER_EPOCH';
+/** What every worker must know of the streams before it builds its publisher. */
+const STREAMS_VARIABLE = 'RDF_STREAM_CLUSTER_STREAMS';
 
-/** What the primary sends every worker for each element. */
+interface ClusterStream {
+  readonly id: string;
+  /** The writer's log epoch (a memory log's cannot be read from disk). */
+  readonly epoch: string;
+  /** The writer's source's interval: workers compute the same headers and descriptor. */
+  readonly expectedIntervalMs: number | null;
+  readonly kind: string;
+}
+
+/** An element the writer made durable. */
 interface ElementMessage {
   readonly type: 'element';
   readonly streamId: string;
-  readonly seq: number;
-  readonly generatedAtMs: number;
-  readonly observations: readonly Observation[];
+  readonly element: LoggedElement;
+}
+
+/** `/latest`'s representations of an element, compressed once by the writer. */
+interface LatestMessage {
+  readonly type: 'latest';
+  readonly streamId: string;
+  readonly latest: LatestElement;
 }
 
 /** What the primary sends every worker about each stream's source, every second. */
@@ -27,15 +40,15 @@ interface HealthMessage {
   readonly health: SourceHealth;
 }
 
-type PrimaryMessage = ElementMessage | HealthMessage;
+type PrimaryMessage = ElementMessage | LatestMessage | HealthMessage;
 
 /** Milliseconds between two source-health messages from the primary to its workers. */
 const HEALTH_RELAY_MS = 1_000;
 
 /**
- * A worker's stand-in for a source the primary runs: elements arrive as messages, and its
- * kind and health are the primary's source's, so that every worker's /health and /metrics tell
- * the truth about it.
+ * A worker's stand-in for a source the primary runs: its kind, interval and health are the
+ * primary's source's, so that every worker's headers, descriptor, /health and /metrics tell the
+ * truth about it.
  */
 class RelayedSource extends ManualSource {
   #health: SourceHealth = { state: 'ok', recordsRejected: 0 };
@@ -49,105 +62,124 @@ class RelayedSource extends ManualSource {
   }
 }
 
-const log = (level: 'info' | 'error', message: string, fields: Record<string, unknown> = {}) =>
-  process.stdout.write(`${JSON.stringify({ level: level === 'info' ? 30 : 50, time: Date.now(), pid: process.pid, ...fields, msg: message })}\n`);
+const workers = () => Object.values(cluster.workers ?? {}).filter((worker): worker is Worker => worker !== undefined);
 
 /**
- * `--workers N` (N > 1): the primary runs the source and numbers the elements; every worker
- * renders and serves them (the same bytes, the same sequence numbers and ETags: one shared log
- * epoch) on the shared port, and holds its own subscribers, so broadcasts use every core.
- * A worker that dies is replaced; its subscribers reconnect to the others and resume by id.
+ * `--workers N` (N > 1): the primary is the streams' one writer — it runs the sources, numbers,
+ * renders and appends every element to the log, and compresses `/latest` once — and serves no
+ * HTTP. Workers are replicas of the log: they read the same data directory and receive each
+ * durable element's rendered bytes and `/latest`'s compressed ones, and serve every interface on
+ * the shared port, each holding its own subscribers. A worker that dies is replaced; its
+ * subscribers reconnect to the others and resume by id.
  */
 export async function runPrimary(config: PublisherConfig): Promise<void> {
-  const epoch = randomBytes(6).toString('base64url');
-  cluster.setupPrimary({ serialization: 'advanced' });
+  const writer = await createPublisher(config);
+  const streams: ClusterStream[] = [...writer.hubs.values()].map((hub) => ({
+    id: hub.definition.id,
+    epoch: hub.log.epoch,
+    expectedIntervalMs: hub.definition.expectedIntervalMs,
+    kind: hub.source.kind,
+  }));
+  const latest = new Map<string, LatestMessage>();
+  const broadcast = (message: PrimaryMessage) => {
+    for (const worker of workers()) if (worker.isConnected()) worker.send(message);
+  };
+  for (const hub of writer.hubs.values()) {
+    const streamId = hub.definition.id;
+    let sentSeq = hub.log.latestSeq;
+    let sending = Promise.resolve();
+    hub.log.onAppended((latestSeq) => {
+      // One message per element, in order, even when a group commit made several durable at once.
+      sending = sending.then(async () => {
+        for (; sentSeq < latestSeq; ) {
+          const element = await hub.log.get(sentSeq + 1);
+          sentSeq++;
+          if (element !== undefined) broadcast({ type: 'element', streamId, element });
+        }
+      }).catch((error: unknown) => writer.app.log.error({ err: error, stream: streamId }, 'relaying an element failed'));
+    });
+    hub.latestCache.onServed((served) => {
+      const message: LatestMessage = { type: 'latest', streamId, latest: served };
+      latest.set(streamId, message);
+      broadcast(message);
+    });
+  }
+
+  const healthMessages = (): HealthMessage[] =>
+    [...writer.hubs.values()].map((hub) => ({ type: 'source-health', streamId: hub.definition.id, health: hub.source.health() }));
   let stopping = false;
-  const latest = new Map<string, ElementMessage>();
-  const fork = () => cluster.fork({ [EPOCH_VARIABLE]: epoch });
-  const workers = Array.from({ length: config.workers }, fork);
-  await Promise.all(workers.map((worker) => once(worker, 'listening')));
+  cluster.setupPrimary({ serialization: 'advanced' });
+  const fork = () => cluster.fork({ [STREAMS_VARIABLE]: JSON.stringify(streams) });
+  const started = Array.from({ length: config.workers }, fork);
   cluster.on('exit', (worker: Worker, code, signal) => {
     if (stopping) return;
-    log('error', 'worker exited, starting another', { worker: worker.process.pid, code, signal });
-    const replacement = fork();
-    // It starts from the latest element (its log begins there).
-    replacement.once('listening', () => latest.forEach((message) => replacement.send(message)));
+    writer.app.log.error({ worker: worker.process.pid, code, signal }, 'worker exited, starting another');
+    fork();
   });
+  // A worker that starts (or restarts) gets the latest element and the sources' health at once;
+  // the history it reads from the log.
+  cluster.on('listening', (worker) => {
+    latest.forEach((message) => worker.send(message));
+    healthMessages().forEach((message) => worker.send(message));
+  });
+  await Promise.all(started.map((worker) => once(worker, 'listening')));
+  await writer.start();
 
-  const sources: ElementSource[] = config.streams.map((stream) => {
-    const logger = {
-      info: (fields: object, message: string) => log('info', message, { ...fields, stream: stream.id }),
-      warn: (fields: object, message: string) => log('error', message, { ...fields, stream: stream.id }),
-      error: (fields: object, message: string) => log('error', message, { ...fields, stream: stream.id }),
-    };
-    const source = createSource(stream, config, logger);
-    let seq = 0;
-    source.start((observations, generatedAt) => {
-      const message: ElementMessage = { type: 'element', streamId: stream.id, seq: ++seq, generatedAtMs: generatedAt.getTime(), observations };
-      latest.set(stream.id, message);
-      for (const worker of Object.values(cluster.workers ?? {})) worker?.send(message);
-    });
-    return source;
-  });
-  const healthMessages = (): HealthMessage[] =>
-    config.streams.map((stream, index) => ({ type: 'source-health', streamId: stream.id, health: (sources[index] as ElementSource).health() }));
-  const relayHealth = setInterval(() => {
-    const messages = healthMessages();
-    for (const worker of Object.values(cluster.workers ?? {})) for (const message of messages) worker?.send(message);
-  }, HEALTH_RELAY_MS);
+  const relayHealth = setInterval(() => healthMessages().forEach(broadcast), HEALTH_RELAY_MS);
   relayHealth.unref();
-  cluster.on('listening', (worker) => healthMessages().forEach((message) => worker.send(message)));
-  const iris = config.streams.map((stream) => streamIri(config.baseUrl, stream.id));
-  log('info', `publishing ${config.streams.map((stream) => stream.id).join(', ')} at ${config.baseUrl}/streams with ${config.workers} workers`, {
-    streams: iris,
-  });
+  writer.app.log.info(
+    { streams: [...writer.hubs.values()].map((hub) => hub.definition.iri), workers: config.workers, dataDir: config.log === 'file' ? config.dataDir : null },
+    `publishing ${[...writer.hubs.keys()].join(', ')} at ${config.baseUrl}/streams with ${config.workers} workers`,
+  );
 
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) process.exit(1);
     stopping = true;
-    log('info', 'draining subscribers before exit', { signal });
+    writer.app.log.info({ signal }, 'draining subscribers before exit');
     clearInterval(relayHealth);
-    for (const source of sources) void source.stop();
-    const running = Object.values(cluster.workers ?? {}).filter((worker): worker is Worker => worker !== undefined);
+    const running = workers();
     const exits = running.map((worker) => once(worker, 'exit'));
     for (const worker of running) worker.process.kill('SIGTERM');
+    // Workers drain their subscribers within shutdownTimeoutMs; then the writer closes its logs.
     const timer = setTimeout(() => {
-      log('error', 'stopped: drain overran shutdownTimeoutMs', { clean: false });
+      writer.app.log.error({ clean: false }, 'stopped: workers overran shutdownTimeoutMs');
       process.exit(1);
     }, config.shutdownTimeoutMs + 1_000);
-    void Promise.all(exits).then(() => {
-      clearTimeout(timer);
-      log('info', 'stopped', { clean: true });
-      process.exit(0);
-    });
+    void Promise.all(exits)
+      .then(() => {
+        clearTimeout(timer);
+        return writer.shutdown();
+      })
+      .then((clean) => {
+        writer.app.log.info({ clean }, clean ? 'stopped' : 'stopped: the writer overran shutdownTimeoutMs');
+        process.exit(clean ? 0 : 1);
+      });
   };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
 }
 
-/** A cluster worker: the HTTP publisher, fed by the primary's elements. */
+/** A cluster worker: the HTTP publisher on a replica of each stream's log. */
 export async function runWorker(config: PublisherConfig): Promise<void> {
-  // The primary runs the real sources; a worker's are fed its messages.
-  const sources = new Map(
-    config.streams.map((stream) => [
-      stream.id,
-      new RelayedSource(stream.intervalSeconds == null ? null : stream.intervalSeconds * 1000, stream.source.kind),
-    ]),
-  );
-  const epoch = process.env[EPOCH_VARIABLE];
-  const publisher = await createPublisher(config, { sources, ...(epoch ? { epoch } : {}) });
+  const streams = JSON.parse(process.env[STREAMS_VARIABLE] ?? '[]') as ClusterStream[];
+  const sources = new Map(streams.map((stream) => [stream.id, new RelayedSource(stream.expectedIntervalMs, stream.kind)]));
+  const publisher: Publisher = await createPublisher(config, {
+    sources,
+    role: 'replica',
+    epochs: new Map(streams.map((stream) => [stream.id, stream.epoch])),
+  });
   await publisher.start();
   await publisher.listen();
   process.on('message', (message: PrimaryMessage) => {
-    if (message?.type === 'source-health') {
-      sources.get(message.streamId)?.relayed(message.health);
-      return;
-    }
-    const hub = message?.type === 'element' ? publisher.hubs.get(message.streamId) : undefined;
+    const hub = publisher.hubs.get(message?.streamId);
     if (hub === undefined) return;
-    hub.publish(message.observations, new Date(message.generatedAtMs), message.seq).catch((error: unknown) => {
-      publisher.app.log.error({ err: error }, 'element from the primary refused');
-    });
+    if (message.type === 'source-health') sources.get(message.streamId)?.relayed(message.health);
+    else if (message.type === 'latest') hub.replicateLatest(revivedLatest(message.latest));
+    else if (message.type === 'element') {
+      hub.replicate(revivedElement(message.element)).catch((error: unknown) => {
+        publisher.app.log.error({ err: error }, 'element from the writer refused');
+      });
+    }
   });
   process.once('SIGTERM', () => {
     void publisher.shutdown().then((clean) => process.exit(clean ? 0 : 1));
@@ -156,6 +188,23 @@ export async function runWorker(config: PublisherConfig): Promise<void> {
   process.once('disconnect', () => {
     void publisher.shutdown().then(() => process.exit(0));
   });
+}
+
+/** IPC's structured clone turns Buffers into Uint8Arrays: view them as Buffers again (no copy). */
+const asBuffer = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+
+const mapValues = <T, U>(record: Readonly<Record<string, T>>, map: (value: T) => U) =>
+  Object.fromEntries(Object.entries(record).map(([key, value]) => [key, map(value)]));
+
+function revivedElement(element: LoggedElement): LoggedElement {
+  return { ...element, frames: mapValues(element.frames, asBuffer) as LoggedElement['frames'] };
+}
+
+function revivedLatest(latest: LatestElement): LatestElement {
+  return {
+    ...latest,
+    bodies: mapValues(latest.bodies, (bodies) => mapValues(bodies, asBuffer)) as unknown as LatestElement['bodies'],
+  };
 }
 
 export const isClusterWorker = () => cluster.isWorker;

@@ -2,7 +2,8 @@ export { ConfigSchema, defaults, type PublisherConfig } from './config/config-sc
 export { ConfigError, ConfigHelp, loadConfig } from './config/load-config.js';
 export { type ErrorCode, errorCatalogue, PublisherError } from './errors.js';
 export { buildApp } from './http/app.js';
-export type { EventLog, Sequenced } from './log/event-log.js';
+export { type EventLog, LogAppendError, LogOpenError, type RetentionPolicy } from './log/event-log.js';
+export { FileEventLog } from './log/file-event-log.js';
 export { MemoryEventLog } from './log/memory-event-log.js';
 export { CONTEXT_PATH, loadBundledContext } from './model/bundled-context.js';
 export { elementQuads, type Observation } from './model/observation.js';

@@ -4,14 +4,18 @@ import type { PublisherConfig } from './config/config-schema.js';
 import { buildApp } from './http/app.js';
 import type { AppContext, LifecycleState } from './http/app-context.js';
 import { PrometheusMetrics } from './http/prometheus-metrics.js';
+import { join } from 'node:path';
+import type { EventLog } from './log/event-log.js';
+import { FileEventLog } from './log/file-event-log.js';
+import { lockDataDirectory } from './log/log-directory.js';
 import { MemoryEventLog } from './log/memory-event-log.js';
+import { formatNames } from './render/formats.js';
 import { CONTEXT_PATH, loadBundledContext } from './model/bundled-context.js';
 import { streamIri } from './model/stream-element.js';
 import { ns } from './model/vocabulary.js';
 import { catalogueQuads, descriptorQuads } from './publish/descriptor.js';
 import { type StreamDefinition, StreamHub } from './publish/stream-hub.js';
 import { JsonLdWriter } from './render/jsonld-writer.js';
-import type { LoggedElement } from './render/render-element.js';
 import { NegotiationCache } from './render/negotiate.js';
 import { sseFrame } from './render/sse-frame.js';
 import { renderStaticDocument } from './render/static-document.js';
@@ -27,8 +31,12 @@ export interface PublisherOptions {
   readonly healthCheck?: () => Promise<boolean>;
   /** Collect Node process metrics (off in tests that build many publishers). */
   readonly processMetrics?: boolean;
-  /** The log's epoch, shared by every worker of a cluster so that their ETags agree. */
-  readonly epoch?: string;
+  /**
+   * `replica` (cluster workers): the streams' logs are read, not written; elements arrive
+   * through `StreamHub.replicate`. `epochs` then names each memory log's epoch (the writer's).
+   */
+  readonly role?: 'writer' | 'replica';
+  readonly epochs?: ReadonlyMap<string, string>;
 }
 
 export interface Publisher {
@@ -74,6 +82,17 @@ export async function createPublisher(config: PublisherConfig, options: Publishe
     return count;
   };
   const ingest = new Map<string, IngestEndpoint>();
+  const role = options.role ?? 'writer';
+  // One writer per data directory: a second publisher on it stops at start-up.
+  const unlock = config.log === 'file' && role === 'writer' ? lockDataDirectory(config.dataDir) : () => {};
+  const logs = new Map<string, EventLog>();
+  try {
+    for (const stream of config.streams) logs.set(stream.id, await openLog(config, stream, role, log, options.epochs?.get(stream.id)));
+  } catch (error) {
+    await Promise.all([...logs.values()].map((opened) => opened.close()));
+    unlock();
+    throw error;
+  }
   config.streams.forEach((stream, index) => {
     const logger: SourceLogger = log.child({ stream: stream.id });
     const source =
@@ -91,6 +110,8 @@ export async function createPublisher(config: PublisherConfig, options: Publishe
       title: stream.title,
       iri: streamIri(config.baseUrl, stream.id),
       expectedIntervalMs: intervalMs,
+      retainedElements: stream.retainedElements,
+      retainedSeconds: stream.retainedSeconds,
       ...(stream.description === undefined ? {} : { description: stream.description }),
       ...(stream.license === undefined ? {} : { license: stream.license }),
     };
@@ -98,12 +119,13 @@ export async function createPublisher(config: PublisherConfig, options: Publishe
       baseUrl: config.baseUrl,
       definition,
       source,
-      log: new MemoryEventLog<LoggedElement>(stream.retainedElements, ...(options.epoch ? [options.epoch] : [])),
+      log: logs.get(stream.id) as EventLog,
       jsonLd,
       metrics,
       limits: config,
       onError: (error) => log.error({ err: error, stream: definition.id }, 'stream pipeline failed'),
       subscribersInProcess,
+      role,
     });
     hubs.set(stream.id, hub);
     if (stream.source.kind === 'ingest') ingest.set(stream.id, createIngestEndpoint(stream, config));
@@ -125,6 +147,7 @@ export async function createPublisher(config: PublisherConfig, options: Publishe
       descriptorPrefixes,
     ),
     contextDocument: context.bytes,
+    jsonLd,
     logger: log,
     ingest,
     metrics,
@@ -166,6 +189,8 @@ export async function createPublisher(config: PublisherConfig, options: Publishe
         );
         await app.close();
         await Promise.all([...ingest.values()].map((endpoint) => endpoint.validator?.close()));
+        await Promise.all([...logs.values()].map((opened) => opened.close()));
+        unlock();
         return true;
       })();
       let timer: NodeJS.Timeout | undefined;
@@ -179,4 +204,34 @@ export async function createPublisher(config: PublisherConfig, options: Publishe
       }
     },
   };
+}
+
+/** A stream's log: durable under `{dataDir}/streams/{id}` (read-only in a replica), or in memory. */
+async function openLog(
+  config: PublisherConfig,
+  stream: PublisherConfig['streams'][number],
+  role: 'writer' | 'replica',
+  logger: SourceLogger,
+  epoch: string | undefined,
+): Promise<EventLog> {
+  const retention = { retainedElements: stream.retainedElements, retainedSeconds: stream.retainedSeconds };
+  if (config.log === 'memory') {
+    return new MemoryEventLog(config.pageElements, retention, { ...(epoch === undefined ? {} : { epoch }), replica: role === 'replica' });
+  }
+  const directory = join(config.dataDir, 'streams', stream.id);
+  const log = await FileEventLog.open({
+    streamId: stream.id,
+    directory,
+    formats: formatNames,
+    pageElements: config.pageElements,
+    retention,
+    cacheBytes: config.logCacheBytes,
+    syncIntervalMs: config.logSyncIntervalMs,
+    maxPendingBytes: config.logMaxPendingBytes,
+    retentionIntervalMs: config.logRetentionIntervalMs,
+    logger,
+    role,
+  });
+  logger.info({ stream: stream.id, directory, epoch: log.epoch, oldestSeq: log.oldestSeq ?? null, latestSeq: log.latestSeq }, 'log opened');
+  return log;
 }

@@ -20,7 +20,11 @@ export async function runServer(config: PublisherConfig): Promise<Publisher | un
   const address = await publisher.listen();
   await publisher.start();
   app.log.info(
-    { address, streams: [...publisher.hubs.values()].map((hub) => hub.definition.iri) },
+    {
+      address,
+      streams: [...publisher.hubs.values()].map((hub) => hub.definition.iri),
+      log: config.log === 'file' ? `file: ${config.dataDir}` : 'memory (lost at exit)',
+    },
     `publishing ${[...publisher.hubs.keys()].join(', ')} at ${config.baseUrl}/streams`,
   );
 

@@ -1,5 +1,8 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { BenchOptions } from './bench-options.js';
@@ -7,8 +10,12 @@ import type { BenchOptions } from './bench-options.js';
 const run = promisify(execFile);
 const repositoryRoot = fileURLToPath(new URL('../../../../', import.meta.url));
 
-/** Starts the publisher CLI as its own process, so that its CPU and memory are measured apart. */
+/**
+ * Starts the publisher CLI as its own process, so that its CPU and memory are measured apart.
+ * Its log is durable, as by default, in a fresh data directory removed when it exits.
+ */
 export async function startPublisher(options: BenchOptions, clients: number): Promise<ChildProcess> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'bench-publisher-'));
   // node itself (not the tsx launcher, which would run the publisher in a child process), so
   // that the sampled pid is the publisher's.
   const child = spawn(
@@ -25,10 +32,12 @@ export async function startPublisher(options: BenchOptions, clients: number): Pr
       '--max-long-poll-waiters', String(clients + 100),
       '--max-event-loop-delay-ms', '0',
       '--workers', String(options.serverWorkers ?? 1),
+      '--data-dir', dataDir,
       '--log-level', 'info',
     ],
     { cwd: repositoryRoot, stdio: ['ignore', 'pipe', 'inherit'] },
   );
+  child.once('exit', () => rmSync(dataDir, { recursive: true, force: true }));
   await new Promise<void>((resolve, reject) => {
     let seen = '';
     child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {

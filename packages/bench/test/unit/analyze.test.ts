@@ -29,7 +29,7 @@ describe('countUpdates', () => {
 
 describe('elementStamp', () => {
   it('reads the timestamp and sequence number from a real Turtle element', () => {
-    const turtle = '@prefix prov: <http://www.w3.org/ns/prov#>.\n\n<http://127.0.0.1:8080/streams/parking/elements/42> prov:generatedAtTime "2026-11-22T16:20:05.123Z"^^xsd:dateTime.\n';
+    const turtle = '@prefix prov: <http://www.w3.org/ns/prov#>.\n\n<http://127.0.0.1:8080/streams/parking/elements/demo2026ab-42> prov:generatedAtTime "2026-11-22T16:20:05.123Z"^^xsd:dateTime.\n';
     expect(elementStamp(turtle)).toEqual({ seq: 42, generatedAtMs: Date.parse('2026-11-22T16:20:05.123Z') });
     expect(elementStamp('garbage')).toBeUndefined();
   });

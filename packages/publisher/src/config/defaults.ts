@@ -17,8 +17,28 @@ export const defaults = Object.freeze({
   facilities: 13,
   seed: 1,
 
-  /** Elements kept in memory for SSE resume (one hour at the default interval). */
-  retainedElements: 720,
+  /** `file`: every stream's log on disk under `dataDir`; `memory`: lost at exit (tests, demos). */
+  log: 'file',
+  /** Where the logs live (one folder per stream), relative to the working directory. */
+  dataDir: 'data',
+  /** Elements a stream's log keeps at least (count): about a week at the default interval, ~180 MB. */
+  retainedElements: 100_000,
+  /** Age limit of a stream's log (seconds; 0: none): whole pages older than this are removed. */
+  retainedSeconds: 0,
+  /** Elements per history page and per segment file of the log (count), fixed when a log is created. */
+  pageElements: 100,
+  /** Least milliseconds between two syncs of a log; appends made meanwhile share the next (group commit). */
+  logSyncIntervalMs: 0,
+  /** Bytes of appends waiting for their sync, per stream; more are refused (503) until the disk catches up. */
+  logMaxPendingBytes: 64 * 1024 * 1024,
+  /** Decoded elements kept in memory per stream for catch-up and history reads (bytes). */
+  logCacheBytes: 64 * 1024 * 1024,
+  /** Rendered closed history pages kept in memory, all streams and formats together (bytes). */
+  historyCacheBytes: 32 * 1024 * 1024,
+  /** Milliseconds between background retention passes. */
+  logRetentionIntervalMs: 60_000,
+  /** Elements read from the log at a time for one catching-up SSE subscriber (count). */
+  catchUpBatchElements: 64,
   heartbeatMs: 15_000,
   /** `retry:` sent to EventSource clients on connect. */
   sseRetryMs: 2_000,

@@ -93,6 +93,8 @@ export function loadConfig(sources: ConfigSources = {}): PublisherConfig {
       );
     }
   }
+  // A relative data directory is where the user typed the command.
+  config.dataDir = resolve(cwd, String(config.dataDir));
   config.baseUrl = String(config.baseUrl ?? `http://${hostForUrl(String(config.host))}:${String(config.port)}`).replace(
     /\/+$/,
     '',
@@ -164,6 +166,7 @@ function fileStreams(file: ConfigFile, config: Record<string, unknown>, env: Rea
   const { streams, problems } = resolveStreams(file.values.streams, {
     intervalSeconds: Number(config.intervalSeconds),
     retainedElements: Number(config.retainedElements),
+    retainedSeconds: Number(config.retainedSeconds),
     resolvePath: (path) => resolve(dirname(file.path), path),
     env,
   });
@@ -184,6 +187,7 @@ function demoStream(config: Record<string, unknown>): StreamConfig {
     title: String(config.streamTitle),
     intervalSeconds: Number(config.intervalSeconds),
     retainedElements: Number(config.retainedElements),
+    retainedSeconds: Number(config.retainedSeconds),
     shape: { kind: 'bundled' },
     source: { kind: 'simulator', facilities: Number(config.facilities), seed: Number(config.seed) },
   };

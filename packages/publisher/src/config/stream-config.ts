@@ -110,7 +110,8 @@ export const StreamSchema = Type.Object(
         description: 'Expected seconds between elements, or "irregular"',
       }),
     ),
-    retainedElements: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
+    retainedElements: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000_000 })),
+    retainedSeconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 3_153_600_000 })),
     shape: Type.Optional(Type.String({ minLength: 1, description: 'SHACL shapes file for ingested elements, or "none"' })),
     source: Type.Object({ kind: Type.String() }),
   },
@@ -136,6 +137,8 @@ export interface StreamConfig {
   /** Expected seconds between elements; null for an irregular stream; undefined: as the source says. */
   readonly intervalSeconds?: number | null;
   readonly retainedElements: number;
+  /** Whole pages whose newest element is older than this are removed (seconds; 0: no age limit). */
+  readonly retainedSeconds: number;
   /** SHACL shapes that ingested elements must satisfy: the bundled ones, a file's, or none. */
   readonly shape: ShapeChoice;
   readonly source: SourceConfig;
@@ -151,6 +154,7 @@ export interface StreamProblem {
 export interface StreamDefaults {
   readonly intervalSeconds: number;
   readonly retainedElements: number;
+  readonly retainedSeconds: number;
   /** Resolves a path written in the configuration file (relative to the file's folder). */
   readonly resolvePath: (path: string) => string;
   readonly env: Readonly<Record<string, string | undefined>>;
@@ -216,6 +220,7 @@ export function resolveStreams(raw: unknown, defaults: StreamDefaults): { stream
       ...(stream.description === undefined ? {} : { description: stream.description }),
       ...(stream.license === undefined ? {} : { license: stream.license }),
       retainedElements: stream.retainedElements ?? defaults.retainedElements,
+      retainedSeconds: stream.retainedSeconds ?? defaults.retainedSeconds,
       shape:
         stream.shape === 'none'
           ? { kind: 'none' }

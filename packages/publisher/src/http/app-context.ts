@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { PublisherConfig } from '../config/config-schema.js';
 import { PublisherError } from '../errors.js';
 import type { StreamHub } from '../publish/stream-hub.js';
+import type { JsonLdWriter } from '../render/jsonld-writer.js';
 import type { NegotiationCache } from '../render/negotiate.js';
 import type { StaticDocument } from '../render/static-document.js';
 import type { IngestEndpoint } from './ingest-endpoint.js';
@@ -19,6 +20,8 @@ export interface AppContext {
   readonly descriptors: ReadonlyMap<string, StaticDocument>;
   readonly catalogue: StaticDocument;
   readonly contextDocument: Buffer;
+  /** The JSON-LD writer of every document, against the bundled context. */
+  readonly jsonLd: JsonLdWriter;
   /** The streams that accept `POST /streams/{id}`, by id. */
   readonly ingest: ReadonlyMap<string, IngestEndpoint>;
   readonly metrics: PrometheusMetrics;

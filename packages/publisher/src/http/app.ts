@@ -9,6 +9,7 @@ import { LatestResponder } from './latest-responder.js';
 import { clientErrorHandler, frameworkErrorHandler, registerProblemHandlers } from './problem.js';
 import { documentsRoute } from './routes/documents-route.js';
 import { eventsRoute } from './routes/events-route.js';
+import { historyRoute } from './routes/history-route.js';
 import { ingestRoute } from './routes/ingest-route.js';
 import { latestRoute } from './routes/latest-route.js';
 import { operationsRoute } from './routes/operations-route.js';
@@ -72,6 +73,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   await app.register(async (scope) => documentsRoute(scope, context));
   await app.register(async (scope) => latestRoute(scope, context, responder));
   await app.register(async (scope) => eventsRoute(scope, context));
+  await app.register(async (scope) => historyRoute(scope, context));
   await app.register(async (scope) => operationsRoute(scope, context));
   await app.register(async (scope) => ingestRoute(scope, context));
   await app.ready();

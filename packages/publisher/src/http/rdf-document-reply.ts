@@ -3,6 +3,7 @@ import { PublisherError } from '../errors.js';
 import { contentType, type FormatName, formatNames, formats } from '../render/formats.js';
 import type { NegotiationCache } from '../render/negotiate.js';
 import type { StaticDocument } from '../render/static-document.js';
+import { ifNoneMatchIncludes } from '../render/etag.js';
 
 export const acceptableTypes = [...formatNames.map((format) => formats[format].mediaType), 'application/json'];
 
@@ -30,7 +31,7 @@ export function sendStaticDocument(
   const format = negotiatedFormat(request, negotiation);
   const etag = document.etags[format];
   reply.headers({ ...headers, etag, vary: 'Accept', 'cache-control': 'public, max-age=60' });
-  if (request.headers['if-none-match']?.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag)) {
+  if (ifNoneMatchIncludes(request.headers['if-none-match'], etag)) {
     return reply.code(304).send();
   }
   return reply.header('content-type', contentType(format)).send(document.bodies[format]);

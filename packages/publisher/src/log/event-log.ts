@@ -1,27 +1,70 @@
-/** Anything stored in a log carries its sequence number. */
-export interface Sequenced {
-  readonly seq: number;
-}
+import type { LoggedElement } from '../render/render-element.js';
 
 /**
- * The ordered, bounded history of one stream: the single source of truth that broadcasting,
- * resuming and polling read from ("persist, then dispatch").
+ * The ordered, durable history of one stream: the one place an element exists. Every interface
+ * reads it — `/latest`, long-poll, SSE catch-up and live broadcast, `/elements/{id}`, history
+ * pages — and only what it has made durable is visible to them ("persist, then dispatch").
+ *
+ * Sequence numbers are dense within one life of the log (its `epoch`) and never reused: a log
+ * reopened from the same data directory continues after its last durable element. Retention
+ * removes whole pages (`pageElements` consecutive sequence numbers, aligned on multiples of it),
+ * so that a page once full never changes again.
  */
-export interface EventLog<T extends Sequenced> {
-  /** Identifies this log's life: it changes whenever sequence numbers start again. */
+export interface EventLog {
+  /** Names this life of the log; a new one starts when the log's storage is created afresh. */
   readonly epoch: string;
-  /** The sequence number the next appended entry must carry. */
+  /** Elements per page (history page, retention unit), fixed for the log's life. */
+  readonly pageElements: number;
+  /** The sequence number the next `append` must carry (reserved appends included). */
   readonly nextSeq: number;
-  /** Sequence number of the newest entry, 0 when empty. */
+  /** Sequence number of the newest durable element, 0 when empty. */
   readonly latestSeq: number;
-  /** Sequence number of the oldest retained entry, undefined when empty. */
+  /** Sequence number of the oldest retained element, undefined when empty. */
   readonly oldestSeq: number | undefined;
-  /** Retention limit (count of entries). */
-  readonly capacity: number;
-  /** Only while empty: the next entry will carry `seq` (continuing a numbering started elsewhere). */
-  startAt(seq: number): void;
-  /** Appends `entry`, whose `seq` must equal `nextSeq`; evicts the oldest entry beyond capacity. */
-  append(entry: T): void;
-  get(seq: number): T | undefined;
-  latest(): T | undefined;
+  /** Why appends fail at the moment (a full disk), or undefined while they succeed. */
+  readonly appendFailure: LogAppendError | undefined;
+  /**
+   * Appends `element`, whose `seq` must equal `nextSeq`; resolves once it is durable and visible
+   * to readers, in the order of the calls. Rejects with `LogAppendError` if it could not be
+   * written: then it and every append made after it are dropped whole, and `nextSeq` is again
+   * `latestSeq + 1`.
+   */
+  append(element: LoggedElement): Promise<void>;
+  /** The newest durable element (kept in memory). */
+  latest(): LoggedElement | undefined;
+  /** A retained element, from the cache or from disk; undefined if not retained. */
+  get(seq: number): Promise<LoggedElement | undefined>;
+  /** Up to `limit` consecutive retained elements from `fromSeq` (fewer at the end of the log). */
+  read(fromSeq: number, limit: number): Promise<LoggedElement[]>;
+  /** Applies the retention policy now (it also runs by itself in the background). */
+  applyRetention(nowMs?: number): Promise<void>;
+  /** Registers `listener`, called after each batch of elements becomes durable. */
+  onAppended(listener: (latestSeq: number) => void): void;
+  close(): Promise<void>;
+}
+
+/** An append that could not be made durable (e.g. ENOSPC): nothing of it was kept. */
+export class LogAppendError extends Error {
+  override readonly name = 'LogAppendError';
+  constructor(
+    message: string,
+    /** The file system's error code, e.g. `ENOSPC`. */
+    readonly code: string | undefined,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
+
+/** The log's storage cannot be used at start-up (unwritable, locked, incompatible). */
+export class LogOpenError extends Error {
+  override readonly name = 'LogOpenError';
+}
+
+/** How long a log keeps elements. */
+export interface RetentionPolicy {
+  /** Keep at least this many newest elements (count); older whole pages are removed. */
+  readonly retainedElements: number;
+  /** Remove whole pages whose newest element is older than this (seconds); 0: no age limit. */
+  readonly retainedSeconds: number;
 }

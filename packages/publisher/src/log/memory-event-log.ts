@@ -1,21 +1,43 @@
-import { randomBytes } from 'node:crypto';
-import type { EventLog, Sequenced } from './event-log.js';
+import type { LoggedElement } from '../render/render-element.js';
+import type { EventLog, LogAppendError, RetentionPolicy } from './event-log.js';
+import { newEpoch } from './log-directory.js';
+import { oldestRetainedByCount, pageFirstSeq, pageLastSeq, pageOf } from './log-pages.js';
 
-/** An in-memory ring buffer keeping the newest `capacity` entries. */
-export class MemoryEventLog<T extends Sequenced> implements EventLog<T> {
+/**
+ * A log kept in memory (`--log memory`: tests and ephemeral demos): a new epoch at every start,
+ * and the same retention by whole pages as the file log, so that every interface behaves alike.
+ * Holds at most `retainedElements + pageElements - 1` elements.
+ */
+export class MemoryEventLog implements EventLog {
   readonly epoch: string;
-  readonly capacity: number;
-  readonly #ring: Array<T | undefined>;
+  readonly pageElements: number;
+  readonly appendFailure: LogAppendError | undefined = undefined;
+  readonly #retention: RetentionPolicy;
+  readonly #elements = new Map<number, LoggedElement>();
+  readonly #listeners: Array<(latestSeq: number) => void> = [];
+  readonly #now: () => number;
+  readonly #replica: boolean;
   #latestSeq = 0;
-  #size = 0;
+  #oldestSeq: number | undefined;
 
-  constructor(capacity: number, epoch: string = randomBytes(6).toString('base64url')) {
-    if (!Number.isSafeInteger(capacity) || capacity < 1) {
-      throw new RangeError(`Log capacity must be a positive integer, got ${capacity}`);
+  constructor(
+    pageElements: number,
+    retention: RetentionPolicy,
+    options: {
+      readonly epoch?: string;
+      readonly now?: () => number;
+      /** A cluster worker's copy: the first element may carry any number (the writer's). */
+      readonly replica?: boolean;
+    } = {},
+  ) {
+    if (!Number.isSafeInteger(pageElements) || pageElements < 1) {
+      throw new RangeError(`pageElements must be a positive integer, got ${pageElements}`);
     }
-    this.capacity = capacity;
-    this.epoch = epoch;
-    this.#ring = new Array<T | undefined>(capacity);
+    this.pageElements = pageElements;
+    this.#retention = retention;
+    this.epoch = options.epoch ?? newEpoch();
+    this.#now = options.now ?? Date.now;
+    this.#replica = options.replica ?? false;
   }
 
   get nextSeq(): number {
@@ -27,35 +49,70 @@ export class MemoryEventLog<T extends Sequenced> implements EventLog<T> {
   }
 
   get oldestSeq(): number | undefined {
-    return this.#size === 0 ? undefined : this.#latestSeq - this.#size + 1;
+    return this.#oldestSeq;
   }
 
-  /**
-   * Makes an empty log continue a numbering that started elsewhere (a worker joining a cluster
-   * whose elements are already at `seq`): the next appended entry must carry `seq`.
-   */
-  startAt(seq: number): void {
-    if (this.#size !== 0) throw new RangeError('Only an empty log can start at another sequence number');
-    if (!Number.isSafeInteger(seq) || seq < 1) throw new RangeError(`Sequence numbers start at 1 or more, got ${seq}`);
-    this.#latestSeq = seq - 1;
+  latest(): LoggedElement | undefined {
+    return this.#elements.get(this.#latestSeq);
   }
 
-  append(entry: T): void {
-    if (entry.seq !== this.nextSeq) {
-      throw new RangeError(`Expected sequence number ${this.nextSeq}, got ${entry.seq}`);
+  onAppended(listener: (latestSeq: number) => void): void {
+    this.#listeners.push(listener);
+  }
+
+  append(element: LoggedElement): Promise<void> {
+    if (this.#replica && this.#latestSeq === 0) this.#latestSeq = element.seq - 1;
+    if (element.seq !== this.nextSeq) {
+      return Promise.reject(new RangeError(`Expected sequence number ${this.nextSeq}, got ${element.seq}`));
     }
-    this.#ring[entry.seq % this.capacity] = entry;
-    this.#latestSeq = entry.seq;
-    this.#size = Math.min(this.#size + 1, this.capacity);
+    this.#elements.set(element.seq, element);
+    this.#latestSeq = element.seq;
+    this.#oldestSeq ??= element.seq;
+    this.#retainByCount();
+    for (const listener of this.#listeners) listener(this.#latestSeq);
+    return Promise.resolve();
   }
 
-  get(seq: number): T | undefined {
-    const oldest = this.oldestSeq;
-    if (oldest === undefined || !Number.isSafeInteger(seq) || seq < oldest || seq > this.#latestSeq) return undefined;
-    return this.#ring[seq % this.capacity];
+  get(seq: number): Promise<LoggedElement | undefined> {
+    return Promise.resolve(this.#elements.get(seq));
   }
 
-  latest(): T | undefined {
-    return this.get(this.#latestSeq);
+  read(fromSeq: number, limit: number): Promise<LoggedElement[]> {
+    const elements: LoggedElement[] = [];
+    const last = Math.min(this.#latestSeq, fromSeq + limit - 1);
+    for (let seq = Math.max(fromSeq, this.#oldestSeq ?? Infinity); seq <= last; seq++) {
+      const element = this.#elements.get(seq);
+      if (element === undefined) break;
+      elements.push(element);
+    }
+    return Promise.resolve(elements);
+  }
+
+  applyRetention(nowMs: number = this.#now()): Promise<void> {
+    this.#retainByCount();
+    const { retainedSeconds } = this.#retention;
+    if (retainedSeconds > 0 && this.#oldestSeq !== undefined) {
+      const tailPage = pageOf(this.#latestSeq, this.pageElements);
+      for (let page = pageOf(this.#oldestSeq, this.pageElements); page < tailPage; page++) {
+        const newest = this.#elements.get(pageLastSeq(page, this.pageElements));
+        if (newest === undefined || newest.generatedAt.getTime() >= nowMs - retainedSeconds * 1000) break;
+        this.#dropBefore(pageFirstSeq(page + 1, this.pageElements));
+      }
+    }
+    return Promise.resolve();
+  }
+
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  #retainByCount(): void {
+    this.#dropBefore(oldestRetainedByCount(this.#latestSeq, this.#retention.retainedElements, this.pageElements));
+  }
+
+  #dropBefore(firstKept: number): void {
+    if (this.#oldestSeq === undefined || this.#oldestSeq >= firstKept) return;
+    for (let seq = this.#oldestSeq; seq < firstKept; seq++) this.#elements.delete(seq);
+    this.#oldestSeq = firstKept;
   }
 }

@@ -51,6 +51,14 @@ export const prov = {
   generatedAtTime: `${ns.prov}generatedAtTime`,
 } as const;
 
+/**
+ * Terms of this project's own vocabulary: an element's sequence number in its stream (the
+ * history pages' `ldes:sequencePath`, an `xsd:integer`).
+ */
+export const rdfStream = {
+  sequenceNumber: 'https://w3id.org/rdf-stream/vocab#sequenceNumber',
+} as const;
+
 export const datex = {
   parkingNumberOfVacantSpaces: `${ns.datex}parkingNumberOfVacantSpaces`,
 } as const;

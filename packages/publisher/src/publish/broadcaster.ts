@@ -2,8 +2,9 @@ import { performance } from 'node:perf_hooks';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { EventLog } from '../log/event-log.js';
 import type { LoggedElement } from '../render/render-element.js';
+import { elementId } from '../model/stream-element.js';
 import { sseFrame } from '../render/sse-frame.js';
-import { gapData } from './resume.js';
+import { gapFrame } from './resume.js';
 import type { StreamMetrics } from './stream-metrics.js';
 import type { Subscriber } from './subscriber.js';
 
@@ -23,14 +24,14 @@ export interface BroadcasterOptions {
  * A subscriber whose unsent bytes would exceed its limit is evicted, never buffered further.
  */
 export class Broadcaster {
-  readonly #log: EventLog<LoggedElement>;
+  readonly #log: EventLog;
   readonly #options: BroadcasterOptions;
   readonly #yield: () => Promise<unknown>;
   readonly #subscribers = new Set<Subscriber>();
   #cursor: number;
   #pumping: Promise<void> | undefined;
 
-  constructor(log: EventLog<LoggedElement>, options: BroadcasterOptions) {
+  constructor(log: EventLog, options: BroadcasterOptions) {
     this.#log = log;
     this.#options = options;
     this.#yield = options.yieldTurn ?? (() => nextTurn());
@@ -68,13 +69,15 @@ export class Broadcaster {
 
   async #pump(): Promise<void> {
     while (this.#cursor < this.#log.latestSeq) {
-      const element = this.#log.get(this.#cursor + 1);
+      const element = await this.#log.get(this.#cursor + 1);
       if (element === undefined) {
-        // Retention is smaller than the backlog: tell subscribers, continue from the oldest.
-        const oldest = this.#log.oldestSeq ?? this.#log.latestSeq;
-        const gap = Buffer.from(sseFrame({ event: 'gap', data: gapData(this.#cursor, oldest, 'expired') }));
+        // Retention is smaller than the backlog (or the element cannot be read): tell
+        // subscribers, continue from the oldest retained element, and past this one at least.
+        const resumeAt = Math.max(this.#log.oldestSeq ?? this.#log.latestSeq, this.#cursor + 2);
+        const { epoch } = this.#log;
+        const gap = Buffer.from(gapFrame(elementId(epoch, this.#cursor), epoch, resumeAt, 'expired'));
         await this.#writeAll(() => gap);
-        this.#cursor = oldest - 1;
+        this.#cursor = resumeAt - 1;
         continue;
       }
       const started = performance.now();

@@ -1,15 +1,17 @@
 import type { Quad } from '@rdfjs/types';
 import { DataFactory } from 'n3';
-import { ns, prov, rdf, xsd } from '../model/vocabulary.js';
+import { ns, prov, rdf, rdfStream, xsd } from '../model/vocabulary.js';
 import { type FormatName, formatNames, formats } from '../render/formats.js';
 import type { StreamDefinition } from './stream-hub.js';
 
-const { namedNode, literal, quad } = DataFactory;
+const { namedNode, literal, quad, blankNode } = DataFactory;
 
 const dcat = (local: string) => namedNode(`${ns.dcat}${local}`);
 const dcterms = (local: string) => namedNode(`${ns.dcterms}${local}`);
+const ldes = (local: string) => namedNode(`${ns.ldes}${local}`);
 const a = namedNode(rdf.type);
 const sseSpec = namedNode('https://html.spec.whatwg.org/multipage/server-sent-events.html');
+const ldesSpec = namedNode('https://w3id.org/ldes/specification');
 
 /** W3C format IRIs (http://www.w3.org/ns/formats/) for each format we serve. */
 const formatIri: Readonly<Record<FormatName, string>> = {
@@ -26,11 +28,14 @@ const mediaTypeIri = (mediaType: string) => namedNode(`https://www.iana.org/assi
 export const streamLinks = (streamIri: string) => ({
   latest: `${streamIri}/latest`,
   events: `${streamIri}/events`,
+  /** The LDES view: the root node of the history pages. */
+  history: `${streamIri}/history`,
 });
 
 /**
  * The stream descriptor: an LDES `ldes:EventStream` (members timestamped by
- * `prov:generatedAtTime`), a VoCaLS `vocals:RDFStream` with its endpoints, and a DCAT dataset
+ * `prov:generatedAtTime`, numbered by `rdfStream:sequenceNumber`) whose one `tree:view` is the
+ * root of its history pages, a VoCaLS `vocals:RDFStream` with its endpoints, and a DCAT dataset
  * with one distribution per interface and format.
  */
 export function descriptorQuads(stream: StreamDefinition): Quad[] {
@@ -41,9 +46,19 @@ export function descriptorQuads(stream: StreamDefinition): Quad[] {
     quad(subject, a, namedNode(`${ns.vocals}RDFStream`)),
     quad(subject, a, dcat('Dataset')),
     quad(subject, dcterms('title'), literal(stream.title, 'en')),
-    quad(subject, namedNode(`${ns.ldes}timestampPath`), namedNode(prov.generatedAtTime)),
+    quad(subject, ldes('timestampPath'), namedNode(prov.generatedAtTime)),
+    quad(subject, ldes('sequencePath'), namedNode(rdfStream.sequenceNumber)),
+    // Exactly one view: LDES clients follow the first tree:view they find.
+    quad(subject, namedNode(`${ns.tree}view`), namedNode(links.history)),
     quad(subject, dcterms('conformsTo'), namedNode('https://w3id.org/rdf-stream/profile/sosa')),
   ];
+  if (stream.retainedSeconds > 0) {
+    const policy = blankNode('retention');
+    quads.push(
+      quad(namedNode(links.history), ldes('retentionPolicy'), policy),
+      quad(policy, ldes('fullLogDuration'), literal(`PT${stream.retainedSeconds}S`, namedNode(`${ns.xsd}duration`))),
+    );
+  }
   if (stream.description !== undefined) quads.push(quad(subject, dcterms('description'), literal(stream.description, 'en')));
   if (stream.license !== undefined) quads.push(quad(subject, dcterms('license'), namedNode(stream.license)));
   if (stream.expectedIntervalMs !== null) {
@@ -59,9 +74,11 @@ export function descriptorQuads(stream: StreamDefinition): Quad[] {
   for (const format of formatNames) {
     const latest = namedNode(`${stream.iri}#latest-${format}`);
     const events = namedNode(`${stream.iri}#events-${format}`);
+    const history = namedNode(`${stream.iri}#history-${format}`);
     quads.push(
       quad(subject, dcat('distribution'), latest),
       quad(subject, dcat('distribution'), events),
+      quad(subject, dcat('distribution'), history),
       quad(subject, namedNode(`${ns.vocals}hasEndpoint`), events),
     );
     // Each subject's quads together, so that Turtle groups them.
@@ -78,6 +95,12 @@ export function descriptorQuads(stream: StreamDefinition): Quad[] {
       quad(events, dcat('mediaType'), mediaTypeIri('text/event-stream')),
       quad(events, dcterms('format'), namedNode(formatIri[format])),
       quad(events, dcterms('conformsTo'), sseSpec),
+      quad(history, a, dcat('Distribution')),
+      quad(history, dcterms('title'), literal(`History (${format}): LDES pages from the oldest retained element, full pages immutable`, 'en')),
+      quad(history, dcat('accessURL'), namedNode(links.history)),
+      quad(history, dcat('mediaType'), mediaTypeIri(formats[format].mediaType)),
+      quad(history, dcterms('format'), namedNode(formatIri[format])),
+      quad(history, dcterms('conformsTo'), ldesSpec),
     );
   }
   return [...quads, ...distributions];

@@ -1,54 +1,82 @@
+import { elementId, parseElementId } from '../model/stream-element.js';
+import { sseFrame } from '../render/sse-frame.js';
+
+/** Why elements after a client's last id cannot all be delivered. */
+export type GapReason =
+  /** They are older than the log retains. */
+  | 'expired'
+  /** The id is newer than anything this log has made durable. */
+  | 'unknown'
+  /** The id comes from another life of the log (another epoch, or a bare number). */
+  | 'epoch';
+
 /** What a new SSE subscriber receives before live elements. */
 export type ResumePlan =
   /** No Last-Event-ID: only elements published from now on. */
   | { readonly kind: 'live' }
   /** Every retained element from `fromSeq` on, then live ones. */
   | { readonly kind: 'replay'; readonly fromSeq: number }
-  /**
-   * Elements after `requestedId` are no longer all retained (`expired`), or the id is newer than
-   * anything this log has published, e.g. from before a restart (`unknown`): say so, then replay
-   * from the oldest retained element.
-   */
-  | {
-      readonly kind: 'gap';
-      readonly requestedId: number;
-      readonly fromSeq: number;
-      readonly reason: 'expired' | 'unknown';
-    };
+  /** Say that elements were missed (`gap`), then replay from the oldest retained element. */
+  | { readonly kind: 'gap'; readonly requestedId: string; readonly fromSeq: number; readonly reason: GapReason };
 
-/** Largest id accepted from a client: anything above cannot be a sequence number we sent. */
-const maxEventIdLength = 16;
+/** Longest `Last-Event-ID` accepted: an epoch, a dash and a sequence number. */
+const maxEventIdLength = 64;
+
+/** A `Last-Event-ID` as sent: an element id of some life of the log, or a bare number. */
+export interface RequestedEventId {
+  readonly raw: string;
+  /** Undefined for a bare number (an id of no known life: before ids carried their epoch). */
+  readonly epoch: string | undefined;
+  readonly seq: number;
+}
 
 /**
- * Parses a `Last-Event-ID` header or `lastEventId` query value: `undefined` when absent or empty
- * (the EventSource way of saying "no id"), `null` when it is not a non-negative decimal integer.
+ * Parses a `Last-Event-ID` header or `lastEventId` query value: `undefined` when absent or
+ * empty (the EventSource way of saying "no id"), `null` when it is neither an element id
+ * (`{epoch}-{seq}`) nor a non-negative decimal integer.
  */
-export function parseEventId(raw: string | undefined): number | undefined | null {
+export function parseEventId(raw: string | undefined): RequestedEventId | undefined | null {
   if (raw === undefined) return undefined;
   const trimmed = raw.replace(/^[ \t]+|[ \t]+$/g, '');
   if (trimmed === '') return undefined;
-  if (trimmed.length > maxEventIdLength || !/^\d+$/.test(trimmed)) return null;
-  const id = Number(trimmed);
-  return Number.isSafeInteger(id) ? id : null;
+  if (trimmed.length > maxEventIdLength) return null;
+  const id = parseElementId(trimmed);
+  if (id !== undefined) return { raw: trimmed, ...id };
+  if (!/^\d{1,16}$/.test(trimmed)) return null;
+  const seq = Number(trimmed);
+  return Number.isSafeInteger(seq) ? { raw: trimmed, epoch: undefined, seq } : null;
+}
+
+/** What `selectResume` needs to know of the log. */
+export interface ResumableLog {
+  readonly epoch: string;
+  readonly oldestSeq: number | undefined;
+  readonly latestSeq: number;
 }
 
 /** Chooses how to resume a subscriber that last saw `lastEventId`, given what the log retains. */
-export function selectResume(
-  lastEventId: number | undefined,
-  log: { readonly oldestSeq: number | undefined; readonly latestSeq: number },
-): ResumePlan {
+export function selectResume(lastEventId: RequestedEventId | undefined, log: ResumableLog): ResumePlan {
   if (lastEventId === undefined) return { kind: 'live' };
   const oldest = log.oldestSeq ?? log.latestSeq + 1;
-  if (lastEventId > log.latestSeq) {
-    return { kind: 'gap', requestedId: lastEventId, fromSeq: oldest, reason: 'unknown' };
-  }
-  if (lastEventId + 1 < oldest) {
-    return { kind: 'gap', requestedId: lastEventId, fromSeq: oldest, reason: 'expired' };
-  }
-  return { kind: 'replay', fromSeq: lastEventId + 1 };
+  const gap = (reason: GapReason): ResumePlan => ({ kind: 'gap', requestedId: lastEventId.raw, fromSeq: oldest, reason });
+  if (lastEventId.epoch !== log.epoch) return gap('epoch');
+  if (lastEventId.seq > log.latestSeq) return gap('unknown');
+  if (lastEventId.seq + 1 < oldest) return gap('expired');
+  return { kind: 'replay', fromSeq: lastEventId.seq + 1 };
 }
 
-/** The `data:` of a `gap` event: which id was asked for, where delivery goes on, and why. */
-export function gapData(requestedId: number, oldestRetained: number, reason: 'expired' | 'unknown'): string {
-  return JSON.stringify({ requestedId, oldestRetained, reason });
+/**
+ * The `gap` event (and, in `Stream-Gap`, the same facts as a header): which id was asked for,
+ * the id delivery goes on from, and why. The one place the gap payload is written.
+ */
+export function gapFrame(requestedId: string, epoch: string, oldestRetainedSeq: number, reason: GapReason): string {
+  return sseFrame({ event: 'gap', data: gapData(requestedId, epoch, oldestRetainedSeq, reason) });
+}
+
+export function gapData(requestedId: string, epoch: string, oldestRetainedSeq: number, reason: GapReason): string {
+  return JSON.stringify({ requestedId, oldestRetained: elementId(epoch, oldestRetainedSeq), reason });
+}
+
+export function streamGapHeader(requestedId: string, epoch: string, oldestRetainedSeq: number, reason: GapReason): string {
+  return `${reason}; requested=${requestedId}; oldest=${elementId(epoch, oldestRetainedSeq)}`;
 }

@@ -1,19 +1,21 @@
-import type { EventLog } from '../log/event-log.js';
 import type { Quad } from '@rdfjs/types';
-import { elementQuads, elementQuadsFromTriples, type Observation } from '../model/observation.js';
-import { elementGraphIri, type StreamElement } from '../model/stream-element.js';
-import { compressOnce, type EncodedBodies, type Encoding, encodings } from '../render/compress.js';
-import { entityTag } from '../render/etag.js';
-import { type FormatName, formatNames } from '../render/formats.js';
+import type { EventLog } from '../log/event-log.js';
+import type { Observation } from '../model/observation.js';
+import type { FormatName } from '../render/formats.js';
 import type { JsonLdWriter } from '../render/jsonld-writer.js';
-import { type LoggedElement, renderElement } from '../render/render-element.js';
-import { sseFrame } from '../render/sse-frame.js';
+import type { LoggedElement } from '../render/render-element.js';
 import type { ElementSource } from '../source/element-source.js';
-import { Broadcaster } from './broadcaster.js';
+import type { Broadcaster } from './broadcaster.js';
+import { ElementWriter } from './element-writer.js';
+import { type LatestElement, LatestElementCache } from './latest-element-cache.js';
 import { LongPollWaiters } from './long-poll-waiters.js';
-import { gapData, type ResumePlan } from './resume.js';
+import type { ResumePlan } from './resume.js';
 import type { StreamMetrics } from './stream-metrics.js';
-import { Subscriber, type SubscriberSink } from './subscriber.js';
+import type { Subscriber, SubscriberSink } from './subscriber.js';
+import { type SubscriberLimits, SubscriberRegistry } from './subscriber-registry.js';
+
+export { TooManySubscribersError } from './subscriber-registry.js';
+export type { LatestElement } from './latest-element-cache.js';
 
 export interface StreamDefinition {
   readonly id: string;
@@ -25,93 +27,95 @@ export interface StreamDefinition {
   readonly description?: string;
   /** IRI of the licence. */
   readonly license?: string;
-}
-
-/** The latest element in every format and content coding, with its validators. */
-export interface LatestElement {
-  readonly seq: number;
-  readonly generatedAt: Date;
-  readonly graph: string;
-  readonly bodies: Readonly<Record<FormatName, EncodedBodies>>;
-  readonly etags: Readonly<Record<FormatName, Readonly<Record<Encoding, string>>>>;
-  /** False if compression failed: only the identity coding may be served. */
-  readonly compressed: boolean;
-}
-
-/** A logged element whose `/latest` bodies are still to be compressed. */
-interface PendingLatest {
-  readonly seq: number;
-  readonly generatedAt: Date;
-  readonly graph: string;
-  readonly bodies: Readonly<Record<FormatName, Buffer>>;
+  /** The log's retention (see `RetentionPolicy`), announced by the descriptor and the history. */
+  readonly retainedElements: number;
+  /** Age limit of the log in seconds; 0: none. */
+  readonly retainedSeconds: number;
 }
 
 export interface StreamHubOptions {
   readonly baseUrl: string;
   readonly definition: StreamDefinition;
   readonly source: ElementSource;
-  readonly log: EventLog<LoggedElement>;
+  readonly log: EventLog;
   readonly jsonLd: JsonLdWriter;
   readonly metrics: StreamMetrics;
-  readonly limits: {
-    readonly broadcastBatchSize: number;
-    readonly maxSubscribers: number;
-    readonly maxSubscriberQueueBytes: number;
+  readonly limits: SubscriberLimits & {
     readonly maxLongPollWaiters: number;
     readonly heartbeatMs: number;
   };
   readonly onError: (error: unknown) => void;
-  /**
-   * Subscribers counted against `maxSubscribers`: the process's, all streams together (each holds
-   * a file descriptor). Defaults to this hub's own.
-   */
+  /** Subscribers counted against `maxSubscribers`: the process's, all streams together. */
   readonly subscribersInProcess?: () => number;
-}
-
-/** Thrown by `subscribe` when `maxSubscribers` are already connected. */
-export class TooManySubscribersError extends Error {
-  override readonly name = 'TooManySubscribersError';
+  /**
+   * `writer` (default): this process numbers and appends the stream's elements from its source.
+   * `replica` (a cluster worker): elements arrive through `replicate`, durable and compressed by
+   * the writer; the source only stands for the writer's in `/health`.
+   */
+  readonly role?: 'writer' | 'replica';
 }
 
 /**
- * One stream's pipeline: source → element quads → render once → log → latest, long-poll
- * waiters and SSE broadcast. Publishing is serialised, so sequence numbers follow the order in
- * which the source produced observations.
+ * One stream, built on its log: the source feeds the writer (numbering and append); once an
+ * element is durable the log announces it, and the latest-element cache (`/latest`, long-poll)
+ * and the subscriber registry (SSE catch-up and broadcast) read it from there.
  */
 export class StreamHub {
   readonly definition: StreamDefinition;
-  readonly log: EventLog<LoggedElement>;
-  readonly broadcaster: Broadcaster;
+  readonly log: EventLog;
   readonly waiters: LongPollWaiters;
+  readonly latestCache: LatestElementCache;
+  readonly subscribers: SubscriberRegistry;
   readonly #options: StreamHubOptions;
-  #latest: LatestElement | undefined;
-  /** The newest logged element whose bodies `/latest` does not serve yet. */
-  #pendingLatest: PendingLatest | undefined;
-  #refreshing = false;
-  #latestWaiters: Array<{ readonly seq: number; readonly resolve: () => void }> = [];
-  #chain: Promise<unknown> = Promise.resolve();
+  readonly #writer: ElementWriter | undefined;
   #heartbeat: NodeJS.Timeout | undefined;
 
   constructor(options: StreamHubOptions) {
+    const { definition, log, metrics, limits, onError } = options;
     this.#options = options;
-    this.definition = options.definition;
-    this.log = options.log;
-    this.broadcaster = new Broadcaster(options.log, {
-      streamId: options.definition.id,
-      batchSize: options.limits.broadcastBatchSize,
-      metrics: options.metrics,
+    this.definition = definition;
+    this.log = log;
+    this.waiters = new LongPollWaiters(limits.maxLongPollWaiters, (count) => metrics.longPollWaitersChanged(definition.id, count));
+    this.latestCache = new LatestElementCache(log.epoch, this.waiters, onError);
+    this.subscribers = new SubscriberRegistry({
+      streamId: definition.id,
+      log,
+      metrics,
+      limits,
+      onError,
+      ...(options.subscribersInProcess === undefined ? {} : { subscribersInProcess: options.subscribersInProcess }),
     });
-    this.waiters = new LongPollWaiters(options.limits.maxLongPollWaiters, (count) =>
-      options.metrics.longPollWaitersChanged(options.definition.id, count),
-    );
+    this.#writer =
+      options.role === 'replica'
+        ? undefined
+        : new ElementWriter({ baseUrl: options.baseUrl, streamId: definition.id, log, jsonLd: options.jsonLd, metrics });
+    // Persist, then dispatch: readers hear of an element only once the log has made it durable.
+    // A replica's /latest comes compressed from the writer (`replicateLatest`).
+    const writer = options.role !== 'replica';
+    log.onAppended(() => {
+      this.subscribers.broadcaster.notify().catch(onError);
+      const latest = log.latest();
+      if (writer && latest !== undefined) this.latestCache.offer(latest);
+    });
+    const restored = log.latest();
+    if (writer && restored !== undefined) this.latestCache.offer(restored);
   }
 
   get latest(): LatestElement | undefined {
-    return this.#latest;
+    return this.latestCache.current;
   }
 
   get source(): ElementSource {
     return this.#options.source;
+  }
+
+  get broadcaster(): Broadcaster {
+    return this.subscribers.broadcaster;
+  }
+
+  /** True when `maxSubscribers` are connected to this process: a new subscriber is refused. */
+  get subscribersFull(): boolean {
+    return this.subscribers.full;
   }
 
   /**
@@ -119,11 +123,15 @@ export class StreamHub {
    * source produces one at once (the simulator, a replay), else at once (web APIs, MQTT, ingest).
    */
   async start(): Promise<void> {
+    // After a restart, /latest serves the last durable element before the source produces more.
+    if (this.#writer !== undefined && this.log.latestSeq > 0) await this.latestCache.reached(this.log.latestSeq);
     let first: Promise<unknown> | undefined;
-    this.#options.source.start((observations, generatedAt) => {
-      const published = this.publish(observations, generatedAt);
-      first ??= published;
-    });
+    if (this.#writer !== undefined) {
+      this.#options.source.start((observations, generatedAt) => {
+        const published = this.publish(observations, generatedAt).catch(this.#options.onError);
+        first ??= published;
+      });
+    }
     this.#heartbeat = setInterval(() => {
       this.broadcaster.heartbeat().catch(this.#options.onError);
     }, this.#options.limits.heartbeatMs);
@@ -137,151 +145,42 @@ export class StreamHub {
   }
 
   /**
-   * Appends one element built from `observations`. Resolves with the logged element once
-   * `/latest` serves it or a newer one (its broadcast starts before, as soon as it is rendered);
-   * rejects, and changes nothing, if rendering fails. `seq`, when given (cluster workers), must continue the log.
+   * Appends one element built from `observations`. Resolves with it once it is durable and
+   * `/latest` serves it or a newer one (its broadcast starts as soon as it is durable); rejects,
+   * and changes nothing, if rendering or the append fails.
    */
-  publish(observations: readonly Observation[], generatedAt: Date, seq?: number): Promise<LoggedElement> {
-    return this.#enqueue((graph) => elementQuads(graph, generatedAt, observations), generatedAt, seq);
+  publish(observations: readonly Observation[], generatedAt: Date): Promise<LoggedElement> {
+    return this.#served(this.#writerOrThrow().publish(observations, generatedAt));
   }
 
-  /**
-   * Appends one element holding `triples` as given (ingest): they are moved into the element's
-   * graph. Same guarantees as `publish`; the caller has validated them.
-   */
+  /** Appends one element holding `triples` (ingest): same guarantees as `publish`. */
   publishTriples(triples: readonly Quad[], generatedAt: Date): Promise<LoggedElement> {
-    return this.#enqueue((graph) => elementQuadsFromTriples(graph, generatedAt, triples), generatedAt);
+    return this.#served(this.#writerOrThrow().publishTriples(triples, generatedAt));
   }
 
-  #enqueue(quadsOf: (graph: string) => Quad[], generatedAt: Date, seq?: number): Promise<LoggedElement> {
-    const logged = this.#chain.then(() => this.#publishNow(quadsOf, generatedAt, seq));
-    this.#chain = logged.catch(this.#options.onError);
-    return logged.then((element) => this.#latestReached(element.seq).then(() => element));
+  /** A replica's way in: an element the writer made durable. */
+  replicate(element: LoggedElement): Promise<void> {
+    return this.log.append(element);
   }
 
-  /**
-   * Renders and logs one element and starts its broadcast. Only this is serialised: the bodies
-   * of `/latest` are compressed afterwards, off the chain (see `#refreshLatest`).
-   */
-  async #publishNow(quadsOf: (graph: string) => Quad[], generatedAt: Date, givenSeq?: number): Promise<LoggedElement> {
-    const { baseUrl, definition, jsonLd, metrics } = this.#options;
-    // A cluster worker publishes the primary's numbering; it may join after the first element.
-    if (givenSeq !== undefined && givenSeq !== this.log.nextSeq) {
-      if (this.log.latestSeq !== 0) throw new RangeError(`Expected sequence number ${this.log.nextSeq}, got ${givenSeq}`);
-      this.log.startAt(givenSeq);
-    }
-    const seq = this.log.nextSeq;
-    const graph = elementGraphIri(baseUrl, definition.id, seq);
-    const element: StreamElement = {
-      streamId: definition.id,
-      seq,
-      graph,
-      generatedAt,
-      quads: quadsOf(graph),
-    };
-    const { bodies, ...logged } = renderElement(element, jsonLd);
-    // Persist, then dispatch: SSE subscribers get the element as soon as it is rendered;
-    // compressing the bodies of /latest (milliseconds on the thread pool) does not delay them.
-    this.log.append(logged);
-    metrics.elementPublished(definition.id);
-    this.broadcaster.notify().catch(this.#options.onError);
-    this.#pendingLatest = { seq, generatedAt, graph, bodies };
-    if (!this.#refreshing) void this.#refreshLatest();
-    return logged;
+  /** A replica's `/latest`: the bytes the writer compressed. */
+  replicateLatest(latest: LatestElement): void {
+    this.latestCache.set(latest);
   }
 
-  /**
-   * Compresses the newest logged element and makes it the latest, until none is pending. When
-   * elements arrive faster than they compress (ingest bursts), the ones superseded meanwhile
-   * are never compressed: `/latest` only ever serves the newest.
-   */
-  async #refreshLatest(): Promise<void> {
-    this.#refreshing = true;
-    try {
-      for (let next = this.#pendingLatest; next !== undefined; next = this.#pendingLatest) {
-        this.#pendingLatest = undefined;
-        this.#latest = await this.#compressed(next);
-        this.waiters.release('element');
-        for (const waiter of this.#latestWaiters.splice(0)) {
-          if (waiter.seq <= next.seq) waiter.resolve();
-          else this.#latestWaiters.push(waiter);
-        }
-      }
-    } finally {
-      this.#refreshing = false;
-    }
-  }
-
-  async #compressed(element: PendingLatest): Promise<LatestElement> {
-    const { seq, generatedAt, graph, bodies } = element;
-    let compressed = true;
-    const encoded = await Promise.all(
-      formatNames.map((format) =>
-        compressOnce(bodies[format]).catch((error: unknown) => {
-          // Practically only out of memory; the element is logged already, so serve it uncompressed.
-          compressed = false;
-          this.#options.onError(error);
-          return Object.freeze({ br: bodies[format], gzip: bodies[format], identity: bodies[format] });
-        }),
-      ),
-    );
-    const latestBodies = {} as Record<FormatName, EncodedBodies>;
-    const etags = {} as Record<FormatName, Record<Encoding, string>>;
-    formatNames.forEach((format, index) => {
-      latestBodies[format] = encoded[index] as EncodedBodies;
-      etags[format] = Object.fromEntries(
-        encodings.map((encoding) => [encoding, entityTag(this.log.epoch, seq, format, encoding)]),
-      ) as Record<Encoding, string>;
-    });
-    return { seq, generatedAt, graph, bodies: latestBodies, etags, compressed };
-  }
-
-  /** Resolves once `/latest` serves element `seq` or a newer one. */
-  #latestReached(seq: number): Promise<void> {
-    if (this.#latest !== undefined && this.#latest.seq >= seq) return Promise.resolve();
-    return new Promise((resolve) => this.#latestWaiters.push({ seq, resolve }));
-  }
-
-  /** True when `maxSubscribers` are connected to this process: a new subscriber is refused. */
-  get subscribersFull(): boolean {
-    const count = this.#options.subscribersInProcess?.() ?? this.broadcaster.size;
-    return count >= this.#options.limits.maxSubscribers;
-  }
-
-  /**
-   * Registers an SSE subscriber whose response headers are already written, sends what `plan`
-   * asks to replay (respecting backpressure), then makes it live. Throws
-   * `TooManySubscribersError` before writing anything if the limit is reached.
-   */
+  /** Registers an SSE subscriber (see `SubscriberRegistry.subscribe`). */
   subscribe(sink: SubscriberSink, format: FormatName, plan: ResumePlan): Subscriber {
-    const { maxSubscribers, maxSubscriberQueueBytes } = this.#options.limits;
-    if (this.subscribersFull) {
-      throw new TooManySubscribersError(`${maxSubscribers} subscribers are already connected`);
-    }
-    const fromSeq = plan.kind === 'live' ? this.log.nextSeq : plan.fromSeq;
-    const subscriber = new Subscriber(sink, format, fromSeq - 1, maxSubscriberQueueBytes);
-    this.broadcaster.add(subscriber);
-    this.#catchUp(subscriber).catch(this.#options.onError);
-    return subscriber;
+    return this.subscribers.subscribe(sink, format, plan);
   }
 
-  /** Sends retained elements after `lastSentSeq` until none is left, then goes live (same turn). */
-  async #catchUp(subscriber: Subscriber): Promise<void> {
-    while (!subscriber.closed) {
-      const seq = subscriber.lastSentSeq + 1;
-      if (seq > this.log.latestSeq) {
-        subscriber.live = true;
-        return;
-      }
-      const element = this.log.get(seq);
-      if (element === undefined) {
-        const oldest = this.log.oldestSeq ?? this.log.nextSeq;
-        subscriber.sink.write(sseFrame({ event: 'gap', data: gapData(subscriber.lastSentSeq, oldest, 'expired') }));
-        subscriber.lastSentSeq = oldest - 1;
-        continue;
-      }
-      if (!subscriber.send(element.frames[subscriber.format], seq) && !(await subscriber.drained())) return;
-    }
+  #writerOrThrow(): ElementWriter {
+    if (this.#writer === undefined) throw new Error(`stream ${this.definition.id}: elements are appended by the writer process`);
+    return this.#writer;
+  }
+
+  async #served(appended: Promise<LoggedElement>): Promise<LoggedElement> {
+    const element = await appended;
+    await this.latestCache.reached(element.seq);
+    return element;
   }
 }
-

@@ -25,3 +25,13 @@ export function ifNoneMatchHits(header: string | undefined, epoch: string, seq: 
   }
   return false;
 }
+
+/**
+ * RFC 9110 §13.1.2: whether If-None-Match names `etag` (weak comparison) or is `*`; for
+ * documents with one strong tag per representation (descriptors, history pages).
+ */
+export function ifNoneMatchIncludes(header: string | undefined, etag: string): boolean {
+  if (header === undefined || header === '') return false;
+  if (header.trim() === '*') return true;
+  return header.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag);
+}

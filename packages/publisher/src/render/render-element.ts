@@ -1,6 +1,6 @@
 import type { Quad } from '@rdfjs/types';
 import { DataFactory, Writer } from 'n3';
-import type { StreamElement } from '../model/stream-element.js';
+import { elementId, type StreamElement } from '../model/stream-element.js';
 import { turtlePrefixes } from '../model/vocabulary.js';
 import { type FormatName, formatNames, formats } from './formats.js';
 import type { JsonLdWriter } from './jsonld-writer.js';
@@ -49,7 +49,7 @@ export function renderElement(element: StreamElement, jsonLd: JsonLdWriter): Ren
   for (const format of formatNames) {
     const text = format === 'jsonld' ? jsonLd.write(element.quads) : writeRdf(element.quads, format);
     bodies[format] = Buffer.from(text);
-    frames[format] = Buffer.from(sseFrame({ id: element.seq, data: trimFinalNewline(text) }));
+    frames[format] = Buffer.from(sseFrame({ id: elementId(element.epoch, element.seq), data: trimFinalNewline(text) }));
   }
   return {
     streamId: element.streamId,

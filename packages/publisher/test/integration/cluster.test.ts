@@ -1,6 +1,8 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { freePort } from '../support/publisher-fixture.js';
@@ -21,7 +23,14 @@ function descendants(pid: number): number[] {
 
 /** Processes a failed test would otherwise leave behind (a primary whose workers hold the port). */
 const started: number[] = [];
+const directories: string[] = [];
+const scratch = () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cluster-'));
+  directories.push(dir);
+  return dir;
+};
 afterEach(() => {
+  for (const dir of directories.splice(0)) rmSync(dir, { recursive: true, force: true });
   for (const pid of started.splice(0).flatMap((pid) => [...descendants(pid), pid])) {
     try {
       process.kill(pid, 'SIGKILL');
@@ -34,17 +43,7 @@ afterEach(() => {
 describe('--workers 2 (node:cluster)', () => {
   it('serves the same elements, ids and ETags from every worker, and SIGTERM stops them all', async () => {
     const port = await freePort();
-    const primary = spawn(tsx, ['src/cli.ts', '--port', String(port), '--workers', '2', '--interval', '1', '--log-level', 'warn'], {
-      cwd: packageDir,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    started.push(primary.pid!);
-    let output = '';
-    primary.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-    await new Promise<void>((resolve, reject) => {
-      primary.stdout.on('data', () => output.includes('with 2 workers') && resolve());
-      primary.once('exit', (code) => reject(new Error(`exited ${code}: ${output}`)));
-    });
+    const { primary, output } = await startCluster(['--port', String(port), '--workers', '2', '--interval', '1', '--data-dir', scratch()]);
     const base = `http://127.0.0.1:${port}/streams/parking`;
 
     // Round-robin spreads connections over the workers: every one must see the same stream.
@@ -91,6 +90,70 @@ describe('--workers 2 (node:cluster)', () => {
     await Promise.all(connections.map((connection) => connection.ended));
     const [code] = await once(primary, 'exit');
     expect(code).toBe(0);
-    expect(output).toMatch(/"msg":"stopped"/);
-  }, 30_000);
+    expect(output()).toMatch(/"msg":"stopped"/);
+  }, 60_000);
+
+  it('one worker and two compute the same headers, descriptor and element bytes (a replay with no interval of its own)', async () => {
+    // The recording's spacing (10 s) is the interval: both modes must advertise it.
+    const dir = scratch();
+    const configFile = join(dir, 'replay.yaml');
+    const recording = fileURLToPath(new URL('../../../../ontologies/examples/air-quality-recording.trig', import.meta.url));
+    writeFileSync(configFile, `streams:\n  - id: air\n    title: Air\n    source:\n      kind: replay\n      file: ${recording}\n      speed: 1\n      loop: true\n`);
+    const answers = [];
+    for (const workers of ['1', '2']) {
+      const port = await freePort();
+      const { primary } = await startCluster(['--config', configFile, '--port', String(port), '--workers', workers, '--data-dir', scratch()]);
+      const base = `http://127.0.0.1:${port}`;
+      const descriptor = await (await fetch(`${base}/streams/air`, { headers: { accept: 'text/turtle' } })).text();
+      // Workers learn of the first element a moment after the writer says it publishes: every
+      // worker must serve it (an SSE connection to each sees it; /latest then answers 200).
+      const latest = await latestWhenServed(`${base}/streams/air/latest`);
+      const body = await latest.text();
+      const epoch = /elements\/([a-z0-9]+)-1>/.exec(body)?.[1];
+      const element = await (await fetch(`${base}/streams/air/elements/${epoch}-1`, { headers: { accept: 'application/n-quads' } })).text();
+      const normalise = (text: string) => text.replaceAll(base, 'BASE').replaceAll(`${epoch}-`, 'EPOCH-');
+      answers.push({
+        descriptor: normalise(descriptor),
+        maxAge: Number(/max-age=(\d+)/.exec(latest.headers.get('cache-control') ?? '')?.[1]),
+        etag: normalise(latest.headers.get('etag') ?? '').replace(/^"EPOCH-/, '"'),
+        // Publication times differ between the two runs (a replay stamps elements when it
+        // publishes them); everything else is the same bytes.
+        element: normalise(element).replaceAll(/generatedAtTime> "([^"]+)"/.exec(element)?.[1] ?? 'no timestamp', 'TIME'),
+      });
+      primary.kill('SIGTERM');
+      await once(primary, 'exit');
+    }
+    const [single, cluster] = answers;
+    expect(single!.descriptor).toMatch(/temporalResolution "PT10S"/);
+    expect(cluster!.descriptor).toBe(single!.descriptor);
+    expect(cluster!.etag).toBe(single!.etag);
+    expect(cluster!.element).toBe(single!.element);
+    // Cacheable until the next element, 10 s after the first: never the 1 s micro-cache.
+    for (const answer of answers) expect(answer.maxAge).toBeGreaterThan(1);
+  }, 90_000);
 });
+
+/** `/latest` once the process that answers has an element (503 until then), at most 10 s. */
+async function latestWhenServed(url: string): Promise<Response> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const response = await fetch(url, { headers: { accept: 'text/turtle', 'accept-encoding': 'identity' } });
+    if (response.status !== 503 || Date.now() > deadline) return response;
+    await response.arrayBuffer();
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+/** Starts `pnpm start`'s command with `flags` and resolves once it says it is publishing. */
+async function startCluster(flags: readonly string[]) {
+  const primary = spawn(tsx, ['src/cli.ts', '--log-level', 'info', ...flags], { cwd: packageDir, stdio: ['ignore', 'pipe', 'pipe'] });
+  started.push(primary.pid!);
+  let output = '';
+  primary.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  primary.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  await new Promise<void>((resolve, reject) => {
+    primary.stdout.on('data', () => /"msg":"publishing /.test(output) && resolve());
+    primary.once('exit', (code) => reject(new Error(`exited ${code}: ${output}`)));
+  });
+  return { primary, output: () => output };
+}

@@ -80,16 +80,17 @@ describe('GET /contexts/sosa-stream.jsonld', () => {
   });
 });
 
-describe('GET /streams/{id}/elements/{seq}', () => {
+describe('GET /streams/{id}/elements/{epoch}-{seq}', () => {
   it('serves a retained element in every format, byte for byte as /latest served it', async () => {
     const seq = await running.push();
-    const element = `${running.url}/streams/parking/elements/${seq}`;
+    const element = `${running.url}/streams/parking/elements/${running.hub.log.epoch}-${seq}`;
     for (const format of formatNames) {
       const headers = { accept: formats[format].mediaType, 'accept-encoding': 'identity' };
       const latest = await (await fetch(`${running.url}/streams/parking/latest`, { headers })).text();
       const response = await fetch(element, { headers });
       expect(response.status, format).toBe(200);
       expect(response.headers.get('content-type')).toContain(formats[format].mediaType);
+      expect(response.headers.get('cache-control'), format).toBe('public, max-age=31536000, immutable');
       expect(await response.text(), format).toBe(latest);
     }
     await running.push();
@@ -99,11 +100,31 @@ describe('GET /streams/{id}/elements/{seq}', () => {
     expect((await fetch(element, { headers: { accept: 'text/turtle', 'if-none-match': etag } })).status).toBe(304);
   });
 
-  it('404 problem+json for an element not retained, and for a malformed number', async () => {
-    for (const seq of ['999999', '0', '01', 'abc']) {
-      const response = await fetch(`${running.url}/streams/parking/elements/${seq}`);
-      expect(response.status, seq).toBe(404);
-      expect((await readProblem(response)).code).toBe('PUB_ERR_ELEMENT_NOT_FOUND');
+  it('404 problem+json for an element newer than the log, and for a malformed id', async () => {
+    await running.push();
+    const { epoch, latestSeq } = running.hub.log;
+    for (const id of [`${epoch}-999999`, `${epoch}-0`, `${epoch}-01`, '999999', '1', '0', '01', 'abc']) {
+      const response = await fetch(`${running.url}/streams/parking/elements/${id}`);
+      expect(response.status, id).toBe(404);
+      expect(await readProblem(response), id).toMatchObject({ code: 'PUB_ERR_ELEMENT_NOT_FOUND', epoch, oldestSeq: 1, latestSeq });
+    }
+  });
+
+  it('410 problem+json for an element removed by retention, and for one of another life of the log', async () => {
+    // Pages of one element: retention keeps exactly the 2 newest.
+    const retaining = await startPublisher(['--retained-elements', '2', '--page-elements', '1']);
+    try {
+      for (let index = 0; index < 4; index++) await retaining.push();
+      const { epoch } = retaining.hub.log;
+      const otherEpoch = `${epoch.startsWith('a') ? 'b' : 'a'}${epoch.slice(1)}`;
+      for (const id of [`${epoch}-1`, `${epoch}-2`, `${otherEpoch}-3`]) {
+        const response = await fetch(`${retaining.url}/streams/parking/elements/${id}`);
+        expect(response.status, id).toBe(410);
+        expect(await readProblem(response), id).toMatchObject({ code: 'PUB_ERR_ELEMENT_GONE', epoch, oldestSeq: 3, latestSeq: 4 });
+      }
+      expect((await fetch(`${retaining.url}/streams/parking/elements/${epoch}-3`)).status).toBe(200);
+    } finally {
+      await retaining.close();
     }
   });
 });

@@ -15,6 +15,9 @@ afterEach(async () => {
 });
 
 const eventsUrl = (query = '') => `${running!.url}/streams/parking/events${query}`;
+/** Ids of elements of the running publisher's log: `{epoch}-{seq}`. */
+const ids = (...seqs: number[]) => seqs.map((seq) => `${running!.hub.log.epoch}-${seq}`);
+const range = (from: number, count: number) => ids(...Array.from({ length: count }, (_, index) => from + index));
 
 describe('GET /streams/{id}/events on a real socket', () => {
   it('delivers elements to a real EventSource (eventsource package), JSON-LD by default', async () => {
@@ -39,9 +42,10 @@ describe('GET /streams/{id}/events on a real socket', () => {
     await running.push();
     await two;
     source.close();
-    expect(received.map((event) => event.lastEventId)).toEqual(['1', '2']);
+    expect(running.hub.log.epoch).toMatch(/^[a-z0-9]{10}$/);
+    expect(received.map((event) => event.lastEventId)).toEqual(ids(1, 2));
     const quads = await parseRdf('jsonld', received[0]!.data);
-    expectIsomorphic(quads, elementQuads(`${running.hub.definition.iri}/elements/1`, generatedAt, observations));
+    expectIsomorphic(quads, elementQuads(`${running.hub.definition.iri}/elements/${running.hub.log.epoch}-1`, generatedAt, observations));
   });
 
   it('sends retry: and an ok comment at once, with headers that keep proxies from buffering', async () => {
@@ -67,7 +71,8 @@ describe('GET /streams/{id}/events on a real socket', () => {
     await running.push(observations, generatedAt);
     const [event] = await connection.waitForEvents(1);
     const quads = await parseRdf('turtle', event!.data);
-    expectIsomorphic(quads, flatten(elementQuads(`${running.hub.definition.iri}/elements/1`, generatedAt, observations)));
+    expect(event!.id).toBe(ids(1)[0]);
+    expectIsomorphic(quads, flatten(elementQuads(`${running.hub.definition.iri}/elements/${running.hub.log.epoch}-1`, generatedAt, observations)));
     connection.close();
   });
 
@@ -99,12 +104,13 @@ describe('resuming by Last-Event-ID', () => {
     await waitUntil(() => running!.hub.broadcaster.size === 0);
     await running.push();
     await running.push();
-    const resumed = await openSse(eventsUrl(), { 'last-event-id': '3' });
+    const lastSeen = first.events[2]!.id!;
+    const resumed = await openSse(eventsUrl(), { 'last-event-id': lastSeen });
     await resumed.waitForEvents(2);
     await running.push();
     await resumed.waitForEvents(3);
-    expect(elementIds(first.events)).toEqual([1, 2, 3]);
-    expect(elementIds(resumed.events)).toEqual([4, 5, 6]);
+    expect(elementIds(first.events)).toEqual(ids(1, 2, 3));
+    expect(elementIds(resumed.events)).toEqual(ids(4, 5, 6));
     resumed.close();
   });
 
@@ -112,44 +118,67 @@ describe('resuming by Last-Event-ID', () => {
     running = await startPublisher();
     for (let index = 0; index < 50; index++) await running.push();
     const pending: Array<Promise<number>> = [];
-    const resumed = await openSse(eventsUrl('?lastEventId=10'));
+    const resumed = await openSse(eventsUrl(`?lastEventId=${ids(10)[0]}`));
     // Publish concurrently with the replay of 11..50 and the switch to live.
     for (let index = 0; index < 30; index++) pending.push(running.push());
     await Promise.all(pending);
     await resumed.waitForEvents(70);
-    expect(elementIds(resumed.events)).toEqual(Array.from({ length: 70 }, (_, index) => index + 11));
+    expect(elementIds(resumed.events)).toEqual(range(11, 70));
     resumed.close();
   });
 
   it('prefers the Last-Event-ID header (sent on reconnect) over the query parameter', async () => {
     running = await startPublisher();
     for (let index = 0; index < 5; index++) await running.push();
-    const resumed = await openSse(eventsUrl('?lastEventId=1'), { 'last-event-id': '3' });
+    const [one, three] = ids(1, 3);
+    const resumed = await openSse(eventsUrl(`?lastEventId=${one}`), { 'last-event-id': three! });
     await resumed.waitForEvents(2);
-    expect(elementIds(resumed.events)).toEqual([4, 5]);
+    expect(elementIds(resumed.events)).toEqual(ids(4, 5));
     resumed.close();
   });
 
   it('says so, with a header and a gap event, when the id is older than what is retained', async () => {
-    running = await startPublisher(['--retained-elements', '3']);
+    // Pages of one element: retention keeps exactly the 3 newest.
+    running = await startPublisher(['--retained-elements', '3', '--page-elements', '1']);
     for (let index = 0; index < 10; index++) await running.push();
-    const resumed = await openSse(eventsUrl(), { 'last-event-id': '2' });
-    expect(resumed.response.headers['stream-gap']).toBe('expired; requested=2; oldest=8');
+    const [two, eight] = ids(2, 8);
+    const resumed = await openSse(eventsUrl(), { 'last-event-id': two! });
+    expect(resumed.response.headers['stream-gap']).toBe(`expired; requested=${two}; oldest=${eight}`);
     const events = await resumed.waitForEvents(4);
     expect(events[0]).toMatchObject({ event: 'gap' });
-    expect(JSON.parse(events[0]!.data)).toEqual({ requestedId: 2, oldestRetained: 8, reason: 'expired' });
-    expect(elementIds(events)).toEqual([8, 9, 10]);
+    expect(JSON.parse(events[0]!.data)).toEqual({ requestedId: two, oldestRetained: eight, reason: 'expired' });
+    expect(elementIds(events)).toEqual(ids(8, 9, 10));
     resumed.close();
   });
 
-  it('treats an id newer than anything published (e.g. from before a restart) as unknown', async () => {
+  it('treats an id of this log newer than anything published as unknown', async () => {
     running = await startPublisher();
     await running.push();
-    const resumed = await openSse(eventsUrl(), { 'last-event-id': '999' });
-    expect(resumed.response.headers['stream-gap']).toBe('unknown; requested=999; oldest=1');
+    const [unpublished, one] = ids(999, 1);
+    const resumed = await openSse(eventsUrl(), { 'last-event-id': unpublished! });
+    expect(resumed.response.headers['stream-gap']).toBe(`unknown; requested=${unpublished}; oldest=${one}`);
     const events = await resumed.waitForEvents(2);
     expect(events[0]?.event).toBe('gap');
-    expect(elementIds(events)).toEqual([1]);
+    expect(JSON.parse(events[0]!.data)).toEqual({ requestedId: unpublished, oldestRetained: one, reason: 'unknown' });
+    expect(elementIds(events)).toEqual(ids(1));
+    resumed.close();
+  });
+
+  it.each([
+    ['a bare number (an id from before ids carried their epoch)', (_epoch: string) => '3'],
+    ['an id of another life of the log (e.g. a replaced data directory)', (epoch: string) => `${epoch.startsWith('a') ? 'b' : 'a'}${epoch.slice(1)}-3`],
+  ])('says the ids changed (reason epoch) for %s, even though its number is retained, and replays all that is retained', async (_what, requested) => {
+    running = await startPublisher();
+    for (let index = 0; index < 5; index++) await running.push();
+    const requestedId = requested(running.hub.log.epoch);
+    const [one] = ids(1);
+    const resumed = await openSse(eventsUrl(), { 'last-event-id': requestedId });
+    expect(resumed.response.statusCode).toBe(200);
+    expect(resumed.response.headers['stream-gap']).toBe(`epoch; requested=${requestedId}; oldest=${one}`);
+    const events = await resumed.waitForEvents(6);
+    expect(events[0]?.event).toBe('gap');
+    expect(JSON.parse(events[0]!.data)).toEqual({ requestedId, oldestRetained: one, reason: 'epoch' });
+    expect(elementIds(events)).toEqual(ids(1, 2, 3, 4, 5));
     resumed.close();
   });
 });
@@ -176,7 +205,7 @@ describe('slow subscribers', () => {
     await stalledClosed;
     await running.push();
     await reader.waitForEvents(pushed + 1);
-    expect(elementIds(reader.events)).toEqual(Array.from({ length: pushed + 1 }, (_, index) => index + 1));
+    expect(elementIds(reader.events)).toEqual(range(1, pushed + 1));
     const metrics = await (await fetch(`${running.url}/metrics`)).text();
     expect(metrics).toMatch(/rdf_stream_subscribers_evicted_total\{stream="parking"\} 1/);
     reader.close();

@@ -60,6 +60,9 @@ const post = (body: string | Buffer, headers: Record<string, string> = {}, id = 
     body,
   });
 
+/** The epoch of the sensors stream's log: the first part of its element ids. */
+const sensorsEpoch = () => running.publisher.hubs.get('sensors')!.log.epoch;
+
 async function state() {
   const latest = await fetch(`${stream}/latest`, { headers: { accept: 'text/turtle' } });
   const hub = running.publisher.hubs.get('sensors')!;
@@ -90,17 +93,19 @@ describe('POST /streams/{id} (ingest)', () => {
   it('appends one element, answers 201 with its URL and sequence number, and broadcasts it', async () => {
     const response = await post(observationsTurtle(3));
     expect(response.status).toBe(201);
-    const body = (await response.json()) as { seq: number; element: string; generatedAt: string };
+    const body = (await response.json()) as { id: string; seq: number; element: string; generatedAt: string };
+    const id = `${sensorsEpoch()}-1`;
+    expect(body.id).toBe(id);
     expect(body.seq).toBe(1);
-    expect(body.element).toBe(`${stream}/elements/1`);
+    expect(body.element).toBe(`${stream}/elements/${id}`);
     expect(response.headers.get('location')).toBe(body.element);
     const [event] = await sse.waitForEvents(1);
-    expect(event?.id).toBe('1');
+    expect(event?.id).toBe(id);
     expect(event?.data).toContain('https://example.org/sensors/t2');
     const latest = await (await fetch(`${stream}/latest`, { headers: { accept: 'application/n-quads' } })).text();
     // The body's triples are in the element's graph; relative IRIs resolved against the stream.
-    expect(latest).toContain(`<${stream}/obs/0> <${SOSA}madeBySensor> <https://example.org/sensors/t0> <${stream}/elements/1> .`);
-    expect(latest).toContain(`<${stream}/elements/1> <http://www.w3.org/ns/prov#generatedAtTime>`);
+    expect(latest).toContain(`<${stream}/obs/0> <${SOSA}madeBySensor> <https://example.org/sensors/t0> <${stream}/elements/${id}> .`);
+    expect(latest).toContain(`<${stream}/elements/${id}> <http://www.w3.org/ns/prov#generatedAtTime>`);
     const element = await fetch(body.element, { headers: { accept: 'application/n-quads' } });
     expect(element.status).toBe(200);
     expect(await element.text()).toBe(latest);
@@ -202,9 +207,9 @@ describe('POST /streams/{id} (ingest)', () => {
     it('sends no bad input to SSE subscribers: the next event is the next good element', async () => {
       const seen = sse.events.length;
       const response = await post(observationsTurtle(1, 99));
-      const { seq } = (await response.json()) as { seq: number };
+      const { id, seq } = (await response.json()) as { id: string; seq: number };
       const events = await sse.waitForEvents(seen + 1);
-      expect(elementIds(events.slice(seen - 1))).toEqual([seq - 1, seq]);
+      expect(elementIds(events.slice(seen - 1))).toEqual([`${sensorsEpoch()}-${seq - 1}`, id]);
       expect(events.at(-1)?.data).toContain('99');
     });
 

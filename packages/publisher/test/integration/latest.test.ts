@@ -43,7 +43,7 @@ describe('GET /streams/{id}/latest on a real socket', () => {
     const response = await get(`${running.url}/streams/parking/latest`, { accept: formats[format].mediaType });
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toContain(formats[format].mediaType);
-    const graph = `${running.hub.definition.iri}/elements/${seq}`;
+    const graph = `${running.hub.definition.iri}/elements/${running.hub.log.epoch}-${seq}`;
     const expected = elementQuads(graph, generatedAt, observations);
     const parsed = await parseRdf(format, await response.text());
     expectIsomorphic(parsed, formats[format].graphs ? expected : flatten(expected));

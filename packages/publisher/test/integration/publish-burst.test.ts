@@ -21,7 +21,7 @@ describe('a burst of elements', () => {
     const latest = await fetch(`${running.url}/streams/parking/latest`, { headers: { accept: 'application/n-triples' } });
     expect(await latest.text()).toContain(`"19"^^<http://www.w3.org/2001/XMLSchema#integer>`);
     const events = await sse.waitForEvents(20);
-    expect(elementIds(events)).toEqual(elements.map((element) => element.seq));
+    expect(elementIds(events)).toEqual(elements.map((element) => `${hub.log.epoch}-${element.seq}`));
     sse.close();
   });
 });

@@ -1,5 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { freePort, startPublisher } from '../support/publisher-fixture.js';
@@ -56,15 +59,21 @@ describe('graceful shutdown (in process)', () => {
 describe('the command line', () => {
   it('starts the demo stream, and SIGTERM drains subscribers and exits 0', async () => {
     const port = await freePort();
-    const cli = runCli(['--port', String(port), '--interval', '1', '--log-level', 'info']);
-    await printed(cli.child, /publishing parking at http:\/\/127\.0\.0\.1:\d+\/streams/);
-    const connection = await openSse(`http://127.0.0.1:${port}/streams/parking/events?format=turtle`);
-    await connection.waitForEvents(1);
-    cli.child.kill('SIGTERM');
-    await connection.ended;
-    expect(connection.comments).toContain('shutting down');
-    expect(await cli.exited).toBe(0);
-    expect(cli.output().stdout).toMatch(/"msg":"stopped"/);
+    // A data directory of its own: the default (./data) would be shared with any other run.
+    const dataDir = mkdtempSync(join(tmpdir(), 'publisher-cli-'));
+    try {
+      const cli = runCli(['--port', String(port), '--interval', '1', '--log-level', 'info', '--data-dir', dataDir]);
+      await printed(cli.child, /publishing parking at http:\/\/127\.0\.0\.1:\d+\/streams/);
+      const connection = await openSse(`http://127.0.0.1:${port}/streams/parking/events?format=turtle`);
+      await connection.waitForEvents(1);
+      cli.child.kill('SIGTERM');
+      await connection.ended;
+      expect(connection.comments).toContain('shutting down');
+      expect(await cli.exited).toBe(0);
+      expect(cli.output().stdout).toMatch(/"msg":"stopped"/);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 
   it('exits 2 with a message naming the bad value and where it came from', async () => {

@@ -48,7 +48,8 @@ export async function startPublisher(
   options: Omit<PublisherOptions, 'source'> & { intervalMs?: number | null } = {},
 ): Promise<RunningPublisher> {
   const port = await freePort();
-  const config = loadConfig({ argv: ['--port', String(port), '--log-level', 'silent', ...flags], env: {} });
+  // In memory unless the test asks for a data directory (`--log file --data-dir …`).
+  const config = loadConfig({ argv: ['--port', String(port), '--log-level', 'silent', '--log', 'memory', ...flags], env: {} });
   const source = new ManualSource(options.intervalMs === undefined ? 5_000 : options.intervalMs);
   const publisher = await createPublisher(config, { ...options, source, processMetrics: false });
   await publisher.start();
@@ -98,7 +99,7 @@ export async function startConfiguredPublisher(
   for (const [name, text] of Object.entries(options.files ?? {})) writeFileSync(join(dir, name), text);
   const port = await freePort();
   const config = loadConfig({
-    argv: ['--config', file, '--port', String(port), '--log-level', 'silent', ...(options.flags ?? [])],
+    argv: ['--config', file, '--port', String(port), '--log-level', 'silent', '--data-dir', join(dir, 'data'), ...(options.flags ?? [])],
     env: options.env ?? {},
   });
   const publisher = await createPublisher(config, { processMetrics: false });

@@ -73,6 +73,6 @@ export function openSse(url: string, headers: Record<string, string> = {}): Prom
   });
 }
 
-/** Sequence numbers of element events (those without an event name). */
+/** Ids (`{epoch}-{seq}`) of element events (those without an event name). */
 export const elementIds = (events: readonly EventSourceMessage[]) =>
-  events.filter((event) => event.event === undefined).map((event) => Number(event.id));
+  events.filter((event) => event.event === undefined).map((event) => event.id);

@@ -63,7 +63,7 @@ describe('ontologies/', () => {
       const quads = new Parser({ format: 'application/trig' }).parse(ontologies(`examples/${example}`));
       // the timestamp in the default graph, the observations in the element's graph
       const graphs = new Set(quads.map((q) => q.graph.value));
-      expect(graphs).toEqual(new Set(['', 'http://127.0.0.1:8080/streams/parking/elements/42']));
+      expect(graphs).toEqual(new Set(['', 'http://127.0.0.1:8080/streams/parking/elements/demo2026ab-42']));
       expect(quads.filter((q) => q.object.value === `${SOSA}Observation`)).toHaveLength(3);
     }
   });
@@ -188,7 +188,7 @@ describe('SHACL shapes (shacl-engine)', () => {
     const base = 'http://127.0.0.1:8080';
     const simulator = new ParkingSimulator({ streamIri: streamIri(base, 'parking'), facilities: 13, intervalMs: 5000, seed: 3 });
     for (let seq = 1; seq <= 20; seq++) {
-      const graph = elementGraphIri(base, 'parking', seq);
+      const graph = elementGraphIri(base, 'parking', 'e1', seq);
       const report = await validateElement(elementQuads(graph, new Date(), simulator.step()));
       expect(report.violations).toEqual([]);
       expect(report.conforms).toBe(true);

@@ -6,6 +6,7 @@ import { PublisherError } from '../../errors.js';
 import { entityTag, ifNoneMatchHits } from '../../render/etag.js';
 import { contentType } from '../../render/formats.js';
 import { frameDocument } from '../../render/sse-frame.js';
+import { elementId, parseElementId } from '../../model/stream-element.js';
 import { negotiatedFormat, sendStaticDocument } from '../rdf-document-reply.js';
 
 /** The catalogue, the stream descriptors (with `Link` headers to every interface) and the JSON-LD context. */
@@ -23,35 +24,35 @@ export function documentsRoute(app: FastifyInstance, context: AppContext): void 
       link: [
         `<${links.latest}>; rel="latest-version"`,
         `<${links.events}>; rel="alternate"; type="text/event-stream"`,
+        `<${links.history}>; rel="https://w3id.org/tree#view"`,
         `<${context.config.baseUrl}${CONTEXT_PATH}>; rel="http://www.w3.org/ns/json-ld#context"; type="application/ld+json"`,
       ].join(', '),
     });
   });
 
-  // An element of the history (the URL of its graph, and of an ingest answer's Location), as
-  // long as the log retains it. Rebuilt from its SSE frame: the log keeps no other copy.
-  app.get<{ Params: { id: string; seq: string } }>('/streams/:id/elements/:seq', (request, reply) => {
+  // An element of the history (the URL of its graph, and of an ingest answer's Location), read
+  // from the log and rebuilt from its SSE frame. Its id carries the log's epoch, so the URL never
+  // names another element: immutable. One of an earlier epoch, or removed by retention: 410.
+  app.get<{ Params: { id: string; elementId: string } }>('/streams/:id/elements/:elementId', async (request, reply) => {
     const hub = hubOf(context, request.params.id);
-    const seq = /^[1-9]\d{0,15}$/.test(request.params.seq) ? Number(request.params.seq) : undefined;
-    const element = seq === undefined ? undefined : hub.log.get(seq);
-    if (seq === undefined || element === undefined) {
-      const oldest = hub.log.oldestSeq;
-      throw new PublisherError(
-        'PUB_ERR_ELEMENT_NOT_FOUND',
-        oldest === undefined ? 'The stream has no element yet' : `Retained elements: ${oldest} to ${hub.log.latestSeq}`,
-        { oldestSeq: oldest ?? null, latestSeq: hub.log.latestSeq },
-      );
+    const { log } = hub;
+    const id = parseElementId(request.params.elementId);
+    const element = id === undefined || id.epoch !== log.epoch ? undefined : await log.get(id.seq);
+    if (id === undefined || element === undefined) {
+      const retained = { epoch: log.epoch, oldestSeq: log.oldestSeq ?? null, latestSeq: log.latestSeq };
+      const range = log.oldestSeq === undefined ? 'none' : `${elementId(log.epoch, log.oldestSeq)} to ${elementId(log.epoch, log.latestSeq)}`;
+      const gone = id !== undefined && (id.epoch !== log.epoch || id.seq < (log.oldestSeq ?? log.latestSeq + 1));
+      throw new PublisherError(gone ? 'PUB_ERR_ELEMENT_GONE' : 'PUB_ERR_ELEMENT_NOT_FOUND', `Retained elements: ${range}`, retained);
     }
+    const seq = element.seq;
     const format = negotiatedFormat(request, negotiation);
-    // The memory log numbers elements again after a restart: the epoch keeps ETags apart, and the
-    // freshness stays short rather than immutable.
     reply.headers({
-      etag: entityTag(hub.log.epoch, seq, format),
+      etag: entityTag(log.epoch, seq, format),
       vary: 'Accept',
-      'cache-control': 'public, max-age=60',
+      'cache-control': 'public, max-age=31536000, immutable',
       'last-modified': element.generatedAt.toUTCString(),
     });
-    if (ifNoneMatchHits(request.headers['if-none-match'], hub.log.epoch, seq, format)) return reply.code(304).send();
+    if (ifNoneMatchHits(request.headers['if-none-match'], log.epoch, seq, format)) return reply.code(304).send();
     return reply.header('content-type', contentType(format)).send(frameDocument(element.frames[format], format !== 'jsonld'));
   });
 

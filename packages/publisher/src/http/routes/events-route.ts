@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { PublisherError } from '../../errors.js';
-import { gapData, parseEventId, selectResume } from '../../publish/resume.js';
+import { gapFrame, parseEventId, selectResume, streamGapHeader } from '../../publish/resume.js';
 import { type FormatName, formatNames, isFormatName } from '../../render/formats.js';
 import { sseFrame } from '../../render/sse-frame.js';
 import { type AppContext, hubOf } from '../app-context.js';
@@ -39,7 +39,7 @@ export function eventsRoute(app: FastifyInstance, context: AppContext): void {
       const format = formatOf(first(request.query.format));
       const lastEventId = parseEventId(first(request.headers['last-event-id']) ?? first(request.query.lastEventId));
       if (lastEventId === null) {
-        throw new PublisherError('PUB_ERR_INVALID_EVENT_ID', 'Last-Event-ID must be a non-negative integer');
+        throw new PublisherError('PUB_ERR_INVALID_EVENT_ID', 'Last-Event-ID must be an element id ({epoch}-{seq}) sent by this publisher');
       }
       if (context.lifecycle.closing) {
         return shed(reply, 'PUB_ERR_SHUTTING_DOWN', config.shutdownRetryJitterMs);
@@ -55,8 +55,8 @@ export function eventsRoute(app: FastifyInstance, context: AppContext): void {
       const headers = streamHeaders(reply);
       let preamble = sseFrame({ comment: 'ok', retry: config.sseRetryMs });
       if (plan.kind === 'gap') {
-        headers['stream-gap'] = `${plan.reason}; requested=${plan.requestedId}; oldest=${plan.fromSeq}`;
-        preamble += sseFrame({ event: 'gap', data: gapData(plan.requestedId, plan.fromSeq, plan.reason) });
+        headers['stream-gap'] = streamGapHeader(plan.requestedId, hub.log.epoch, plan.fromSeq, plan.reason);
+        preamble += gapFrame(plan.requestedId, hub.log.epoch, plan.fromSeq, plan.reason);
       }
       reply.hijack();
       reply.raw.writeHead(200, headers);

@@ -1,3 +1,5 @@
+import { LogAppendError } from '../../log/event-log.js';
+import { elementId } from '../../model/stream-element.js';
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
@@ -203,12 +205,19 @@ export function ingestRoute(app: FastifyInstance, context: AppContext): void {
         });
       }
     }
-    const element = await hub.publishTriples(triples, new Date());
+    let element;
+    try {
+      element = await hub.publishTriples(triples, new Date());
+    } catch (error) {
+      if (!(error instanceof LogAppendError)) throw error;
+      // Nothing was kept: the client may send the same element again.
+      throw new PublisherError('PUB_ERR_LOG_UNAVAILABLE', `The element was not stored (${error.code ?? 'write error'})`, {}, { 'retry-after': '5' });
+    }
     request.log.debug({ stream: hub.definition.id, seq: element.seq }, 'element ingested');
     return {
       status: 201,
       headers: { location: element.graph, 'content-type': 'application/json' },
-      body: JSON.stringify({ seq: element.seq, element: element.graph, generatedAt: element.generatedAt.toISOString() }),
+      body: JSON.stringify({ id: elementId(hub.log.epoch, element.seq), seq: element.seq, element: element.graph, generatedAt: element.generatedAt.toISOString() }),
     };
   }
 }

@@ -1,5 +1,9 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { LogAppendError } from '../../log/event-log.js';
 import type { AppContext } from '../app-context.js';
+
+const logFailure = (failure: LogAppendError | undefined) =>
+  failure === undefined ? {} : { state: 'degraded' as const, detail: `the log cannot be written: ${failure.code ?? failure.message}` };
 
 /** Monitoring must keep answering while new work is shed. */
 const exemptFromShedding = { config: { pressureHandler: (_request: FastifyRequest) => undefined } };
@@ -17,7 +21,9 @@ export function operationsRoute(app: FastifyInstance, context: AppContext): void
           subscribers: hub.broadcaster.size,
           longPollWaiting: hub.waiters.size,
           // A degraded source leaves the stream serving its last element: reported, not a 503.
-          source: { kind: hub.source.kind, ...hub.source.health() },
+          // A log that cannot be written (a full disk) pauses the source: nothing it produces is kept.
+          source: { kind: hub.source.kind, ...hub.source.health(), ...logFailure(hub.log.appendFailure) },
+          log: { epoch: hub.log.epoch, oldestSeq: hub.log.oldestSeq ?? null, state: hub.log.appendFailure === undefined ? 'ok' : 'failing' },
         },
       ]),
     );

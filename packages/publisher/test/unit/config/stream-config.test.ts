@@ -45,7 +45,7 @@ describe('streams in a configuration file', () => {
     const fromYaml = load('streams.yaml', yaml, { C_TOKEN: TOKEN });
     expect(JSON.stringify(fromYaml.streams)).toBe(JSON.stringify(fromJson.streams));
     const [a, b, c, d] = fromJson.streams;
-    expect(a).toMatchObject({ intervalSeconds: 5, retainedElements: 720, shape: { kind: 'bundled' }, source: { facilities: 13, seed: 1 } });
+    expect(a).toMatchObject({ intervalSeconds: 5, retainedElements: 100_000, retainedSeconds: 0, shape: { kind: 'bundled' }, source: { facilities: 13, seed: 1 } });
     expect(b).toMatchObject({ intervalSeconds: null, retainedElements: 10, source: { kind: 'replay', file: join(dir, 'rec.trig'), speed: 2, loop: true } });
     expect(c).toMatchObject({ shape: { kind: 'file', path: join(dir, 'shapes.ttl') } });
     expect(c?.intervalSeconds).toBeUndefined();

@@ -16,7 +16,7 @@ const QUDT = 'http://qudt.org/schema/qudt/';
 const UNIT = 'http://qudt.org/vocab/unit/';
 const station = 'https://data.example.org/air-quality/stations/harbour-road';
 
-const graph = elementGraphIri('http://127.0.0.1:8080', 'air-quality', 7);
+const graph = elementGraphIri('http://127.0.0.1:8080', 'air-quality', 'e1', 7);
 const generatedAt = new Date('2026-03-14T08:01:00.125Z');
 /** As a replay sends them: results with units, the recorded time kept as phenomenonTime. */
 const observations: Observation[] = [
@@ -49,7 +49,7 @@ const observations: Observation[] = [
   },
 ];
 const quads = elementQuads(graph, generatedAt, observations);
-const element = { streamId: 'air-quality', seq: 7, graph, generatedAt, quads };
+const element = { streamId: 'air-quality', epoch: 'e1', seq: 7, graph, generatedAt, quads };
 
 describe('an element of observations with units and phenomenon times', () => {
   it('writes each unit as a QUDT quantity value and keeps both times', () => {

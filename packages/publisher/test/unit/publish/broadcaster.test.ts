@@ -20,7 +20,7 @@ function element(seq: number, size = 100): LoggedElement {
 }
 
 function setup(options: { batchSize?: number; metrics?: StreamMetrics } = {}) {
-  const log = new MemoryEventLog<LoggedElement>(100);
+  const log = new MemoryEventLog(10, { retainedElements: 100, retainedSeconds: 0 });
   let turns = 0;
   const broadcaster = new Broadcaster(log, {
     streamId: 's',
@@ -38,7 +38,7 @@ function setup(options: { batchSize?: number; metrics?: StreamMetrics } = {}) {
     return subscriber;
   };
   const publish = (size?: number) => {
-    log.append(element(log.nextSeq, size));
+    void log.append(element(log.nextSeq, size));
     return broadcaster.notify();
   };
   return { log, broadcaster, live, publish, turns: () => turns };
@@ -68,7 +68,7 @@ describe('Broadcaster', () => {
     }
     await publish();
     expect(written).toHaveLength(2);
-    expect(written[0]).toBe(log.get(1)!.frames.turtle);
+    expect(written[0]).toBe((await log.get(1))!.frames.turtle);
     expect(written[1]).toBe(written[0]);
   });
 
@@ -83,10 +83,10 @@ describe('Broadcaster', () => {
     const { live, log, broadcaster } = setup({ batchSize: 1 });
     const sinks = [new FakeSink(), new FakeSink(), new FakeSink()];
     sinks.forEach((sink) => live(sink));
-    log.append(element(1));
+    void log.append(element(1));
     const first = broadcaster.notify();
-    log.append(element(2));
-    log.append(element(3));
+    void log.append(element(2));
+    void log.append(element(3));
     expect(broadcaster.notify()).toBe(first);
     await first;
     for (const sink of sinks) expect(sink.ids()).toEqual([1, 2, 3]);

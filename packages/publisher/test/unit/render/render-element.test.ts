@@ -17,7 +17,7 @@ const jsonLd = new JsonLdWriter(loadBundledContext().document, `${base}/contexts
 
 const graph = `${stream}/elements/7`;
 const generatedAt = new Date('2026-11-22T16:20:05.123Z');
-const element = { streamId: 'parking', seq: 7, graph, generatedAt, quads: elementQuads(graph, generatedAt, sampleObservations(stream, [0, 41, 250])) };
+const element = { streamId: 'parking', epoch: 'e1', seq: 7, graph, generatedAt, quads: elementQuads(graph, generatedAt, sampleObservations(stream, [0, 41, 250])) };
 
 function sseData(frame: Buffer): EventSourceMessage[] {
   const events: EventSourceMessage[] = [];
@@ -37,7 +37,7 @@ describe('renderElement', () => {
   it.each(formatNames)('%s SSE frame carries the same document under id = seq', async (format) => {
     const events = sseData(rendered.frames[format]);
     expect(events).toHaveLength(1);
-    expect(events[0]?.id).toBe('7');
+    expect(events[0]?.id).toBe('e1-7');
     const parsed = await parseRdf(format, events[0]!.data);
     const graphs = format === 'trig' || format === 'nquads' || format === 'jsonld';
     expectIsomorphic(parsed, graphs ? element.quads : flatten(element.quads));

@@ -1,0 +1,73 @@
+/**
+ * The community LDES client replaying a stream's history: fills a data directory with
+ * `--elements` demo-size elements (see synthetic-history.ts), starts the publisher CLI on it and
+ * runs `ldes-client <stream IRI> --ordered ascending`, which fetches the root and every page
+ * and prints each member. Reports the members it printed, whether they came once each and in
+ * order, and the time it took.
+ *
+ *   cd packages/publisher && ../../node_modules/.bin/tsx scripts/ldes-replay.ts --elements 10000
+ */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { rmSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { syntheticHistory } from './synthetic-history.js';
+
+const { values } = parseArgs({ options: { elements: { type: 'string', default: '10000' }, port: { type: 'string', default: '18961' } } });
+const total = Number(values.elements);
+const base = `http://127.0.0.1:${values.port}`;
+const { dataDir } = await syntheticHistory(total, base);
+
+const publisher = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', '--port', String(values.port), '--data-dir', dataDir, '--retained-elements', String(total), '--log-level', 'warn', '--interval', '3600'], {
+  stdio: ['ignore', 'pipe', 'inherit'],
+});
+await new Promise<void>((resolve, reject) => {
+  const wait = async () => {
+    for (let attempt = 0; attempt < 200; attempt++) {
+      const ready = await fetch(`${base}/health`).then((response) => response.ok, () => false);
+      if (ready) return resolve();
+      await new Promise((next) => setTimeout(next, 100));
+    }
+    reject(new Error('the publisher did not start'));
+  };
+  void wait();
+});
+
+const client = fileURLToPath(new URL('../node_modules/.bin/ldes-client', import.meta.url));
+const started = performance.now();
+const child = spawn(client, [`${base}/streams/parking`, '--ordered', 'ascending', '--quiet'], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, LOG_LEVEL: 'error' } });
+const seqs: number[] = [];
+let buffered = '';
+child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+  buffered += chunk;
+  const lines = buffered.split('\n');
+  buffered = lines.pop() ?? '';
+  for (const line of lines) {
+    const match = /^<[^>]*\/elements\/[a-z0-9]+-(\d+)> <http:\/\/www\.w3\.org\/ns\/prov#generatedAtTime>/.exec(line);
+    if (match) seqs.push(Number(match[1]));
+  }
+  process.stderr.write(`\rmembers: ${seqs.length}`);
+});
+const [code] = await once(child, 'exit');
+const seconds = (performance.now() - started) / 1000;
+process.stderr.write('\n');
+publisher.kill('SIGTERM');
+await once(publisher, 'exit');
+rmSync(dataDir, { recursive: true, force: true });
+const inOrder = seqs.every((seq, index) => index === 0 || seq > (seqs[index - 1] as number));
+console.log(
+  JSON.stringify(
+    {
+      elementsRetained: total + 1,
+      membersPrinted: seqs.length,
+      distinct: new Set(seqs).size,
+      inOrder,
+      clientExitCode: code,
+      seconds: Math.round(seconds * 10) / 10,
+      membersPerSecond: Math.round(seqs.length / seconds),
+    },
+    null,
+    2,
+  ),
+);

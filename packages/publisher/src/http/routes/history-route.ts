@@ -1,0 +1,94 @@
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { PublisherError } from '../../errors.js';
+import { type HistoryBody, HistoryPageCache, type HistorySource } from '../../publish/history-page-cache.js';
+import {
+  historyEntityTag,
+  type LogPosition,
+  logPosition,
+  oldestPage,
+  openPage,
+  type PageState,
+  pageState,
+  parsePageId,
+} from '../../publish/history-pages.js';
+import { cacheHeaders } from '../../render/cache-headers.js';
+import { ifNoneMatchIncludes } from '../../render/etag.js';
+import { contentType, type FormatName } from '../../render/formats.js';
+import { type AppContext, hubOf } from '../app-context.js';
+import { negotiatedFormat } from '../rdf-document-reply.js';
+
+const immutable = 'public, max-age=31536000, immutable';
+/** Retention may remove what a snapshot of the log named before it was read: read again. */
+const maxReadAttempts = 3;
+
+/**
+ * The LDES history (`GET /streams/{id}/history` and its pages `…/history/{epoch}-{n}`), read
+ * from the log. Full pages are immutable; the root and the open page are cacheable like
+ * `/latest`, until the next element.
+ */
+export function historyRoute(app: FastifyInstance, context: AppContext): void {
+  const { config, negotiation } = context;
+  const pages = new HistoryPageCache(context.jsonLd, config.historyCacheBytes);
+
+  /** Freshness of a document that changes with the next element (the root, the open page). */
+  const changingHeaders = (source: HistorySource, nowMs: number): Record<string, string> => {
+    const latest = source.log.latest();
+    if (latest === undefined) return { 'cache-control': 'public, max-age=0' };
+    const freshness = {
+      generatedAtMs: latest.generatedAt.getTime(),
+      expectedIntervalMs: source.definition.expectedIntervalMs,
+      microCacheSeconds: config.microCacheSeconds,
+    };
+    return { ...cacheHeaders(freshness, nowMs) };
+  };
+
+  app.get<{ Params: { id: string } }>('/streams/:id/history', async (request, reply) => {
+    const hub = hubOf(context, request.params.id);
+    const format = negotiatedFormat(request, negotiation);
+    for (let attempt = 1; ; attempt++) {
+      const position = logPosition(hub.log);
+      const etag = historyEntityTag(position, 'root', format);
+      reply.headers({ ...changingHeaders(hub, Date.now()), etag, vary: 'Accept' });
+      if (ifNoneMatchIncludes(request.headers['if-none-match'], etag)) return reply.code(304).send();
+      const rendered = await pages.root(hub, position, format);
+      if (rendered !== undefined || attempt === maxReadAttempts) return send(reply, rendered, format);
+    }
+  });
+
+  app.get<{ Params: { id: string; pageId: string } }>('/streams/:id/history/:pageId', async (request, reply) => {
+    const hub = hubOf(context, request.params.id);
+    const format = negotiatedFormat(request, negotiation);
+    const id = parsePageId(request.params.pageId);
+    for (let attempt = 1; ; attempt++) {
+      const position = logPosition(hub.log);
+      const state: PageState = id === undefined ? { kind: 'not-found' } : pageState(position, id);
+      if (state.kind === 'gone' || state.kind === 'not-found') throw pageError(state.kind, position);
+      const etag = historyEntityTag(position, state, format);
+      const fixed = state.kind === 'closed' && state.immutable;
+      reply.headers({ ...(fixed ? { 'cache-control': immutable } : changingHeaders(hub, Date.now())), etag, vary: 'Accept' });
+      if (ifNoneMatchIncludes(request.headers['if-none-match'], etag)) return reply.code(304).send();
+      const rendered = await pages.page(hub, position, state, format);
+      if (rendered !== undefined) {
+        if (fixed && rendered.lastModified !== undefined) reply.header('last-modified', rendered.lastModified.toUTCString());
+        return send(reply, rendered, format);
+      }
+      // Retention removed the page meanwhile: the next snapshot says it is gone.
+      if (attempt === maxReadAttempts) throw pageError('gone', logPosition(hub.log));
+    }
+  });
+}
+
+function send(reply: FastifyReply, rendered: HistoryBody | undefined, format: FormatName): FastifyReply {
+  if (rendered === undefined) throw new Error('the history kept changing while it was read');
+  return reply.header('content-type', contentType(format)).send(rendered.body);
+}
+
+function pageError(kind: 'gone' | 'not-found', position: LogPosition): PublisherError {
+  const first = oldestPage(position);
+  const last = openPage(position);
+  return new PublisherError(
+    kind === 'gone' ? 'PUB_ERR_PAGE_GONE' : 'PUB_ERR_PAGE_NOT_FOUND',
+    `Pages: ${position.epoch}-${first} to ${position.epoch}-${last}`,
+    { epoch: position.epoch, oldestPage: first, openPage: last },
+  );
+}

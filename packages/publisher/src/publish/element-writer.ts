@@ -1,0 +1,64 @@
+import type { Quad } from '@rdfjs/types';
+import type { EventLog } from '../log/event-log.js';
+import { elementQuads, elementQuadsFromTriples, type Observation } from '../model/observation.js';
+import { elementGraphIri, type StreamElement } from '../model/stream-element.js';
+import type { JsonLdWriter } from '../render/jsonld-writer.js';
+import { type LoggedElement, renderElement } from '../render/render-element.js';
+import type { StreamMetrics } from './stream-metrics.js';
+
+export interface ElementWriterOptions {
+  readonly baseUrl: string;
+  readonly streamId: string;
+  readonly log: EventLog;
+  readonly jsonLd: JsonLdWriter;
+  readonly metrics: StreamMetrics;
+}
+
+/**
+ * Numbers and appends: the one place where elements get a sequence number. Each element is
+ * rendered once, in every format, and appended to the log; the log announces it to readers
+ * once it is durable. Only the process that writes the log has one.
+ */
+export class ElementWriter {
+  readonly #options: ElementWriterOptions;
+
+  constructor(options: ElementWriterOptions) {
+    this.#options = options;
+  }
+
+  /** Appends one element built from `observations`; resolves with it once it is durable. */
+  publish(observations: readonly Observation[], generatedAt: Date): Promise<LoggedElement> {
+    return this.#append((graph) => elementQuads(graph, generatedAt, observations), generatedAt);
+  }
+
+  /**
+   * Appends one element holding `triples` as given (ingest): they are moved into the element's
+   * graph. Same guarantees as `publish`; the caller has validated them.
+   */
+  publishTriples(triples: readonly Quad[], generatedAt: Date): Promise<LoggedElement> {
+    return this.#append((graph) => elementQuadsFromTriples(graph, generatedAt, triples), generatedAt);
+  }
+
+  /**
+   * Rendering is synchronous and `append` reserves the number at once, so elements are numbered
+   * in the order of the calls while their syncs are shared (group commit). Rejects, with
+   * nothing appended, if rendering or the append fails.
+   */
+  #append(quadsOf: (graph: string) => Quad[], generatedAt: Date): Promise<LoggedElement> {
+    const { baseUrl, streamId, log, jsonLd, metrics } = this.#options;
+    let logged: LoggedElement;
+    try {
+      const seq = log.nextSeq;
+      const graph = elementGraphIri(baseUrl, streamId, log.epoch, seq);
+      const element: StreamElement = { streamId, epoch: log.epoch, seq, graph, generatedAt, quads: quadsOf(graph) };
+      const { bodies: _bodies, ...frames } = renderElement(element, jsonLd);
+      logged = frames;
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return log.append(logged).then(() => {
+      metrics.elementPublished(streamId);
+      return logged;
+    });
+  }
+}

@@ -1,0 +1,121 @@
+import { compressOnce, type EncodedBodies, type Encoding, encodings } from '../render/compress.js';
+import { entityTag } from '../render/etag.js';
+import { type FormatName, formatNames } from '../render/formats.js';
+import type { LoggedElement } from '../render/render-element.js';
+import { frameDocument } from '../render/sse-frame.js';
+import type { LongPollWaiters } from './long-poll-waiters.js';
+
+/** The latest element in every format and content coding, with its validators. */
+export interface LatestElement {
+  readonly seq: number;
+  readonly generatedAt: Date;
+  readonly graph: string;
+  readonly bodies: Readonly<Record<FormatName, EncodedBodies>>;
+  readonly etags: Readonly<Record<FormatName, Readonly<Record<Encoding, string>>>>;
+  /** False if compression failed: only the identity coding may be served. */
+  readonly compressed: boolean;
+}
+
+/**
+ * Builds `/latest`'s representations of a logged element: each format's document (the data of
+ * its SSE frame, not a new serialisation) compressed once per content coding, on the thread pool.
+ */
+export async function latestElement(element: LoggedElement, epoch: string, onError: (error: unknown) => void): Promise<LatestElement> {
+  let compressed = true;
+  const encoded = await Promise.all(
+    formatNames.map((format) => {
+      const body = Buffer.from(frameDocument(element.frames[format], format !== 'jsonld'));
+      return compressOnce(body).catch((error: unknown) => {
+        // Practically only out of memory; the element is durable already, so serve it uncompressed.
+        compressed = false;
+        onError(error);
+        return Object.freeze({ br: body, gzip: body, identity: body });
+      });
+    }),
+  );
+  const bodies = {} as Record<FormatName, EncodedBodies>;
+  const etags = {} as Record<FormatName, Record<Encoding, string>>;
+  formatNames.forEach((format, index) => {
+    bodies[format] = encoded[index] as EncodedBodies;
+    etags[format] = Object.fromEntries(
+      encodings.map((encoding) => [encoding, entityTag(epoch, element.seq, format, encoding)]),
+    ) as Record<Encoding, string>;
+  });
+  return { seq: element.seq, generatedAt: element.generatedAt, graph: element.graph, bodies, etags, compressed };
+}
+
+/**
+ * What `/latest` serves: the newest durable element, compressed. Offered elements are
+ * compressed off the publishing path and coalesced: when elements become durable faster than
+ * they compress (ingest bursts), the ones superseded meanwhile are never compressed.
+ */
+export class LatestElementCache {
+  readonly #epoch: string;
+  readonly #waiters: LongPollWaiters;
+  readonly #onError: (error: unknown) => void;
+  #current: LatestElement | undefined;
+  #pending: LoggedElement | undefined;
+  #refreshing = false;
+  #reachedWaiters: Array<{ readonly seq: number; readonly resolve: () => void }> = [];
+  readonly #servedListeners: Array<(latest: LatestElement) => void> = [];
+
+  constructor(epoch: string, waiters: LongPollWaiters, onError: (error: unknown) => void) {
+    this.#epoch = epoch;
+    this.#waiters = waiters;
+    this.#onError = onError;
+  }
+
+  get current(): LatestElement | undefined {
+    return this.#current;
+  }
+
+  /** Makes `element` (durable) the latest once compressed, unless a newer one is served first. */
+  offer(element: LoggedElement): void {
+    if ((this.#current?.seq ?? 0) >= element.seq) return;
+    this.#pending = element;
+    if (!this.#refreshing) void this.#refresh();
+  }
+
+  /** Serves `latest`, compressed elsewhere (a cluster worker gets the writer's bytes). */
+  set(latest: LatestElement): void {
+    if ((this.#current?.seq ?? 0) >= latest.seq) return;
+    if ((this.#pending?.seq ?? 0) <= latest.seq) this.#pending = undefined;
+    this.#serve(latest);
+  }
+
+  /** Registers `listener`, called with each element `/latest` starts serving. */
+  onServed(listener: (latest: LatestElement) => void): void {
+    this.#servedListeners.push(listener);
+  }
+
+  /** Resolves once `/latest` serves element `seq` or a newer one. */
+  reached(seq: number): Promise<void> {
+    if ((this.#current?.seq ?? 0) >= seq) return Promise.resolve();
+    return new Promise((resolve) => this.#reachedWaiters.push({ seq, resolve }));
+  }
+
+  async #refresh(): Promise<void> {
+    this.#refreshing = true;
+    try {
+      for (let next = this.#pending; next !== undefined; next = this.#pending) {
+        this.#pending = undefined;
+        const latest = await latestElement(next, this.#epoch, this.#onError);
+        if ((this.#current?.seq ?? 0) < latest.seq) this.#serve(latest);
+      }
+    } finally {
+      this.#refreshing = false;
+    }
+  }
+
+  #serve(latest: LatestElement): void {
+    this.#current = latest;
+    this.#waiters.release('element');
+    for (const listener of this.#servedListeners) listener(latest);
+    const waiting = this.#reachedWaiters;
+    this.#reachedWaiters = [];
+    for (const waiter of waiting) {
+      if (waiter.seq <= latest.seq) waiter.resolve();
+      else this.#reachedWaiters.push(waiter);
+    }
+  }
+}

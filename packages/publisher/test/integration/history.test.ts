@@ -1,0 +1,190 @@
+import type { Quad } from '@rdfjs/types';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type FormatName, formatNames, formats } from '../../src/render/formats.js';
+import { readProblem } from '../support/problem.js';
+import { type RunningPublisher, startPublisher } from '../support/publisher-fixture.js';
+import { parseRdf } from '../support/rdf.js';
+
+const TREE = 'https://w3id.org/tree#';
+const SEQUENCE_NUMBER = 'https://w3id.org/rdf-stream/vocab#sequenceNumber';
+
+/** Elements generated a second apart, well in the past: distinct, increasing timestamps. */
+const startMs = Date.now() - 3_600_000;
+const pushNumbered = async (running: RunningPublisher, count: number) => {
+  for (let i = 0; i < count; i++) {
+    const seq = running.hub.log.latestSeq + 1;
+    await running.push(undefined, new Date(startMs + seq * 1000));
+  }
+};
+
+const get = (url: string, format: FormatName = 'nquads', headers: Record<string, string> = {}) =>
+  fetch(url, { headers: { accept: formats[format].mediaType, ...headers } });
+
+async function document(url: string, format: FormatName = 'nquads') {
+  const response = await get(url, format);
+  expect(response.status, url).toBe(200);
+  const quads = await parseRdf(format, await response.text());
+  return { response, quads };
+}
+
+const relationTargets = (quads: readonly Quad[], node: string) =>
+  quads
+    .filter((q) => q.subject.value === node && q.predicate.value === `${TREE}relation`)
+    .map((link) => quads.find((q) => q.subject.equals(link.object) && q.predicate.value === `${TREE}node`)?.object.value);
+
+const members = (quads: readonly Quad[], streamIri: string) =>
+  quads.filter((q) => q.subject.value === streamIri && q.predicate.value === `${TREE}member`).map((q) => q.object.value);
+
+/** Follows the relations from the root, as an LDES client does: the members of every page, in order. */
+async function walk(streamIri: string): Promise<{ pages: string[]; members: string[] }> {
+  const pages: string[] = [];
+  const found: string[] = [];
+  let next = relationTargets((await document(`${streamIri}/history`)).quads, `${streamIri}/history`)[0];
+  while (next !== undefined) {
+    const { quads } = await document(next);
+    pages.push(next);
+    found.push(...members(quads, streamIri));
+    next = relationTargets(quads, next)[0];
+  }
+  return { pages, members: found };
+}
+
+describe('history pages (3 elements a page, 7 published)', () => {
+  let running: RunningPublisher;
+  let stream: string;
+  let epoch: string;
+  const page = (n: number | string) => `${stream}/history/${typeof n === 'number' ? `${epoch}-${n}` : n}`;
+  const element = (seq: number) => `${stream}/elements/${epoch}-${seq}`;
+
+  beforeAll(async () => {
+    running = await startPublisher(['--page-elements', '3', '--retained-elements', '100']);
+    stream = running.hub.definition.iri;
+    epoch = running.hub.log.epoch;
+    await pushNumbered(running, 7);
+  });
+  afterAll(() => running.close());
+
+  it('the descriptor names the root as its one tree:view, and links to it', async () => {
+    const { response, quads } = await document(stream);
+    const views = quads.filter((q) => q.predicate.value === `${TREE}view`);
+    expect(views.map((q) => [q.subject.value, q.object.value])).toEqual([[stream, `${stream}/history`]]);
+    expect(response.headers.get('link')).toContain(`<${stream}/history>; rel="https://w3id.org/tree#view"`);
+  });
+
+  it('the root links to the first page and holds no member; it changes with the log', async () => {
+    const { response, quads } = await document(`${stream}/history`);
+    expect(relationTargets(quads, `${stream}/history`)).toEqual([page(1)]);
+    expect(members(quads, stream)).toEqual([]);
+    expect(response.headers.get('cache-control')).not.toContain('immutable');
+    expect(response.headers.get('vary')).toBe('Accept');
+    const etag = response.headers.get('etag')!;
+    expect(etag).toBe(`"${epoch}-h1-${running.hub.log.latestSeq}-nquads"`);
+    expect((await get(`${stream}/history`, 'nquads', { 'if-none-match': etag })).status).toBe(304);
+  });
+
+  it('a full page is immutable, with a strong ETag, and revalidates with 304', async () => {
+    const { response, quads } = await document(page(1));
+    expect(response.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    expect(response.headers.get('etag')).toBe(`"${epoch}-p1-nquads"`);
+    expect(response.headers.get('last-modified')).toBe(new Date(startMs + 3000).toUTCString());
+    expect(members(quads, stream)).toEqual([1, 2, 3].map(element));
+    expect(relationTargets(quads, page(1))).toEqual([page(2)]);
+    const again = await get(page(1), 'nquads', { 'if-none-match': `W/"${epoch}-p1-nquads"` });
+    expect(again.status).toBe(304);
+    expect(again.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+  });
+
+  it('the open page has no relation yet and changes with the next element', async () => {
+    const before = await document(page(3));
+    expect(before.response.headers.get('cache-control')).toMatch(/^public, max-age=\d+/);
+    expect(before.response.headers.get('cache-control')).not.toContain('immutable');
+    const etag = before.response.headers.get('etag')!;
+    expect(etag).toBe(`"${epoch}-p3-7-nquads"`);
+    expect(members(before.quads, stream)).toEqual([element(7)]);
+    expect(relationTargets(before.quads, page(3))).toEqual([]);
+
+    await pushNumbered(running, 1);
+    const stale = await get(page(3), 'nquads', { 'if-none-match': etag });
+    expect(stale.status).toBe(200);
+    const after = await parseRdf('nquads', await stale.text());
+    expect(members(after, stream)).toEqual([element(7), element(8)]);
+  });
+
+  it('once full, the open page closes and links to the next, empty, open page', async () => {
+    await pushNumbered(running, 1);
+    const closed = await document(page(3));
+    expect(closed.response.headers.get('cache-control')).toContain('immutable');
+    expect(relationTargets(closed.quads, page(3))).toEqual([page(4)]);
+    const open = await document(page(4));
+    expect(members(open.quads, stream)).toEqual([]);
+    expect(open.response.headers.get('cache-control')).not.toContain('immutable');
+  });
+
+  it('every page and the root parse in every format, with the same members', async () => {
+    for (const url of [`${stream}/history`, page(1), page(2), page(3), page(4)]) {
+      const expected = members((await document(url, 'nquads')).quads, stream);
+      for (const format of formatNames) {
+        const { response, quads } = await document(url, format);
+        expect(response.headers.get('content-type')).toContain(formats[format].mediaType);
+        expect(members(quads, stream), `${url} as ${format}`).toEqual(expected);
+      }
+    }
+  });
+
+  it('each member carries its sequence number and its own graph', async () => {
+    const { quads } = await document(page(2));
+    const seq = quads.find((q) => q.subject.value === element(5) && q.predicate.value === SEQUENCE_NUMBER);
+    expect(seq?.object.value).toBe('5');
+    const own = await document(element(5));
+    for (const q of own.quads) expect(quads.some((p) => p.equals(q)), `${q.subject.value} ${q.predicate.value}`).toBe(true);
+  });
+
+  it('404 beyond the open page and for a malformed id', async () => {
+    for (const id of [5, 'not-a-page', `${epoch}-0`]) {
+      const response = await get(page(id));
+      expect(response.status, String(id)).toBe(404);
+      expect((await readProblem(response)).code).toBe('PUB_ERR_PAGE_NOT_FOUND');
+    }
+  });
+
+  it('410 for a page of another epoch', async () => {
+    const response = await get(page('otherepoch-1'));
+    expect(response.status).toBe(410);
+    expect((await readProblem(response)).code).toBe('PUB_ERR_PAGE_GONE');
+  });
+
+  it('406 when no format is acceptable', async () => {
+    const response = await fetch(page(1), { headers: { accept: 'image/png' } });
+    expect(response.status).toBe(406);
+  });
+});
+
+describe('history pages under retention (3 elements a page, 4 retained)', () => {
+  let running: RunningPublisher;
+  let stream: string;
+  let epoch: string;
+
+  beforeAll(async () => {
+    running = await startPublisher(['--page-elements', '3', '--retained-elements', '4']);
+    stream = running.hub.definition.iri;
+    epoch = running.hub.log.epoch;
+    // 1–11 published: at least the 4 newest (8–11) kept, by whole pages: 7–11.
+    await pushNumbered(running, 11);
+  });
+  afterAll(() => running.close());
+
+  it('a page removed by retention is 410 Gone', async () => {
+    expect(running.hub.log.oldestSeq).toBe(7);
+    for (const n of [1, 2]) {
+      const response = await get(`${stream}/history/${epoch}-${n}`);
+      expect(response.status).toBe(410);
+      expect((await readProblem(response)).code).toBe('PUB_ERR_PAGE_GONE');
+    }
+  });
+
+  it('nothing retained links to a removed page: the walk from the root finds exactly the retained elements, in order', async () => {
+    const { pages, members: found } = await walk(stream);
+    expect(pages).toEqual([3, 4].map((n) => `${stream}/history/${epoch}-${n}`));
+    expect(found).toEqual([7, 8, 9, 10, 11].map((seq) => `${stream}/elements/${epoch}-${seq}`));
+  });
+});

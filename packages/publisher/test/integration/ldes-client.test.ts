@@ -1,0 +1,123 @@
+import type * as LdesClientModule from 'ldes-client';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningPublisher, startPublisher } from '../support/publisher-fixture.js';
+import { parseRdf } from '../support/rdf.js';
+
+/**
+ * Acceptance: the community LDES client (ldes-client 0.3.0) replicates a stream from its IRI
+ * through the history pages, in `ascending` order, and keeps following it.
+ */
+
+type LdesClient = typeof LdesClientModule;
+type Member = { id: { value: string }; quads: Array<{ equals(other: unknown): boolean }>; timestamp?: string | Date };
+
+let ldes: LdesClient;
+beforeAll(async () => {
+  // The client's logger reads LOG_LEVEL once, when the module loads: keep its info lines out.
+  const previous = process.env.LOG_LEVEL;
+  process.env.LOG_LEVEL = 'warn';
+  try {
+    ldes = await import('ldes-client');
+  } finally {
+    if (previous === undefined) delete process.env.LOG_LEVEL;
+    else process.env.LOG_LEVEL = previous;
+  }
+});
+
+const startMs = Date.now() - 3_600_000;
+async function publish(running: RunningPublisher, count: number): Promise<void> {
+  for (let i = 0; i < count; i++) {
+    const seq = running.hub.log.latestSeq + 1;
+    await running.push(undefined, new Date(startMs + seq * 1000));
+  }
+}
+
+/** The element IRI named by an element's SSE id (`id: {epoch}-{seq}`). */
+async function sseElementIri(running: RunningPublisher, seq: number): Promise<string> {
+  const element = await running.hub.log.get(seq);
+  const id = /^id: (.+)$/m.exec(element!.frames.nquads.toString())?.[1];
+  return `${running.hub.definition.iri}/elements/${id}`;
+}
+
+async function read(reader: ReadableStreamDefaultReader<Member>, count: number): Promise<Member[]> {
+  const members: Member[] = [];
+  while (members.length < count) {
+    const next = await reader.read();
+    if (next.done) break;
+    members.push(next.value);
+  }
+  return members;
+}
+
+const handlerCounts = () =>
+  Object.fromEntries(
+    (['SIGINT', 'SIGTERM', 'uncaughtException', 'unhandledRejection'] as const).map((event) => [event, process.listenerCount(event)]),
+  );
+
+describe('ldes-client 0.3.0 against the publisher', () => {
+  let running: RunningPublisher;
+  let stateDir: string;
+  let handlersBefore: Record<string, number>;
+
+  beforeAll(async () => {
+    running = await startPublisher(['--page-elements', '3', '--retained-elements', '100']);
+    // 3 full pages and an open one holding element 10.
+    await publish(running, 10);
+  });
+  afterAll(() => running.close());
+
+  const clientFor = (polling: boolean) => {
+    stateDir = mkdtempSync(join(tmpdir(), 'ldes-client-state-'));
+    handlersBefore = handlerCounts();
+    return ldes.replicateLDES(
+      ldes.intoConfig({ url: running.hub.definition.iri, polling, pollInterval: 50, statePath: stateDir }),
+      'ascending',
+    );
+  };
+
+  afterEach(() => {
+    rmSync(stateDir, { recursive: true, force: true });
+    // The client registers process handlers while it runs and removes them at close.
+    expect(handlerCounts()).toEqual(handlersBefore);
+  });
+
+  it('replays every retained element exactly once, in order, named by its IRI, then ends', async () => {
+    const client = clientFor(false);
+    const reader = client.stream({ highWaterMark: 10 }).getReader() as ReadableStreamDefaultReader<Member>;
+    try {
+      const members = await read(reader, Number.POSITIVE_INFINITY);
+      const expected = await Promise.all([1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map((seq) => sseElementIri(running, seq)));
+      expect(members.map((member) => member.id.value)).toEqual(expected);
+      expect(members.map((member) => new Date(member.timestamp!).getTime())).toEqual(
+        [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map((seq) => startMs + seq * 1000),
+      );
+      // A member is the element: every quad of its own document.
+      const own = await parseRdf('nquads', await (await fetch(expected[4]!, { headers: { accept: 'application/n-quads' } })).text());
+      for (const q of own) expect(members[4]!.quads.some((m) => m.equals(q))).toBe(true);
+    } finally {
+      await reader.cancel();
+      await client.close();
+    }
+  });
+
+  it('follows the stream: new elements arrive after the replay', async () => {
+    const client = clientFor(true);
+    const reader = client.stream({ highWaterMark: 10 }).getReader() as ReadableStreamDefaultReader<Member>;
+    try {
+      const replayed = await read(reader, 10);
+      expect(replayed.map((member) => member.id.value)).toEqual(
+        await Promise.all([1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map((seq) => sseElementIri(running, seq))),
+      );
+      // Elements 11 and 12 fill the open page: it closes and links to page 5.
+      await publish(running, 2);
+      const followed = await read(reader, 2);
+      expect(followed.map((member) => member.id.value)).toEqual([await sseElementIri(running, 11), await sseElementIri(running, 12)]);
+    } finally {
+      await reader.cancel();
+      await client.close();
+    }
+  });
+});
