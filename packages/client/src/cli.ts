@@ -14,6 +14,13 @@ const seconds = (value: string) => {
   if (!(parsed > 0)) throw new InvalidArgumentError('expected a positive number of seconds');
   return parsed;
 };
+/** `--from`: a sequence number, or a time in ISO 8601 (`2026-11-22T16:20:00Z`). */
+const start = (value: string): number | Date => {
+  if (/^\d{1,15}$/.test(value)) return Number(value);
+  const time = Date.parse(value);
+  if (!/^\d{4}-\d{2}-\d{2}T/.test(value) || Number.isNaN(time)) throw new InvalidArgumentError('expected a sequence number or an ISO 8601 date-time');
+  return new Date(time);
+};
 const format = (value: string) => {
   if (!isFormatName(value)) throw new InvalidArgumentError('expected turtle, trig, ntriples, nquads or jsonld');
   return value;
@@ -38,17 +45,23 @@ program
   .addOption(new Option('--transport <name>', 'transport').choices(['auto', 'sse', 'poll', 'long-poll']).default('auto'))
   .addOption(new Option('--poll-strategy <name>', 'polling strategy').choices(['smart', 'fixed']).default('smart'))
   .option('--format <name>', 'format to ask for', format, 'turtle')
+  .option('--from <seq|time>', 'replay the history from this sequence number or ISO 8601 time first, then go on live', start)
   .option('--duration <seconds>', 'stop after this many seconds', seconds)
-  .action(async (url: string, options: { transport: SubscribeOptions['transport']; pollStrategy: 'smart' | 'fixed'; format: ReturnType<typeof format>; duration?: number }) => {
+  .action(async (url: string, options: { transport: SubscribeOptions['transport']; pollStrategy: 'smart' | 'fixed'; format: ReturnType<typeof format>; from?: number | Date; duration?: number }) => {
     const latency = new LatencyRecorder();
     const subscription = subscribe(url, {
       transport: options.transport ?? 'auto',
       pollStrategy: options.pollStrategy,
       format: options.format,
+      ...(options.from === undefined ? {} : { from: options.from }),
       signal: stopSignal(options.duration),
     });
+    let replayed = 0;
     for await (const event of subscription) {
-      if (event.type === 'update') {
+      if (event.type === 'update' && event.replayed) {
+        replayed++;
+        console.log(`seq=${event.seq ?? '?'}\treplayed\ttriples=${event.quads.length}\t${event.generatedAt?.toISOString() ?? '?'}`);
+      } else if (event.type === 'update') {
         latency.record(event.latencyMs);
         console.log(`seq=${event.seq ?? '?'}\tlatency=${event.latencyMs.toFixed(1)} ms\ttriples=${event.quads.length}\t${event.transport}`);
       } else if (event.type === 'gap') {
@@ -62,7 +75,7 @@ program
     const summary = latency.summary();
     const requestsPerUpdate = subscription.stats.elements === 0 ? 0 : subscription.stats.requests / subscription.stats.elements;
     console.log(
-      `\n${summary.count} updates over ${subscription.transport}; latency ms p50=${summary.p50.toFixed(1)} p90=${summary.p90.toFixed(1)} p99=${summary.p99.toFixed(1)} max=${summary.max.toFixed(1)}` +
+      `\n${summary.count} updates over ${subscription.transport}${replayed === 0 ? '' : ` after ${replayed} replayed`}; latency ms p50=${summary.p50.toFixed(1)} p90=${summary.p90.toFixed(1)} p99=${summary.p99.toFixed(1)} max=${summary.max.toFixed(1)}` +
         `; requests per update ${requestsPerUpdate.toFixed(2)}; clock offset ${subscription.clockOffset ? `${subscription.clockOffset.offsetMs.toFixed(1)} ± ${subscription.clockOffset.uncertaintyMs.toFixed(1)} ms` : 'not measured'}`,
     );
   });
@@ -78,8 +91,9 @@ program
     if (!(parsed >= 0)) throw new InvalidArgumentError('expected a non-negative number of milliseconds');
     return parsed;
   }, 500)
+  .option('--no-history', 'start with empty windows instead of replaying the last RANGE of each stream')
   .option('--duration <seconds>', 'stop after this many seconds', seconds)
-  .action(async (url: string | undefined, options: { query: string; transport: SubscribeOptions['transport']; allowedLatenessMs: number; duration?: number }) => {
+  .action(async (url: string | undefined, options: { query: string; transport: SubscribeOptions['transport']; allowedLatenessMs: number; history: boolean; duration?: number }) => {
     const query = new ContinuousQuery(readFileSync(options.query, 'utf8'), { window: { allowedLatenessMs: options.allowedLatenessMs } });
     const streams = query.streams;
     if (url !== undefined && streams.length !== 1) {
@@ -87,6 +101,7 @@ program
     }
     const results = runContinuousQuery(query, {
       transport: options.transport ?? 'sse',
+      replayHistory: options.history,
       signal: stopSignal(options.duration),
       ...(url === undefined ? {} : { streamUrls: { [streams[0] as string]: url } }),
       onEvent: (stream, event) => console.error(`${stream}: ${event.type}${'reason' in event ? ` (${event.reason})` : ''}`),

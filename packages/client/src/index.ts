@@ -13,6 +13,8 @@ export {
   subscribe,
 } from './subscribe.js';
 export { type BackoffOptions, backoffDelay, retryAfterMs } from './transport/backoff.js';
+export { type HistoryDocumentFormat, type HistoryMember, type HistoryPage, parseHistoryPage } from './transport/history-page.js';
+export { type HistoryPosition, historyReader, type HistoryStart } from './transport/history-reader.js';
 export { longPollTransport } from './transport/long-poll-transport.js';
 export { type PollStrategy, pollTransport } from './transport/poll-transport.js';
 export { sseTransport } from './transport/sse-transport.js';

@@ -1,9 +1,11 @@
 import type { Quad } from '@rdfjs/types';
 import { DataFactory, Parser } from 'n3';
 import { DecodeError, decodeElement } from './decode/decode-element.js';
+import { parseElementId } from './element-id.js';
 import { type FormatName, mediaTypes } from './formats.js';
 import { type ClockOffset, measureClockOffset } from './latency/clock-offset.js';
 import type { BackoffOptions } from './transport/backoff.js';
+import { type HistoryPosition, historyReader, type HistoryStart } from './transport/history-reader.js';
 import { longPollTransport } from './transport/long-poll-transport.js';
 import { type PollStrategy, pollTransport } from './transport/poll-transport.js';
 import { sseTransport } from './transport/sse-transport.js';
@@ -25,8 +27,16 @@ export interface SubscribeOptions {
   readonly minPollIntervalMs?: number;
   /** Long-polling: `Prefer: wait=N`. Default 30 s. */
   readonly longPollWaitSeconds?: number;
-  /** SSE: resume after this id. */
+  /** SSE: resume after this id. Not with `from`. */
   readonly lastEventId?: string;
+  /**
+   * Replay the stream's history first, from this element on: a sequence number of the log's
+   * current epoch, or a time (elements generated at or after it, on the server's clock). The
+   * history pages are read, then live delivery takes over right after the last element they
+   * showed (SSE: as `Last-Event-ID`; polling: older sequence numbers are skipped), with no
+   * gap and no duplicate. Replayed updates have `replayed: true` and no latency.
+   */
+  readonly from?: HistoryStart;
   /** SSE: largest event accepted. Default 4 MiB. */
   readonly maxEventBytes?: number;
   /** Reconnection backoff. Default 1 s doubling up to 30 s, with full jitter. */
@@ -48,12 +58,18 @@ export interface StreamUpdate {
   /** `prov:generatedAtTime` of the element, on the server's clock. */
   readonly generatedAt: Date | undefined;
   readonly receivedAt: Date;
-  /** receivedAt − generatedAt, corrected by the clock offset; NaN without a timestamp. */
+  /**
+   * receivedAt − generatedAt, corrected by the clock offset; NaN without a timestamp and for a
+   * replayed element (its age is not a delivery latency: `LatencyRecorder` skips NaN).
+   */
   readonly latencyMs: number;
   readonly quads: Quad[];
   /** Size of the decoded text (UTF-16 code units, ≈ bytes for RDF). */
   readonly bytes: number;
+  /** The subscription's live transport (a replayed element was read from the history pages). */
   readonly transport: TransportName;
+  /** Read from the history (`from`), not delivered live. */
+  readonly replayed: boolean;
 }
 
 /** An element that could not be decoded: reported, skipped, the subscription goes on. */
@@ -69,6 +85,11 @@ export interface Subscription extends AsyncIterable<SubscriptionEvent> {
   /** Known once iteration has started. */
   readonly transport: TransportName | undefined;
   readonly clockOffset: ClockOffset | undefined;
+  /**
+   * True from the start until every replayed element (`from`) has been handed over and live
+   * delivery begins; always false without `from`. Time windows wait for it to close on the clock.
+   */
+  readonly replaying: boolean;
 }
 
 const defaultBackoff: BackoffOptions = { initialDelayMs: 1_000, maxDelayMs: 30_000 };
@@ -79,10 +100,17 @@ const defaultBackoff: BackoffOptions = { initialDelayMs: 1_000, maxDelayMs: 30_0
  * the loop breaks. Throws `SubscriptionError` when the server refuses for good.
  */
 export function subscribe(streamUrl: string, options: SubscribeOptions = {}): Subscription {
+  const { from } = options;
+  if (from !== undefined) {
+    if (options.lastEventId !== undefined) throw new TypeError('subscribe takes `from` or `lastEventId`, not both');
+    const valid = typeof from === 'number' ? Number.isSafeInteger(from) && from >= 0 : !Number.isNaN(from.getTime());
+    if (!valid) throw new RangeError('`from` must be a sequence number (a non-negative integer) or a valid Date');
+  }
   const stats = emptyStats();
-  const state: { transport: TransportName | undefined; clockOffset: ClockOffset | undefined } = {
+  const state: { transport: TransportName | undefined; clockOffset: ClockOffset | undefined; replaying: boolean } = {
     transport: undefined,
     clockOffset: undefined,
+    replaying: from !== undefined,
   };
   const base = streamUrl.replace(/\/+$/, '');
   return {
@@ -93,13 +121,33 @@ export function subscribe(streamUrl: string, options: SubscribeOptions = {}): Su
     get clockOffset() {
       return state.clockOffset;
     },
+    get replaying() {
+      return state.replaying;
+    },
     async *[Symbol.asyncIterator]() {
       const { format = 'turtle', signal, fetch: fetchImpl = fetch } = options;
       const offsetMs = await resolveOffset(base, options, fetchImpl, state);
       const transport = options.transport === undefined || options.transport === 'auto' ? await chooseTransport(base, fetchImpl, signal) : options.transport;
       state.transport = transport;
       let lastSeq: number | undefined;
-      for await (const event of openTransport(transport, base, format, options, stats)) {
+      /** Live elements the replay covered already, or before `from`: skipped until a newer one comes. */
+      let skip: { readonly epoch: string | undefined; readonly throughSeq: number } | undefined;
+
+      async function* elements(): AsyncGenerator<TransportEvent> {
+        let live = options;
+        if (from !== undefined) {
+          const handOver: HistoryPosition = yield* historyReader(`${base}/history`, { from, ...transportCommons(options), stats });
+          lastSeq = handOver.lastSeq;
+          skip = { epoch: handOver.epoch, throughSeq: Math.max(handOver.lastSeq ?? 0, typeof from === 'number' ? from - 1 : 0) };
+          if (handOver.lastId !== undefined) live = { ...options, lastEventId: handOver.lastId };
+        }
+        state.replaying = false;
+        yield* openTransport(transport, base, format, live, stats);
+      }
+
+      for await (const event of elements()) {
+        // `elements()` is paused on this event, so `replaying` still says where it came from.
+        const replayed = state.replaying;
         if (event.type !== 'element') {
           yield event;
           if (event.type === 'gap') lastSeq = undefined;
@@ -113,11 +161,17 @@ export function subscribe(streamUrl: string, options: SubscribeOptions = {}): Su
           yield { type: 'error', error };
           continue;
         }
-        const seq = decoded.seq ?? (event.id === undefined ? undefined : Number(event.id));
-        if (transport === 'sse' && lastSeq !== undefined && seq !== undefined && seq > lastSeq + 1) {
+        const seq = decoded.seq ?? (event.id === undefined ? undefined : parseElementId(event.id)?.seq);
+        if (!replayed && transport === 'sse' && lastSeq !== undefined && seq !== undefined && seq > lastSeq + 1) {
           yield { type: 'gap', afterSeq: lastSeq, resumedAtSeq: seq, reason: 'sequence-jump' };
         }
         if (seq !== undefined) lastSeq = seq;
+        if (!replayed && skip !== undefined) {
+          const sameLife = skip.epoch === undefined || decoded.epoch === undefined || decoded.epoch === skip.epoch;
+          if (seq !== undefined && sameLife && seq <= skip.throughSeq) continue;
+          // Live delivery is in order: once an element is newer, so are the next ones.
+          skip = undefined;
+        }
         const generatedAtMs = decoded.generatedAt?.getTime() ?? Number.NaN;
         yield {
           type: 'update',
@@ -125,13 +179,24 @@ export function subscribe(streamUrl: string, options: SubscribeOptions = {}): Su
           graph: decoded.graph,
           generatedAt: decoded.generatedAt,
           receivedAt: new Date(event.receivedAt),
-          latencyMs: event.receivedAt + offsetMs - generatedAtMs,
+          // A replayed element's age is not a delivery latency.
+          latencyMs: replayed ? Number.NaN : event.receivedAt + offsetMs - generatedAtMs,
           quads: decoded.quads,
           bytes: event.text.length,
           transport,
+          replayed,
         };
       }
     },
+  };
+}
+
+/** What every transport takes from the subscription's options. */
+function transportCommons(options: SubscribeOptions) {
+  return {
+    backoff: options.backoff ?? defaultBackoff,
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.fetch ? { fetch: options.fetch } : {}),
   };
 }
 
@@ -142,8 +207,7 @@ function openTransport(
   options: SubscribeOptions,
   stats: TransportStats,
 ): AsyncGenerator<TransportEvent> {
-  const backoff = options.backoff ?? defaultBackoff;
-  const common = { format, backoff, stats, ...(options.signal ? { signal: options.signal } : {}), ...(options.fetch ? { fetch: options.fetch } : {}) };
+  const common = { format, stats, ...transportCommons(options) };
   switch (transport) {
     case 'sse':
       return sseTransport(`${base}/events`, {

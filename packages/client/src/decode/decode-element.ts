@@ -2,10 +2,10 @@ import type { Quad } from '@rdfjs/types';
 import jsonld from 'jsonld';
 import { Parser } from 'n3';
 import type { FormatName } from '../formats.js';
+import { elementIdOfIri } from '../element-id.js';
 import { CONTEXT_PATH, sosaStreamContext } from './sosa-stream-context.js';
 
 const GENERATED_AT = 'http://www.w3.org/ns/prov#generatedAtTime';
-const ELEMENT_IRI = /\/elements\/(\d+)$/;
 
 /** An element decoded from one of the publisher's formats. */
 export interface DecodedElement {
@@ -14,8 +14,10 @@ export interface DecodedElement {
   readonly graph: string | undefined;
   /** From `prov:generatedAtTime`, on the server's clock. */
   readonly generatedAt: Date | undefined;
-  /** From the graph IRI `…/elements/{seq}`, when it follows the publisher's convention. */
+  /** From the graph IRI `…/elements/{epoch}-{seq}`, when it follows the publisher's convention. */
   readonly seq: number | undefined;
+  /** The log's epoch, from the same IRI. */
+  readonly epoch: string | undefined;
 }
 
 /** Thrown for a body that is not valid RDF in the format it claims. */
@@ -70,11 +72,12 @@ export async function decodeElement(text: string, format: FormatName): Promise<D
   const stamp = quads.find((q) => q.predicate.value === GENERATED_AT && q.object.termType === 'Literal');
   const graph = stamp?.subject.value;
   const generatedAtMs = stamp === undefined ? Number.NaN : Date.parse(stamp.object.value);
-  const seqMatch = graph === undefined ? null : ELEMENT_IRI.exec(graph);
+  const id = graph === undefined ? undefined : elementIdOfIri(graph);
   return {
     quads,
     graph,
     generatedAt: Number.isNaN(generatedAtMs) ? undefined : new Date(generatedAtMs),
-    seq: seqMatch ? Number(seqMatch[1]) : undefined,
+    seq: id?.seq,
+    epoch: id?.epoch,
   };
 }

@@ -3,7 +3,7 @@ import { QueryEngine } from '@comunica/query-sparql-rdfjs';
 import { DataFactory, Store } from 'n3';
 import { CountWindowOperator } from '../window/count-window-operator.js';
 import { TimeWindowOperator, type TimeWindowOptions } from '../window/time-window-operator.js';
-import type { ClosedWindow, WindowStats } from '../window/window-spec.js';
+import type { ClosedWindow, WindowSpec, WindowStats } from '../window/window-spec.js';
 import { parseRspQl, type RegisteredQuery } from './rspql-parser.js';
 
 /** What a window holds of one element. */
@@ -34,6 +34,7 @@ export interface QueryResult {
 interface WindowState {
   readonly name: string;
   readonly stream: string;
+  readonly spec: WindowSpec;
   readonly operator: TimeWindowOperator<WindowItem> | CountWindowOperator<WindowItem>;
   current: ClosedWindow<WindowItem> | undefined;
 }
@@ -57,6 +58,7 @@ export class ContinuousQuery {
     this.#windows = this.query.windows.map((window) => ({
       name: window.name,
       stream: window.stream,
+      spec: window.spec,
       operator:
         window.spec.kind === 'time'
           ? new TimeWindowOperator<WindowItem>(window.spec, windowOptions)
@@ -75,6 +77,23 @@ export class ContinuousQuery {
     return Object.fromEntries(
       this.#windows.map((window) => [window.name, window.operator instanceof TimeWindowOperator ? window.operator.stats : undefined]),
     );
+  }
+
+  /**
+   * Starts the query at `startMs` (server clock) with full windows: every time window's first
+   * window becomes [startMs − RANGE, startMs), evaluated as soon as the watermark passes
+   * `startMs`, and the result says, per stream, the time its history must be replayed from to
+   * fill it (startMs − the longest RANGE on that stream). Streams read by count windows only
+   * are not in it. Before the first element only.
+   */
+  startAt(startMs: number): ReadonlyMap<string, Date> {
+    const fromMs = new Map<string, number>();
+    for (const window of this.#windows) {
+      if (!(window.operator instanceof TimeWindowOperator) || window.spec.kind !== 'time') continue;
+      window.operator.start(startMs);
+      fromMs.set(window.stream, Math.min(fromMs.get(window.stream) ?? startMs, startMs - window.spec.rangeMs));
+    }
+    return new Map([...fromMs].map(([stream, ms]) => [stream, new Date(ms)]));
   }
 
   /**

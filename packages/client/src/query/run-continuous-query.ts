@@ -3,11 +3,17 @@ import { subscribe } from '../subscribe.js';
 import { ContinuousQuery, type QueryResult } from './continuous-query.js';
 import type { RegisteredQuery } from './rspql-parser.js';
 
-export interface RunQueryOptions extends Omit<SubscribeOptions, 'lastEventId'> {
+export interface RunQueryOptions extends Omit<SubscribeOptions, 'lastEventId' | 'from'> {
   /** Where to read each stream the query names (default: the stream IRI itself). */
   readonly streamUrls?: Readonly<Record<string, string>>;
   /** How often time windows may close on the clock while streams are quiet. Default 250 ms. */
   readonly watermarkIntervalMs?: number;
+  /**
+   * Start with full time windows: replay each stream's history from now − its longest RANGE, so
+   * that the first result, right after the replay, covers [now − RANGE, now). Default true;
+   * false starts with empty windows that fill from live elements only.
+   */
+  readonly replayHistory?: boolean;
   /** Called for gaps, reconnections and decode errors of the streams read. */
   readonly onEvent?: (stream: string, event: Exclude<SubscriptionEvent, { type: 'update' }>) => void;
 }
@@ -15,7 +21,10 @@ export interface RunQueryOptions extends Omit<SubscribeOptions, 'lastEventId'> {
 /**
  * Subscribes to every stream a registered query reads and yields a result each time one of its
  * windows closes — on an element, or on the clock (every `watermarkIntervalMs`) — until
- * `signal` aborts. Evaluations run one at a time, in order.
+ * `signal` aborts. Evaluations run one at a time, in order. With `replayHistory` (the default)
+ * time windows are aligned to the start and filled from the streams' history first; the clock
+ * closes no window while a history is being replayed, since older elements are still to come.
+ * A `ContinuousQuery` passed in must not have run yet.
  */
 export async function* runContinuousQuery(
   query: string | RegisteredQuery | ContinuousQuery,
@@ -43,10 +52,19 @@ export async function* runContinuousQuery(
     return evaluation;
   };
 
+  // The start is on the client's clock: the offset is not measured yet. Windows and history use
+  // the same instant, so an offset only shifts which side of the first window's end an element falls.
+  const starts = options.replayHistory === false ? new Map<string, Date>() : continuous.startAt(Date.now());
+  const subscriptions = continuous.streams.map((stream) => {
+    const from = starts.get(stream);
+    return { stream, subscription: subscribe(options.streamUrls?.[stream] ?? stream, { ...options, ...(from === undefined ? {} : { from }) }) };
+  });
   let offsetMs = 0;
-  const ticker = setInterval(() => void evaluate(() => continuous.tick(Date.now() + offsetMs, offsetMs)), options.watermarkIntervalMs ?? 250);
-  const readers = continuous.streams.map(async (stream) => {
-    const subscription = subscribe(options.streamUrls?.[stream] ?? stream, options);
+  const ticker = setInterval(() => {
+    if (subscriptions.some(({ subscription }) => subscription.replaying)) return;
+    void evaluate(() => continuous.tick(Date.now() + offsetMs, offsetMs));
+  }, options.watermarkIntervalMs ?? 250);
+  const readers = subscriptions.map(async ({ stream, subscription }) => {
     for await (const event of subscription) {
       if (event.type !== 'update') {
         options.onEvent?.(stream, event);

@@ -1,8 +1,9 @@
+import { parseElementId } from '../element-id.js';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import type { FormatName } from '../formats.js';
 import { type BackoffOptions, backoffDelay, delay } from './backoff.js';
 import { httpFailure, SubscriptionError } from './subscription-error.js';
-import type { TransportEvent } from './transport-event.js';
+import type { GapEvent, TransportEvent } from './transport-event.js';
 import type { TransportStats } from './transport-stats.js';
 
 export interface SseTransportOptions {
@@ -106,13 +107,16 @@ export async function* sseTransport(eventsUrl: string, options: SseTransportOpti
   }
 }
 
-function parseGap(data: string): { requestedId: number | undefined; oldestRetained: number | undefined; reason: 'expired' | 'unknown' } {
+/** The publisher's `gap` payload: `{requestedId, oldestRetained, reason}`, ids as `{epoch}-{seq}`. */
+function parseGap(data: string): { requestedId: number | undefined; oldestRetained: number | undefined; reason: GapEvent['reason'] } {
+  const seqOf = (value: unknown) => (typeof value === 'string' ? parseElementId(value)?.seq : undefined);
   try {
     const parsed = JSON.parse(data) as { requestedId?: unknown; oldestRetained?: unknown; reason?: unknown };
+    // An id of another life of the log numbers nothing of this one.
     return {
-      requestedId: typeof parsed.requestedId === 'number' ? parsed.requestedId : undefined,
-      oldestRetained: typeof parsed.oldestRetained === 'number' ? parsed.oldestRetained : undefined,
-      reason: parsed.reason === 'expired' ? 'expired' : 'unknown',
+      requestedId: parsed.reason === 'epoch' ? undefined : seqOf(parsed.requestedId),
+      oldestRetained: seqOf(parsed.oldestRetained),
+      reason: parsed.reason === 'expired' || parsed.reason === 'epoch' ? parsed.reason : 'unknown',
     };
   } catch {
     return { requestedId: undefined, oldestRetained: undefined, reason: 'unknown' };

@@ -18,7 +18,11 @@ export interface GapEvent {
   readonly afterSeq: number | undefined;
   /** The next sequence number delivered after the gap, if known. */
   readonly resumedAtSeq: number | undefined;
-  readonly reason: 'expired' | 'unknown' | 'sequence-jump';
+  /**
+   * `expired`: older than the log retains; `unknown`: newer than the log; `epoch`: the id is from
+   * another life of the stream's log (its data was lost or replaced); `sequence-jump`: seen here.
+   */
+  readonly reason: 'expired' | 'unknown' | 'epoch' | 'sequence-jump';
 }
 
 /** The transport lost its connection or got an error, and will try again after `delayMs`. */

@@ -14,7 +14,7 @@ export interface TimeWindowOptions {
 
 /**
  * Sliding (or tumbling) windows on event time, aligned to the epoch: window k covers
- * [k·STEP, k·STEP + RANGE). `push` returns the windows the new watermark closed, in order,
+ * [k·STEP, k·STEP + RANGE), unless `start` aligns them to another time. `push` returns the windows the new watermark closed, in order,
  * empty ones included; an element whose every window has closed is late: counted, not used.
  */
 export class TimeWindowOperator<T> {
@@ -38,6 +38,17 @@ export class TimeWindowOperator<T> {
 
   get watermark(): number {
     return this.#watermark;
+  }
+
+  /**
+   * Opens the first window at a given time instead of at the first element: it is
+   * [firstEndMs − RANGE, firstEndMs), the next ones every STEP after it (so the alignment
+   * moves from the Unix epoch to `firstEndMs`). From then on windows close on the watermark even
+   * before any element, empty ones included. Before the first element only.
+   */
+  start(firstEndMs: number): void {
+    if (this.#nextStart !== undefined) throw new Error('the windows have started already');
+    this.#nextStart = firstEndMs - this.#spec.rangeMs;
   }
 
   /** Adds an element stamped `time` (ms) and returns the windows that closed. */

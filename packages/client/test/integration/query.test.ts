@@ -60,6 +60,61 @@ describe('continuous query against a real publisher', () => {
   });
 });
 
+describe('a continuous query over time windows starts full', () => {
+  const countQuery = (streamUrl: string) => `PREFIX sosa: <http://www.w3.org/ns/sosa/>
+REGISTER RSTREAM <http://example.org/q> AS
+SELECT (COUNT(?free) AS ?observations) (SUM(?free) AS ?total)
+FROM NAMED WINDOW <http://example.org/w> ON <${streamUrl}> [RANGE PT30S]
+WHERE { WINDOW <http://example.org/w> { ?o sosa:hasSimpleResult ?free } }`;
+
+  it('a RANGE PT30S query answers at once with the last 30 s, replayed from the history', async () => {
+    running = await startTestPublisher(['--page-elements', '3']);
+    const nowMs = Date.now();
+    // One element too old for the window, then four within its 30 s, over two pages and a half.
+    for (const [ageMs, free] of [[45_000, 1_000], [25_000, 1], [20_000, 2], [10_000, 3], [2_000, 4]] as const) {
+      await running.push([free], new Date(nowMs - ageMs));
+    }
+    stop = new AbortController();
+    const results = runContinuousQuery(countQuery(running.streamUrl), { signal: stop.signal, transport: 'sse' });
+    const beforeStartMs = Date.now();
+    const first = (await results.next()).value as QueryResult;
+    const answeredMs = Date.now();
+    stop.abort();
+    await results.return(undefined);
+    // The first window ends when the query started and holds the four recent elements.
+    const [window] = first.windows;
+    expect(window!.end - window!.start).toBe(30_000);
+    expect(window!.end).toBeGreaterThanOrEqual(beforeStartMs);
+    expect(window!.end).toBeLessThanOrEqual(answeredMs);
+    expect(window!.elements).toBe(4);
+    expect(first.bindings!.map((row) => [Number(row.observations!.value), Number(row.total!.value)])).toEqual([[4, 10]]);
+  });
+
+  it('replayHistory: false keeps the old behaviour: windows fill from live elements only', async () => {
+    running = await startTestPublisher(['--page-elements', '3']);
+    await running.push([1_000], new Date(Date.now() - 500));
+    stop = new AbortController();
+    const fetched: string[] = [];
+    const results = runContinuousQuery(countQuery(running.streamUrl).replace('[RANGE PT30S]', '[RANGE PT1S]'), {
+      signal: stop.signal,
+      transport: 'sse',
+      replayHistory: false,
+      fetch: (input, init) => {
+        fetched.push(String(input));
+        return fetch(input, init);
+      },
+    });
+    const first = results.next();
+    await waitUntil(() => running!.publisher.hubs.get('parking')!.broadcaster.size === 1);
+    await running.push([7]);
+    const { value } = (await first) as { value: QueryResult };
+    stop.abort();
+    await results.return(undefined);
+    expect(value.bindings!.map((row) => Number(row.total!.value))).toEqual([7]);
+    expect(fetched.some((url) => url.includes('/history'))).toBe(false);
+  });
+});
+
 describe('the rdf-stream command line', () => {
   const tsx = fileURLToPath(new URL('../../node_modules/.bin/tsx', import.meta.url));
   const cli = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));

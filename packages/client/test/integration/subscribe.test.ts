@@ -14,6 +14,8 @@ afterEach(async () => {
 });
 
 const fastBackoff = { initialDelayMs: 20, maxDelayMs: 100 };
+/** The epoch of the test stream's log: element ids are `{epoch}-{seq}`. */
+const epochOf = (publisher: TestPublisher) => publisher.publisher.hubs.get('parking')!.log.epoch;
 
 /**
  * Consumes a subscription in the background; `next(n)` resolves when n updates have arrived.
@@ -90,13 +92,29 @@ describe('subscribe over SSE', () => {
   });
 
   it('reports the server\'s explicit gap when the id it resumes from has expired', async () => {
-    running = await startTestPublisher(['--retained-elements', '2']);
+    // Pages of one element: retention keeps exactly the 2 newest.
+    running = await startTestPublisher(['--retained-elements', '2', '--page-elements', '1']);
     for (let index = 0; index < 5; index++) await running.push();
     stop = new AbortController();
-    const collected = collect(subscribe(running.streamUrl, { transport: 'sse', lastEventId: '1', signal: stop.signal }));
+    const lastEventId = `${epochOf(running)}-1`;
+    const collected = collect(subscribe(running.streamUrl, { transport: 'sse', lastEventId, signal: stop.signal }));
     await collected.next(2);
     expect(collected.events[0]).toEqual({ type: 'gap', afterSeq: 1, resumedAtSeq: 4, reason: 'expired' });
     expect(collected.updates().map((update) => update.seq)).toEqual([4, 5]);
+  });
+
+  it.each([
+    ['a bare number', (_epoch: string) => '2'],
+    ['an id of another life of the log', (epoch: string) => `${epoch.startsWith('a') ? 'b' : 'a'}${epoch.slice(1)}-2`],
+  ])('reports the server\'s epoch gap when it resumes from %s, and receives every retained element', async (_what, idFor) => {
+    running = await startTestPublisher();
+    for (let index = 0; index < 3; index++) await running.push();
+    stop = new AbortController();
+    const lastEventId = idFor(epochOf(running));
+    const collected = collect(subscribe(running.streamUrl, { transport: 'sse', lastEventId, signal: stop.signal }));
+    await collected.next(3);
+    expect(collected.events[0]).toEqual({ type: 'gap', afterSeq: undefined, resumedAtSeq: 1, reason: 'epoch' });
+    expect(collected.updates().map((update) => update.seq)).toEqual([1, 2, 3]);
   });
 
   it('throws a SubscriptionError with the problem code when the stream does not exist', async () => {
@@ -111,6 +129,131 @@ describe('subscribe over SSE', () => {
     );
     expect(error).toBeInstanceOf(SubscriptionError);
     expect((error as SubscriptionError).problem?.code).toBe('PUB_ERR_STREAM_NOT_FOUND');
+  });
+});
+
+describe('subscribe from the history, then live', () => {
+  /** Elements 1..8 generated a second apart, a minute ago, on pages of 3 (two full, one open). */
+  const startMs = Date.now() - 60_000;
+  const timeOf = (seq: number) => new Date(startMs + seq * 1_000);
+  async function publisherWithEight(): Promise<TestPublisher> {
+    // No client cache on `/latest` (irregular stream, no micro-cache): polls see each element.
+    const publisher = await startTestPublisher(['--page-elements', '3', '--micro-cache-seconds', '0'], null);
+    for (let seq = 1; seq <= 8; seq++) await publisher.push([seq], timeOf(seq));
+    return publisher;
+  }
+
+  /**
+   * A fetch that publishes element 9 just before the live transport's first request, that is
+   * after the history was read and before live delivery starts: the hand-over must not lose it.
+   */
+  const publishingBeforeLive = (publisher: TestPublisher, live: RegExp): typeof fetch => {
+    let published = false;
+    return async (input, init) => {
+      if (!published && live.test(String(input))) {
+        published = true;
+        await publisher.push([9]);
+      }
+      return fetch(input, init);
+    };
+  };
+
+  const expectExactlyOnceInOrder = (collected: ReturnType<typeof collect>) => {
+    const updates = collected.updates();
+    expect(updates.map((update) => update.seq)).toEqual([2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    expect(updates.map((update) => update.replayed)).toEqual([true, true, true, true, true, true, true, false, false]);
+    expect(updates.slice(0, 7).every((update) => Number.isNaN(update.latencyMs))).toBe(true);
+    expect(updates.slice(7).every((update) => Number.isFinite(update.latencyMs))).toBe(true);
+    expect(updates[0]!.quads).toHaveLength(1 + 6);
+    expect(collected.events.filter((event) => event.type !== 'update')).toEqual([]);
+  };
+
+  it.each([
+    ['a sequence number', () => 2],
+    ['a time', () => timeOf(2)],
+  ])('SSE, from %s: 2..8 from the history pages, 9 and 10 live, each exactly once, in order', async (_what, from) => {
+    running = await publisherWithEight();
+    stop = new AbortController();
+    const subscription = subscribe(running.streamUrl, {
+      transport: 'sse',
+      from: from(),
+      signal: stop.signal,
+      backoff: fastBackoff,
+      fetch: publishingBeforeLive(running, /\/events\b/),
+    });
+    expect(subscription.replaying).toBe(true);
+    const collected = collect(subscription);
+    await collected.next(8);
+    expect(subscription.replaying).toBe(false);
+    await running.push([10]);
+    await collected.next(9);
+    expectExactlyOnceInOrder(collected);
+    // The history was read page by page, not element by element.
+    expect(subscription.stats.requests).toBe(1 + 3 + 1);
+  });
+
+  it('polling: 2..8 from the history pages, then 9 (published during the hand-over) and 10 live, each exactly once', async () => {
+    running = await publisherWithEight();
+    stop = new AbortController();
+    const collected = collect(
+      subscribe(running.streamUrl, {
+        transport: 'poll',
+        from: 2,
+        minPollIntervalMs: 20,
+        jitterMs: 0,
+        signal: stop.signal,
+        backoff: fastBackoff,
+        fetch: publishingBeforeLive(running, /\/latest\b/),
+      }),
+    );
+    await collected.next(8);
+    await running.push([10]);
+    await collected.next(9);
+    expectExactlyOnceInOrder(collected);
+  });
+
+  it('polling: the latest element, replayed already, is not delivered twice', async () => {
+    running = await publisherWithEight();
+    stop = new AbortController();
+    const subscription = subscribe(running.streamUrl, { transport: 'poll', from: 7, minPollIntervalMs: 20, jitterMs: 0, signal: stop.signal });
+    const collected = collect(subscription);
+    await collected.next(2);
+    // The first poll answered element 8 again: skipped.
+    await waitUntil(() => subscription.stats.requests >= 1 + 3 + 2);
+    await running.push([9]);
+    await collected.next(3);
+    expect(collected.updates().map((update) => [update.seq, update.replayed])).toEqual([
+      [7, true],
+      [8, true],
+      [9, false],
+    ]);
+  });
+
+  it('an empty history: goes live at once', async () => {
+    running = await startTestPublisher(['--page-elements', '3']);
+    stop = new AbortController();
+    const subscription = subscribe(running.streamUrl, { transport: 'sse', from: new Date(Date.now() - 30_000), signal: stop.signal, backoff: fastBackoff });
+    const collected = collect(subscription);
+    await waitUntil(() => running!.publisher.hubs.get('parking')!.broadcaster.size === 1);
+    expect(subscription.replaying).toBe(false);
+    await running.push();
+    await collected.next(1);
+    expect(collected.updates().map((update) => [update.seq, update.replayed])).toEqual([[1, false]]);
+  });
+
+  it('says `expired` first when the start is older than the log retains', async () => {
+    running = await startTestPublisher(['--page-elements', '2', '--retained-elements', '4']);
+    for (let seq = 1; seq <= 8; seq++) await running.push([seq], timeOf(seq));
+    stop = new AbortController();
+    const collected = collect(subscribe(running.streamUrl, { transport: 'sse', from: 1, signal: stop.signal, backoff: fastBackoff }));
+    await collected.next(4);
+    expect(collected.events[0]).toEqual({ type: 'gap', afterSeq: 0, resumedAtSeq: 5, reason: 'expired' });
+    expect(collected.updates().map((update) => update.seq)).toEqual([5, 6, 7, 8]);
+  });
+
+  it('takes `from` or `lastEventId`, not both', () => {
+    expect(() => subscribe('http://127.0.0.1:1/streams/x', { from: 1, lastEventId: 'e-1' })).toThrow(TypeError);
+    expect(() => subscribe('http://127.0.0.1:1/streams/x', { from: new Date(Number.NaN) })).toThrow(RangeError);
   });
 });
 

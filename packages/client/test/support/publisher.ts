@@ -4,8 +4,12 @@ import { createPublisher, loadConfig, ManualSource, type Observation, type Publi
 export interface TestPublisher {
   readonly publisher: Publisher;
   readonly streamUrl: string;
-  /** Publishes one element now and resolves with its sequence number once it is broadcast. */
-  push(values?: readonly number[]): Promise<number>;
+  /**
+   * Publishes one element (generated now, or at `generatedAt`: elements are appended in the
+   * order of their generation, so past times must not go backwards) and resolves with its
+   * sequence number once it is broadcast.
+   */
+  push(values?: readonly number[], generatedAt?: Date): Promise<number>;
   close(): Promise<unknown>;
 }
 
@@ -21,7 +25,7 @@ async function freePort(): Promise<number> {
 /** A real publisher on a real socket, fed by hand; announces one element every `intervalMs`. */
 export async function startTestPublisher(flags: readonly string[] = [], intervalMs: number | null = 5_000): Promise<TestPublisher> {
   const port = await freePort();
-  const config = loadConfig({ argv: ['--port', String(port), '--log-level', 'silent', ...flags], env: {} });
+  const config = loadConfig({ argv: ['--port', String(port), '--log-level', 'silent', '--log', 'memory', ...flags], env: {} });
   const source = new ManualSource(intervalMs);
   const publisher = await createPublisher(config, { source, processMetrics: false });
   await publisher.start();
@@ -31,7 +35,7 @@ export async function startTestPublisher(flags: readonly string[] = [], interval
   return {
     publisher,
     streamUrl,
-    async push(values = [1, 2, 3]) {
+    async push(values = [1, 2, 3], generatedAt = new Date()) {
       const observations: Observation[] = values.map((value, index) => ({
         id: `p${index + 1}`,
         sensor: `${streamUrl}/sensors/p${index + 1}`,
@@ -39,7 +43,7 @@ export async function startTestPublisher(flags: readonly string[] = [], interval
         featureOfInterest: `${streamUrl}/facilities/p${index + 1}`,
         simpleResult: value,
       }));
-      const element = await hub.publish(observations, new Date());
+      const element = await hub.publish(observations, generatedAt);
       await hub.broadcaster.notify();
       return element.seq;
     },

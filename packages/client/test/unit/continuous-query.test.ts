@@ -70,6 +70,24 @@ describe('ContinuousQuery (Comunica over each closed window)', () => {
     expect(query.windowStats['<http://ex/w>']?.late).toBe(1);
   });
 
+  it('startAt: the first window is [start − RANGE, start), filled with past elements, and says where each stream\'s history starts', async () => {
+    const query = new ContinuousQuery(`PREFIX sosa: <${SOSA}>
+REGISTER RSTREAM <http://ex/q> AS SELECT (COUNT(?free) AS ?n)
+FROM NAMED WINDOW <http://ex/w> ON <${stream}> [RANGE PT30S STEP PT10S]
+FROM NAMED WINDOW <http://ex/v> ON <${stream}> [RANGE PT5S]
+FROM NAMED WINDOW <http://ex/c> ON <http://ex/counted> [ELEMENTS 2]
+WHERE { WINDOW <http://ex/w> { ?o sosa:hasSimpleResult ?free } }`);
+    const startMs = 100_123;
+    expect(query.startAt(startMs)).toEqual(new Map([[stream, new Date(startMs - 30_000)]]));
+    for (const [seq, ageMs] of [[1, 29_000], [2, 15_000], [3, 1_000]] as const) {
+      expect(await query.push(stream, element(seq, startMs - ageMs, [['p1', seq]]))).toEqual([]);
+    }
+    const results = await query.tick(startMs + 500);
+    expect(results.find((result) => result.trigger === '<http://ex/w>')!.windows[0]).toEqual({ name: '<http://ex/w>', start: startMs - 30_000, end: startMs, elements: 3 });
+    expect(table(results.find((result) => result.trigger === '<http://ex/w>')!.bindings)).toEqual([{ n: 3 }]);
+    expect(query.windowStats['<http://ex/w>']?.late).toBe(0);
+  });
+
   it('evaluates empty windows too', async () => {
     const query = new ContinuousQuery(averageQuery('RSTREAM', '[RANGE PT10S]'));
     await query.push(stream, element(1, 1_000, [['p1', 5]]));

@@ -11,7 +11,7 @@ const extensions: Record<FormatName, string> = { turtle: 'ttl', trig: 'trig', nt
 describe('decodeElement', () => {
   it.each(Object.keys(extensions) as FormatName[])('decodes the golden %s example with its timestamp and sequence number', async (format) => {
     const decoded = await decodeElement(example(extensions[format]), format);
-    expect(decoded.graph).toBe('http://127.0.0.1:8080/streams/parking/elements/42');
+    expect(decoded.graph).toBe('http://127.0.0.1:8080/streams/parking/elements/demo2026ab-42');
     expect(decoded.seq).toBe(42);
     expect(decoded.generatedAt?.toISOString()).toBe('2026-11-22T16:20:05.123Z');
     expect(decoded.quads).toHaveLength(19);

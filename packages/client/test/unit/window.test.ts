@@ -66,6 +66,25 @@ describe('TimeWindowOperator', () => {
     expect(operator.stats.skippedEmptyWindows).toBe(97);
   });
 
+  it('start: the first window ends at the given time and holds past elements; later windows follow every STEP', () => {
+    const operator = new TimeWindowOperator<string>({ kind: 'time', rangeMs: 30, stepMs: 10 });
+    operator.start(1_005);
+    // Elements stamped in the past, as a replayed history is: in the first window, none late.
+    expect(operator.push(976, 'a')).toEqual([]);
+    expect(operator.push(1_004, 'b')).toEqual([]);
+    expect(bounds(operator.advance(1_005))).toEqual([[975, 1_005, 'a,b']]);
+    expect(bounds(operator.advance(1_015))).toEqual([[985, 1_015, 'b']]);
+    expect(operator.stats.late).toBe(0);
+  });
+
+  it('start: the first window closes on the clock even without any element', () => {
+    const operator = new TimeWindowOperator<string>({ kind: 'time', rangeMs: 10, stepMs: 10 });
+    operator.start(105);
+    expect(bounds(operator.advance(104))).toEqual([]);
+    expect(bounds(operator.advance(105))).toEqual([[95, 105, '']]);
+    expect(() => operator.start(200)).toThrow(/started already/);
+  });
+
   it('holds at most maxBufferedItems elements, counting the overflow', () => {
     const operator = new TimeWindowOperator<string>({ kind: 'time', rangeMs: 100, stepMs: 100 }, { maxBufferedItems: 2 });
     operator.push(1, 'a');

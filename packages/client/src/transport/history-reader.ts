@@ -1,0 +1,178 @@
+import { formatOfContentType, mediaTypes } from '../formats.js';
+import { type BackoffOptions, backoffDelay, delay } from './backoff.js';
+import { type HistoryDocumentFormat, type HistoryMember, type HistoryPage, parseHistoryPage } from './history-page.js';
+import { httpFailure, RetryableHttpError, SubscriptionError } from './subscription-error.js';
+import type { GapEvent, ReconnectEvent, TransportEvent } from './transport-event.js';
+import type { TransportStats } from './transport-stats.js';
+
+/**
+ * Where a replay starts, inclusive: a sequence number of the log's current epoch, or a time
+ * (elements whose `prov:generatedAtTime`, on the server's clock, is at or after it).
+ */
+export type HistoryStart = number | Date;
+
+export interface HistoryReaderOptions {
+  readonly from: HistoryStart;
+  readonly backoff: BackoffOptions;
+  readonly stats: TransportStats;
+  readonly signal?: AbortSignal;
+  readonly fetch?: typeof fetch;
+}
+
+/**
+ * Where the history ended: the newest element it showed, replayed or not (an element older than
+ * the start is shown too). Live delivery resumes right after it: SSE with `lastId` as its
+ * `Last-Event-ID`, polling by skipping sequence numbers up to `lastSeq`. All undefined when
+ * the log held nothing.
+ */
+export interface HistoryPosition {
+  readonly epoch: string | undefined;
+  readonly lastSeq: number | undefined;
+  /** `{epoch}-{seq}`. */
+  readonly lastId: string | undefined;
+}
+
+/**
+ * A 410 says retention removed a page between the link to it and the request: the walk starts
+ * again from the root this many times in a row (with no element read in between) before giving up.
+ */
+const maxRestartsWithoutProgress = 1;
+
+/**
+ * Replays a stream's history (`{stream}/history`, an LDES/TREE view): reads the root, follows
+ * each `GreaterThanOrEqualToRelation` to the next page, and yields every member from `from` on,
+ * once, in sequence order, as an N-Quads element (`format: 'nquads'`, `id: {epoch}-{seq}`), like
+ * a live transport. Returns the position live delivery resumes after.
+ *
+ * Gaps are said before the element that follows them: `expired` when the elements wanted are
+ * older than the log retains (a sequence number below the oldest retained one; a time before the
+ * oldest retained element when older ones were removed), `epoch` when the log started a new
+ * life during the walk, `sequence-jump` when a page skips numbers. Fetches honour `signal`
+ * (the replay then ends early); network errors and 5xx are retried with `backoff`, reported as
+ * `reconnect` events; a refusal (4xx of the root, a page that stays gone) throws
+ * `SubscriptionError`.
+ */
+export async function* historyReader(historyUrl: string, options: HistoryReaderOptions): AsyncGenerator<TransportEvent, HistoryPosition, undefined> {
+  const { from, stats } = options;
+  const fromMs = from instanceof Date ? from.getTime() : undefined;
+  const fromSeq = typeof from === 'number' ? Math.max(1, from) : undefined;
+  /** The newest element seen, and the epoch `fromSeq` belongs to (the first one seen). */
+  let newest: HistoryMember | undefined;
+  let startEpoch: string | undefined;
+  const wanted = (member: HistoryMember) =>
+    fromSeq === undefined
+      ? (member.generatedAt?.getTime() ?? Number.NEGATIVE_INFINITY) >= (fromMs ?? Number.NEGATIVE_INFINITY)
+      : member.epoch !== startEpoch || member.seq >= fromSeq;
+  let restarts = 0;
+
+  walks: for (;;) {
+    let url: string | undefined = historyUrl;
+    const visited = new Set<string>();
+    let firstOfWalk = true;
+    // A cycle of relations would loop for ever: each node is read once per walk.
+    while (url !== undefined && !visited.has(url)) {
+      visited.add(url);
+      const fetched: Fetched = yield* fetchDocument(url, url === historyUrl, options);
+      if (fetched.kind === 'aborted') break walks;
+      if (fetched.kind === 'end') break;
+      if (fetched.kind === 'gone') {
+        if (restarts++ >= maxRestartsWithoutProgress) {
+          throw new SubscriptionError(`${url} answered 410 again: retention removes history pages faster than they are read`, 410);
+        }
+        continue walks;
+      }
+      for (const member of fetched.page.members) {
+        const oldestRetained = firstOfWalk;
+        firstOfWalk = false;
+        // Read already, before a restart from the root.
+        if (newest !== undefined && member.epoch === newest.epoch && member.seq <= newest.seq) continue;
+        if (newest === undefined) startEpoch = member.epoch;
+        const gap = gapBefore(member, newest, { fromSeq, fromMs, oldestRetained });
+        newest = member;
+        if (!wanted(member)) continue;
+        if (gap !== undefined) yield gap;
+        restarts = 0;
+        stats.elements++;
+        yield { type: 'element', text: member.text, format: 'nquads', receivedAt: fetched.receivedAt, ...(member.id === undefined ? {} : { id: member.id }) };
+      }
+      url = fetched.page.next;
+    }
+    break;
+  }
+  return { epoch: newest?.epoch, lastSeq: newest?.seq, lastId: newest?.id };
+}
+
+/**
+ * The gap, if any, between what was read or asked for and `member`, the next element of the
+ * walk; `oldestRetained` when it is the first element of a walk from the root.
+ */
+function gapBefore(
+  member: HistoryMember,
+  previous: HistoryMember | undefined,
+  start: { readonly fromSeq: number | undefined; readonly fromMs: number | undefined; readonly oldestRetained: boolean },
+): GapEvent | undefined {
+  if (previous !== undefined && member.epoch !== previous.epoch) {
+    return { type: 'gap', afterSeq: previous.seq, resumedAtSeq: member.seq, reason: 'epoch' };
+  }
+  const expectedSeq = Math.max(start.fromSeq ?? 1, previous === undefined ? 1 : previous.seq + 1);
+  if (previous === undefined && start.fromMs !== undefined) {
+    // A time: what came before the oldest retained element is unknown, so anything removed
+    // (it was not the first of its log) may have been generated after the start.
+    const removedAfterStart = start.oldestRetained && member.seq > 1 && (member.generatedAt?.getTime() ?? Number.NEGATIVE_INFINITY) > start.fromMs;
+    return removedAfterStart ? { type: 'gap', afterSeq: undefined, resumedAtSeq: member.seq, reason: 'expired' } : undefined;
+  }
+  if (member.seq <= expectedSeq) return undefined;
+  return { type: 'gap', afterSeq: expectedSeq - 1, resumedAtSeq: member.seq, reason: start.oldestRetained ? 'expired' : 'sequence-jump' };
+}
+
+type Fetched =
+  | { readonly kind: 'page'; readonly page: HistoryPage; readonly receivedAt: number }
+  /** A page retention removed (410). */
+  | { readonly kind: 'gone' }
+  /** A page beyond the newest one (404): nothing more yet. */
+  | { readonly kind: 'end' }
+  | { readonly kind: 'aborted' };
+
+/** Reads one history document, retrying network errors, 5xx and unparsable bodies with backoff. */
+async function* fetchDocument(url: string, isRoot: boolean, options: HistoryReaderOptions): AsyncGenerator<ReconnectEvent, Fetched, undefined> {
+  const { stats, signal, fetch: fetchImpl = fetch } = options;
+  let attempt = 0;
+  while (!signal?.aborted) {
+    let reason: string;
+    let waitMs: number | undefined;
+    try {
+      stats.requests++;
+      const response = await fetchImpl(url, { headers: { accept: mediaTypes.nquads }, signal: signal ?? null });
+      if (!isRoot && (response.status === 410 || response.status === 404)) {
+        await response.body?.cancel();
+        return { kind: response.status === 410 ? 'gone' : 'end' };
+      }
+      if (!response.ok) throw await httpFailure(response, url);
+      const format = documentFormat(response.headers.get('content-type'));
+      if (format === undefined) {
+        await response.body?.cancel();
+        throw new SubscriptionError(`${url} answered ${response.headers.get('content-type')}: elements are told apart by their graphs, in N-Quads or TriG`, 406);
+      }
+      const text = await response.text();
+      const receivedAt = Date.now();
+      return { kind: 'page', page: parseHistoryPage(text, { baseIri: url, format }), receivedAt };
+    } catch (error) {
+      if (signal?.aborted) break;
+      if (error instanceof SubscriptionError) throw error;
+      waitMs = error instanceof RetryableHttpError ? error.retryAfterMs : undefined;
+      reason = error instanceof RetryableHttpError ? error.message : `${url}: ${(error as Error).message}`;
+    }
+    const delayMs = waitMs ?? backoffDelay(attempt++, options.backoff);
+    stats.reconnects++;
+    yield { type: 'reconnect', reason, delayMs };
+    if (!(await delay(delayMs, signal))) break;
+  }
+  return { kind: 'aborted' };
+}
+
+/** N-Quads when the server does not say (it was asked for); TriG also keeps graphs apart. */
+function documentFormat(contentType: string | null): HistoryDocumentFormat | undefined {
+  if (contentType === null) return 'nquads';
+  const format = formatOfContentType(contentType);
+  return format === 'nquads' || format === 'trig' ? format : undefined;
+}

@@ -1,0 +1,251 @@
+import { describe, expect, it } from 'vitest';
+import { type HistoryPosition, historyReader, type HistoryStart } from '../../../src/transport/history-reader.js';
+import { SubscriptionError } from '../../../src/transport/subscription-error.js';
+import type { TransportEvent } from '../../../src/transport/transport-event.js';
+import { emptyStats } from '../../../src/transport/transport-stats.js';
+
+const stream = 'http://publisher.test/streams/parking';
+const TREE = 'https://w3id.org/tree#';
+const PROV = 'http://www.w3.org/ns/prov#';
+const XSD = 'http://www.w3.org/2001/XMLSchema#';
+/** Element n was generated at n seconds past this. */
+const t0 = Date.parse('2026-11-22T16:00:00Z');
+const timeOf = (seq: number) => new Date(t0 + seq * 1000);
+const dateTime = (date: Date) => `"${date.toISOString()}"^^<${XSD}dateTime>`;
+
+/**
+ * The publisher's history contract, in memory: pages of `pageElements`, page n holding seqs
+ * (n-1)·P+1..n·P, the root linking to the page of the oldest retained element, a full page
+ * linking to the next; 410 below the oldest page, 404 beyond the open one. `before(url)` runs
+ * before each answer, so a test can move the log between two requests.
+ */
+class FakeHistory {
+  epoch = 'e1';
+  oldestSeq = 1;
+  latestSeq = 0;
+  readonly requests: string[] = [];
+  readonly signals: Array<AbortSignal | null | undefined> = [];
+  before: (url: string) => void = () => {};
+  /** Answers instead of the history, by URL, once each. */
+  readonly overrides = new Map<string, () => Response>();
+
+  constructor(readonly pageElements: number) {}
+
+  readonly fetch = (async (input: string | URL | Request, init?: RequestInit) => {
+    const url = String(input);
+    this.requests.push(url);
+    this.signals.push(init?.signal);
+    this.before(url);
+    if (init?.signal?.aborted) throw new DOMException('aborted', 'AbortError');
+    const override = this.overrides.get(url);
+    if (override !== undefined) {
+      this.overrides.delete(url);
+      return override();
+    }
+    if (url === `${stream}/history`) return this.#nquads(this.#root());
+    const match = /\/history\/([a-z0-9]+)-(\d+)$/.exec(url);
+    if (match === null) return new Response('', { status: 404 });
+    const page = Number(match[2]);
+    const oldestPage = Math.ceil(this.oldestSeq / this.pageElements);
+    if (match[1] !== this.epoch || page < oldestPage) return new Response('', { status: 410 });
+    if (page > this.#openPage()) return new Response('', { status: 404 });
+    return this.#nquads(this.#page(page));
+  }) as typeof fetch;
+
+  #openPage() {
+    return this.latestSeq % this.pageElements === 0 ? this.latestSeq / this.pageElements + 1 : Math.ceil(this.latestSeq / this.pageElements);
+  }
+
+  #pageIri = (page: number) => `${stream}/history/${this.epoch}-${page}`;
+  #element = (seq: number) => `${stream}/elements/${this.epoch}-${seq}`;
+
+  #relation(node: string, value: Date, target: string) {
+    return `<${node}> <${TREE}relation> _:r .\n_:r <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <${TREE}GreaterThanOrEqualToRelation> .\n_:r <${TREE}path> <${PROV}generatedAtTime> .\n_:r <${TREE}value> ${dateTime(value)} .\n_:r <${TREE}node> <${target}> .\n`;
+  }
+
+  #root() {
+    if (this.latestSeq < this.oldestSeq) return `<${stream}/history> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <${TREE}Node> .\n`;
+    return this.#relation(`${stream}/history`, timeOf(this.oldestSeq), this.#pageIri(Math.ceil(this.oldestSeq / this.pageElements)));
+  }
+
+  #page(page: number) {
+    const first = Math.max((page - 1) * this.pageElements + 1, this.oldestSeq);
+    const last = Math.min(page * this.pageElements, this.latestSeq);
+    let text = '';
+    if (last === page * this.pageElements) text += this.#relation(this.#pageIri(page), timeOf(last), this.#pageIri(page + 1));
+    // Members newest first: the reader must order them.
+    for (let seq = last; seq >= first; seq--) {
+      const iri = this.#element(seq);
+      text += `<${stream}> <${TREE}member> <${iri}> .\n<${iri}> <https://w3id.org/rdf-stream/vocab#sequenceNumber> "${seq}"^^<${XSD}integer> .\n`;
+      text += `<${iri}> <${PROV}generatedAtTime> ${dateTime(timeOf(seq))} .\n<${iri}#p1> <http://www.w3.org/ns/sosa/hasSimpleResult> "${seq}"^^<${XSD}integer> <${iri}> .\n`;
+    }
+    return text;
+  }
+
+  #nquads(text: string) {
+    return new Response(text, { status: 200, headers: { 'content-type': 'application/n-quads; charset=utf-8' } });
+  }
+}
+
+/** Runs a reader to its end: its events (elements as `seq:id`) and the position it returns. */
+async function read(history: FakeHistory, from: HistoryStart, signal?: AbortSignal) {
+  const stats = emptyStats();
+  const reader = historyReader(`${stream}/history`, {
+    from,
+    stats,
+    backoff: { initialDelayMs: 1, maxDelayMs: 1, random: () => 0 },
+    fetch: history.fetch,
+    ...(signal === undefined ? {} : { signal }),
+  });
+  const events: Array<string | Exclude<TransportEvent, { type: 'element' }>> = [];
+  let step = await reader.next();
+  while (!step.done) {
+    const event = step.value;
+    if (event.type === 'element') {
+      expect(event.format).toBe('nquads');
+      expect(event.text).toContain(`<${stream}/elements/${event.id}> <http://www.w3.org/ns/prov#generatedAtTime>`);
+      events.push(`${/"(\d+)"/.exec(event.text)![1]}:${event.id}`);
+    } else {
+      events.push(event);
+    }
+    step = await reader.next();
+  }
+  return { events, position: step.value as HistoryPosition, stats };
+}
+
+const ids = (epoch: string, first: number, last: number) => Array.from({ length: last - first + 1 }, (_, i) => `${first + i}:${epoch}-${first + i}`);
+
+describe('historyReader', () => {
+  it('walks the pages from the root and yields every element from a sequence number on, once, in order', async () => {
+    const history = new FakeHistory(3);
+    history.latestSeq = 8;
+    const { events, position, stats } = await read(history, 2);
+    expect(events).toEqual(ids('e1', 2, 8));
+    expect(position).toEqual({ epoch: 'e1', lastSeq: 8, lastId: 'e1-8' });
+    expect(history.requests).toEqual([`${stream}/history`, `${stream}/history/e1-1`, `${stream}/history/e1-2`, `${stream}/history/e1-3`]);
+    expect(stats).toMatchObject({ requests: 4, elements: 7, reconnects: 0 });
+  });
+
+  it('from a time: the elements generated at or after it', async () => {
+    const history = new FakeHistory(3);
+    history.latestSeq = 8;
+    expect((await read(history, timeOf(5))).events).toEqual(ids('e1', 5, 8));
+    expect((await read(history, new Date(timeOf(5).getTime() - 1))).events).toEqual(ids('e1', 5, 8));
+  });
+
+  it('a full newest page links to an empty open page: read, and the walk ends there', async () => {
+    const history = new FakeHistory(3);
+    history.latestSeq = 6;
+    const { events, position } = await read(history, 1);
+    expect(events).toEqual(ids('e1', 1, 6));
+    expect(position.lastSeq).toBe(6);
+    expect(history.requests.at(-1)).toBe(`${stream}/history/e1-3`);
+  });
+
+  it('nothing to replay: returns the newest element seen, so that live delivery resumes after it', async () => {
+    const history = new FakeHistory(3);
+    history.latestSeq = 4;
+    expect(await read(history, 9)).toMatchObject({ events: [], position: { epoch: 'e1', lastSeq: 4, lastId: 'e1-4' } });
+    expect(await read(history, timeOf(60))).toMatchObject({ events: [], position: { lastSeq: 4 } });
+  });
+
+  it('an empty log: no element, no position', async () => {
+    const history = new FakeHistory(3);
+    expect(await read(history, 1)).toEqual({ events: [], position: { epoch: undefined, lastSeq: undefined, lastId: undefined }, stats: expect.anything() });
+    expect(history.requests).toEqual([`${stream}/history`]);
+  });
+
+  it('says `expired` before the first element when the start is older than the log retains', async () => {
+    const history = new FakeHistory(3);
+    history.oldestSeq = 4;
+    history.latestSeq = 8;
+    expect((await read(history, 2)).events).toEqual([{ type: 'gap', afterSeq: 1, resumedAtSeq: 4, reason: 'expired' }, ...ids('e1', 4, 8)]);
+    // A time: elements were removed, and the oldest one kept is newer than the start.
+    expect((await read(history, timeOf(2))).events).toEqual([{ type: 'gap', afterSeq: undefined, resumedAtSeq: 4, reason: 'expired' }, ...ids('e1', 4, 8)]);
+    // Nothing retained was removed after the start: no gap.
+    expect((await read(history, timeOf(5))).events).toEqual(ids('e1', 5, 8));
+  });
+
+  it('a 410 (retention removed the page after the root linked to it): starts again from the root once, with no duplicate', async () => {
+    const history = new FakeHistory(2);
+    history.latestSeq = 6;
+    history.before = (url) => {
+      // Between reading page 1 and asking for page 2, retention drops pages 1 and 2.
+      if (url.endsWith('/history/e1-2') && history.oldestSeq === 1) history.oldestSeq = 5;
+    };
+    const { events } = await read(history, 1);
+    expect(events).toEqual([...ids('e1', 1, 2), { type: 'gap', afterSeq: 2, resumedAtSeq: 5, reason: 'expired' }, ...ids('e1', 5, 6)]);
+    expect(history.requests.filter((url) => url.endsWith('/history'))).toHaveLength(2);
+  });
+
+  it('a 410 again right after the restart is a SubscriptionError, not a loop', async () => {
+    const history = new FakeHistory(2);
+    history.latestSeq = 6;
+    history.overrides.set(`${stream}/history/e1-1`, () => new Response('', { status: 410 }));
+    history.before = (url) => {
+      if (url === `${stream}/history` && history.requests.length > 1) history.overrides.set(`${stream}/history/e1-1`, () => new Response('', { status: 410 }));
+    };
+    const error = await read(history, 1).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(SubscriptionError);
+    expect((error as SubscriptionError).status).toBe(410);
+  });
+
+  it('a new life of the log during the walk: says `epoch` and replays the new one', async () => {
+    const history = new FakeHistory(2);
+    history.latestSeq = 4;
+    history.before = (url) => {
+      if (url.endsWith('/history/e1-2') && history.epoch === 'e1') {
+        history.epoch = 'e2';
+        history.latestSeq = 3;
+      }
+    };
+    const { events, position } = await read(history, 2);
+    expect(events).toEqual(['2:e1-2', { type: 'gap', afterSeq: 2, resumedAtSeq: 1, reason: 'epoch' }, ...ids('e2', 1, 3)]);
+    expect(position).toEqual({ epoch: 'e2', lastSeq: 3, lastId: 'e2-3' });
+  });
+
+  it('retries a 503 and a truncated page with backoff, reported as reconnections', async () => {
+    const history = new FakeHistory(3);
+    history.latestSeq = 4;
+    history.overrides.set(`${stream}/history`, () => new Response('', { status: 503, headers: { 'retry-after': '0' } }));
+    history.overrides.set(`${stream}/history/e1-1`, () => new Response(`<${stream}> <${TREE}member> <`, { headers: { 'content-type': 'application/n-quads' } }));
+    const { events, stats } = await read(history, 1);
+    expect(events.slice(0, 2)).toMatchObject([
+      { type: 'reconnect', reason: 'HTTP 503', delayMs: 0 },
+      { type: 'reconnect', reason: expect.stringContaining(`${stream}/history/e1-1: `) },
+    ]);
+    expect(events.slice(2)).toEqual(ids('e1', 1, 4));
+    expect(stats.reconnects).toBe(2);
+  });
+
+  it('refuses an unknown stream (404 of the root) and a page in a format without graphs', async () => {
+    const history = new FakeHistory(3);
+    history.overrides.set(`${stream}/history`, () => new Response('{"code":"PUB_ERR_STREAM_NOT_FOUND"}', { status: 404, headers: { 'content-type': 'application/problem+json' } }));
+    const notFound = await read(history, 1).catch((caught: unknown) => caught);
+    expect(notFound).toMatchObject({ name: 'SubscriptionError', status: 404, problem: { code: 'PUB_ERR_STREAM_NOT_FOUND' } });
+    history.overrides.set(`${stream}/history`, () => new Response('', { headers: { 'content-type': 'text/turtle' } }));
+    await expect(read(history, 1)).rejects.toThrow(/N-Quads or TriG/);
+  });
+
+  it('hands its abort signal to every fetch, and stops when it aborts', async () => {
+    const history = new FakeHistory(2);
+    history.latestSeq = 6;
+    const stop = new AbortController();
+    history.before = (url) => {
+      if (url.endsWith('/history/e1-2')) stop.abort();
+    };
+    const { events } = await read(history, 1, stop.signal);
+    expect(events).toEqual(ids('e1', 1, 2));
+    expect(history.signals.every((signal) => signal === stop.signal)).toBe(true);
+  });
+
+  it('reads each node once: a cycle of relations ends the walk', async () => {
+    const history = new FakeHistory(2);
+    history.latestSeq = 4;
+    const cyclic = `<${stream}/history/e1-2> <${TREE}relation> _:r .\n_:r <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <${TREE}GreaterThanOrEqualToRelation> .\n_:r <${TREE}node> <${stream}/history/e1-1> .\n`;
+    history.overrides.set(`${stream}/history/e1-2`, () => new Response(cyclic, { headers: { 'content-type': 'application/n-quads' } }));
+    const { events } = await read(history, 1);
+    expect(events).toEqual(ids('e1', 1, 2));
+    expect(history.requests.filter((url) => url.endsWith('/e1-1'))).toHaveLength(1);
+  });
+});
