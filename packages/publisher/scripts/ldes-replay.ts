@@ -36,7 +36,7 @@ await new Promise<void>((resolve, reject) => {
 
 const client = fileURLToPath(new URL('../node_modules/.bin/ldes-client', import.meta.url));
 const started = performance.now();
-const child = spawn(client, [`${base}/streams/parking`, '--ordered', 'ascending', '--quiet'], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, LOG_LEVEL: 'error' } });
+const child = spawn(client, [`${base}/streams/parking`, '--ordered', 'ascending'], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, LOG_LEVEL: 'error' } });
 const seqs: number[] = [];
 let buffered = '';
 child.stdout.setEncoding('utf8').on('data', (chunk: string) => {

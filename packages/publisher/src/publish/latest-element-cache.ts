@@ -22,17 +22,20 @@ export interface LatestElement {
  */
 export async function latestElement(element: LoggedElement, epoch: string, onError: (error: unknown) => void): Promise<LatestElement> {
   let compressed = true;
-  const encoded = await Promise.all(
-    formatNames.map((format) => {
-      const body = Buffer.from(frameDocument(element.frames[format], format !== 'jsonld'));
-      return compressOnce(body).catch((error: unknown) => {
+  // One format at a time (its br and gzip in parallel): two of the thread pool's four threads,
+  // so that the log's writes and syncs, which readers wait for, never queue behind compression.
+  const encoded: EncodedBodies[] = [];
+  for (const format of formatNames) {
+    const body = Buffer.from(frameDocument(element.frames[format], format !== 'jsonld'));
+    encoded.push(
+      await compressOnce(body).catch((error: unknown) => {
         // Practically only out of memory; the element is durable already, so serve it uncompressed.
         compressed = false;
         onError(error);
         return Object.freeze({ br: body, gzip: body, identity: body });
-      });
-    }),
-  );
+      }),
+    );
+  }
   const bodies = {} as Record<FormatName, EncodedBodies>;
   const etags = {} as Record<FormatName, Record<Encoding, string>>;
   formatNames.forEach((format, index) => {
