@@ -1,6 +1,6 @@
 /**
  * A data directory filled with `total` demo-size elements, for measurements of a long history:
- * 100 rendered demo elements whose frames are reused with their own ids and IRIs (rendering
+ * 100 rendered demo elements whose frames are reused with their own ids, IRIs and times (rendering
  * 100 000 elements would take minutes; their size and compression are the demo stream's).
  */
 import { mkdtempSync } from 'node:fs';
@@ -35,21 +35,24 @@ export async function syntheticHistory(total: number, base: string, pageElements
   const simulator = new ParkingSimulator({ streamIri: streamIri(base, 'parking'), facilities: defaults.facilities, intervalMs: 5_000, seed: 1 });
   const templates = Array.from({ length: 100 }, (_, index) => {
     const graph = elementGraphIri(base, 'parking', log.epoch, index + 1);
-    const generatedAt = new Date();
+    // Distinct times, so that each template's can be told apart and replaced.
+    const generatedAt = new Date(Date.now() + index);
     return renderElement({ streamId: 'parking', epoch: log.epoch, seq: index + 1, graph, generatedAt, quads: elementQuads(graph, generatedAt, simulator.step()) }, jsonLd);
   });
   const startMs = Date.now() - total * 5_000;
   const element = (seq: number): LoggedElement => {
     const template = templates[seq % templates.length]!;
+    const generatedAt = new Date(startMs + seq * 5_000);
     const frames = Object.fromEntries(
       formatNames.map((format) => {
         const frame = template.frames[format].toString('utf8');
         // The template's own id and IRI become this element's.
         const templateId = elementId(log.epoch, (seq % templates.length) + 1);
-        return [format, Buffer.from(frame.replace(new RegExp(`${templateId}(?=[>#"\\n])`, 'g'), elementId(log.epoch, seq)))];
+        const text = frame.replace(new RegExp(`${templateId}(?=[>#"\\n])`, 'g'), elementId(log.epoch, seq));
+        return [format, Buffer.from(text.replaceAll(template.generatedAt.toISOString(), generatedAt.toISOString()))];
       }),
     ) as LoggedElement['frames'];
-    return { streamId: 'parking', seq, graph: elementGraphIri(base, 'parking', log.epoch, seq), generatedAt: new Date(startMs + seq * 5_000), frames };
+    return { streamId: 'parking', seq, graph: elementGraphIri(base, 'parking', log.epoch, seq), generatedAt, frames };
   };
 
   const filling = Date.now();

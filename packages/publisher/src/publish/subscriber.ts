@@ -57,7 +57,11 @@ export class Subscriber {
 
   /** Ends the stream after `farewell` (e.g. a `retry:` hint at shutdown). */
   close(farewell?: string): void {
-    if (this.closed) return;
+    // A client gone before the stream ended may leave its socket half open: release it.
+    if (this.closed) {
+      this.sink.destroy();
+      return;
+    }
     this.#closed = true;
     this.sink.end(farewell);
   }
