@@ -3,7 +3,7 @@ import { PublisherError } from '../errors.js';
 import type { AppContext } from './app-context.js';
 import type { LatestResponder } from './latest-responder.js';
 
-const latestPath = /^\/streams\/([a-z0-9][a-z0-9-]{0,63})\/latest(?:\?.*)?$/;
+const latestPath = /^\/streams\/([a-z0-9][a-z0-9-]{0,63})\/latest(?:\?(.*))?$/;
 
 /**
  * The polling hot path, answered before Fastify's routing and hooks: a GET or HEAD of
@@ -35,7 +35,10 @@ export function fastLatestHandler(
           accept: headers.accept,
           'accept-encoding': headers['accept-encoding'],
           'if-none-match': headers['if-none-match'],
+          'if-modified-since': headers['if-modified-since'],
           prefer: headers.prefer,
+          // Only a query string costs a parse; a repeated format counts once, as on Fastify's path.
+          format: match[2] === undefined ? undefined : (new URLSearchParams(match[2]).get('format') ?? undefined),
         },
         Date.now(),
       );

@@ -4,10 +4,10 @@ import { PublisherError } from '../errors.js';
 import type { LatestElement, StreamHub } from '../publish/stream-hub.js';
 import { cacheHeaders, maxAgeSeconds } from '../render/cache-headers.js';
 import type { Encoding } from '../render/compress.js';
-import { ifNoneMatchHits } from '../render/etag.js';
+import { ifModifiedSinceHits, ifNoneMatchHits } from '../render/etag.js';
 import { contentType, type FormatName } from '../render/formats.js';
 import { acceptsIdentity, type NegotiationCache } from '../render/negotiate.js';
-import { acceptableTypes } from './rdf-document-reply.js';
+import { requestedFormat } from './rdf-document-reply.js';
 import { preferredWaitSeconds } from './prefer-wait.js';
 
 /** The request headers that decide a `/latest` response. */
@@ -15,7 +15,10 @@ export interface LatestRequestHeaders {
   readonly accept?: string | undefined;
   readonly 'accept-encoding'?: string | undefined;
   readonly 'if-none-match'?: string | undefined;
+  readonly 'if-modified-since'?: string | undefined;
   readonly prefer?: string | string[] | undefined;
+  /** `?format=`: overrides `Accept`, as on every other route. */
+  readonly format?: string | undefined;
 }
 
 export type LatestOutcome =
@@ -65,12 +68,7 @@ export class LatestResponder {
    * request that cannot be answered (406, no element yet).
    */
   respond(hub: StreamHub, request: LatestRequestHeaders, nowMs: number, mayWait = true): LatestOutcome {
-    const format = this.#negotiation.format(request.accept);
-    if (format === undefined) {
-      throw new PublisherError('PUB_ERR_NOT_ACCEPTABLE', `Acceptable media types: ${acceptableTypes.join(', ')}`, {
-        acceptable: acceptableTypes,
-      });
-    }
+    const format = requestedFormat(request.format, request.accept, this.#negotiation);
     const latest = hub.latest;
     if (latest === undefined) {
       throw new PublisherError('PUB_ERR_NO_ELEMENT_YET', undefined, {}, { 'retry-after': '1' });
@@ -86,7 +84,13 @@ export class LatestResponder {
       });
     }
     const headers = this.#headers(hub, latest, format, encoding, nowMs);
-    if (!ifNoneMatchHits(request['if-none-match'], hub.log.epoch, latest.seq, format)) {
+    // If-Modified-Since counts only without If-None-Match (RFC 9110 §13.2.2).
+    const ifNoneMatch = request['if-none-match'];
+    const unchanged =
+      ifNoneMatch === undefined || ifNoneMatch === ''
+        ? ifModifiedSinceHits(request['if-modified-since'], latest.generatedAt.getTime())
+        : ifNoneMatchHits(ifNoneMatch, hub.log.epoch, latest.seq, format);
+    if (!unchanged) {
       return { kind: 'send', status: 200, headers: headers.ok, body: latest.bodies[format][encoding] };
     }
     const waitSeconds = mayWait ? preferredWaitSeconds(request.prefer) : undefined;

@@ -1,15 +1,22 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { PublisherError } from '../errors.js';
-import { contentType, type FormatName, formatNames, formats } from '../render/formats.js';
+import { contentType, type FormatName, formatNames, formats, isFormatName } from '../render/formats.js';
 import type { NegotiationCache } from '../render/negotiate.js';
 import type { StaticDocument } from '../render/static-document.js';
 import { ifNoneMatchIncludes } from '../render/etag.js';
 
 export const acceptableTypes = [...formatNames.map((format) => formats[format].mediaType), 'application/json'];
 
-/** The format for this request's Accept header, or a 406 problem. */
-export function negotiatedFormat(request: FastifyRequest, negotiation: NegotiationCache): FormatName {
-  const format = negotiation.format(request.headers.accept);
+/**
+ * The format a request asks for: `?format=` when given (400 for an unknown name), else its
+ * Accept header (406 when nothing offered is acceptable). The same rule on every RDF route.
+ */
+export function requestedFormat(formatParam: string | undefined, accept: string | undefined, negotiation: NegotiationCache): FormatName {
+  if (formatParam !== undefined) {
+    if (isFormatName(formatParam)) return formatParam;
+    throw new PublisherError('PUB_ERR_UNKNOWN_FORMAT', `format must be one of ${formatNames.join(', ')}`, { formats: formatNames });
+  }
+  const format = negotiation.format(accept);
   if (format === undefined) {
     throw new PublisherError(
       'PUB_ERR_NOT_ACCEPTABLE',
@@ -18,6 +25,17 @@ export function negotiatedFormat(request: FastifyRequest, negotiation: Negotiati
     );
   }
   return format;
+}
+
+/** `requestedFormat` of a Fastify request (`?format=`, first value when repeated, else Accept). */
+export function negotiatedFormat(request: FastifyRequest, negotiation: NegotiationCache): FormatName {
+  return requestedFormat(formatParamOf(request.query), request.headers.accept, negotiation);
+}
+
+/** The `format` query parameter, the first one when repeated. */
+export function formatParamOf(query: unknown): string | undefined {
+  const value = (query as { format?: string | string[] } | undefined)?.format;
+  return Array.isArray(value) ? value[0] : value;
 }
 
 /** Answers with a document rendered at start-up, revalidated by its ETag. */

@@ -26,7 +26,7 @@ export async function latestElement(element: LoggedElement, epoch: string, onErr
   // so that the log's writes and syncs, which readers wait for, never queue behind compression.
   const encoded: EncodedBodies[] = [];
   for (const format of formatNames) {
-    const body = Buffer.from(frameDocument(element.frames[format], format !== 'jsonld'));
+    const body = latestDocument(element, format);
     encoded.push(
       await compressOnce(body).catch((error: unknown) => {
         // Practically only out of memory; the element is durable already, so serve it uncompressed.
@@ -45,6 +45,25 @@ export async function latestElement(element: LoggedElement, epoch: string, onErr
     ) as Record<Encoding, string>;
   });
   return { seq: element.seq, generatedAt: element.generatedAt, graph: element.graph, bodies, etags, compressed };
+}
+
+/**
+ * `/latest`'s document of an element in `format`. Formats without graphs hold the element's
+ * triples in the default graph already. Formats with graphs carry the element (its named graph
+ * and `prov:generatedAtTime`, as SSE and `/elements/{id}` do) **and** the same triples in the
+ * default graph, so that a plain SPARQL query over `/latest` (Comunica with default settings,
+ * which asks for N-Quads) sees the observations. Built from the frames: concatenating the
+ * graph-less document is valid N-Quads and TriG; JSON-LD gets the observations at top level
+ * beside the element's named-graph node.
+ */
+export function latestDocument(element: LoggedElement, format: FormatName): Buffer {
+  const documentOf = (name: FormatName) => frameDocument(element.frames[name], name !== 'jsonld');
+  if (format === 'nquads') return Buffer.from(documentOf('ntriples') + documentOf('nquads'));
+  if (format === 'trig') return Buffer.from(documentOf('turtle') + documentOf('trig'));
+  if (format !== 'jsonld') return Buffer.from(documentOf(format));
+  const { '@context': context, ...node } = JSON.parse(documentOf('jsonld')) as Record<string, unknown>;
+  const observations = Array.isArray(node['@graph']) ? (node['@graph'] as unknown[]) : [];
+  return Buffer.from(JSON.stringify({ '@context': context, '@graph': [...observations, node] }));
 }
 
 /**

@@ -35,3 +35,14 @@ export function ifNoneMatchIncludes(header: string | undefined, etag: string): b
   if (header.trim() === '*') return true;
   return header.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag);
 }
+
+/**
+ * RFC 9110 §13.1.3: If-Modified-Since names a date no earlier than the representation's
+ * Last-Modified (whole seconds, as HTTP dates have). Only consulted when the request has no
+ * If-None-Match (§13.2.2), which the caller checks.
+ */
+export function ifModifiedSinceHits(header: string | undefined, lastModifiedMs: number): boolean {
+  if (header === undefined || header === '') return false;
+  const sinceMs = Date.parse(header);
+  return !Number.isNaN(sinceMs) && sinceMs >= Math.floor(lastModifiedMs / 1000) * 1000;
+}

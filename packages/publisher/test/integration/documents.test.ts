@@ -81,7 +81,7 @@ describe('GET /contexts/sosa-stream.jsonld', () => {
 });
 
 describe('GET /streams/{id}/elements/{epoch}-{seq}', () => {
-  it('serves a retained element in every format, byte for byte as /latest served it', async () => {
+  it('serves a retained element in every format, byte for byte as /latest served it in formats without graphs', async () => {
     const seq = await running.push();
     const element = `${running.url}/streams/parking/elements/${running.hub.log.epoch}-${seq}`;
     for (const format of formatNames) {
@@ -91,7 +91,12 @@ describe('GET /streams/{id}/elements/{epoch}-{seq}', () => {
       expect(response.status, format).toBe(200);
       expect(response.headers.get('content-type')).toContain(formats[format].mediaType);
       expect(response.headers.get('cache-control'), format).toBe('public, max-age=31536000, immutable');
-      expect(await response.text(), format).toBe(latest);
+      const body = await response.text();
+      // /latest adds the default-graph copy of the triples to formats with graphs (see protocol.md).
+      if (format === 'trig' || format === 'nquads') expect(latest.endsWith(body), format).toBe(true);
+      if (formats[format].graphs) expect(latest.length, format).toBeGreaterThan(body.length);
+      else expect(body, format).toBe(latest);
+      expect(body, format).toContain(`elements/${running.hub.log.epoch}-${seq}`);
     }
     await running.push();
     const old = await fetch(element, { headers: { accept: 'text/turtle' } });

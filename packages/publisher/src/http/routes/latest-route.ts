@@ -4,6 +4,7 @@ import { TooManyWaitersError } from '../../publish/long-poll-waiters.js';
 import type { StreamHub } from '../../publish/stream-hub.js';
 import { type AppContext, hubOf } from '../app-context.js';
 import type { LatestOutcome, LatestResponder } from '../latest-responder.js';
+import { formatParamOf } from '../rdf-document-reply.js';
 
 /**
  * `GET /streams/:id/latest` through Fastify: the requests the fast path (`fast-latest.ts`)
@@ -13,7 +14,7 @@ import type { LatestOutcome, LatestResponder } from '../latest-responder.js';
 export function latestRoute(app: FastifyInstance, context: AppContext, responder: LatestResponder): void {
   app.get<{ Params: { id: string } }>('/streams/:id/latest', async (request, reply) => {
     const hub = hubOf(context, request.params.id);
-    const headers = request.headers;
+    const headers = { ...request.headers, format: formatParamOf(request.query) };
     let outcome = responder.respond(hub, headers, Date.now(), !context.lifecycle.closing);
     if (outcome.kind === 'wait') {
       if ((await waitForNext(hub, outcome.seconds, reply)) === 'aborted') return reply;
