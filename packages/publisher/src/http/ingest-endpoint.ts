@@ -1,9 +1,9 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { LRUCache } from 'lru-cache';
 import type { PublisherConfig } from '../config/config-schema.js';
 import type { StreamConfig } from '../config/stream-config.js';
 import { bundledShapesFile } from '../model/bundled-context.js';
 import { ThreadedShapeValidator } from '../model/threaded-shape-validator.js';
+import { IdempotencyKeys } from './ingest/idempotency-keys.js';
 
 /** A stored ingest answer, replayed for a retried request with the same `Idempotency-Key`. */
 export interface IngestAnswer {
@@ -11,10 +11,6 @@ export interface IngestAnswer {
   readonly headers: Readonly<Record<string, string>>;
   readonly body: string;
 }
-
-export type IdempotencyEntry =
-  | { readonly state: 'pending' }
-  | { readonly state: 'done'; readonly fingerprint: string; readonly answer: IngestAnswer };
 
 /** What the ingest route needs of one ingest stream. */
 export interface IngestEndpoint {
@@ -24,7 +20,7 @@ export interface IngestEndpoint {
   /** The stream's SHACL shapes, validated in a worker thread; null when the stream has none. */
   readonly validator: ThreadedShapeValidator | null;
   /** Bounded by `idempotencyKeysRetained` entries and `idempotencyKeyTtlSeconds`. */
-  readonly idempotency: LRUCache<string, IdempotencyEntry>;
+  readonly idempotency: IdempotencyKeys;
 }
 
 export const digestToken = (token: string) => createHash('sha256').update(token, 'utf8').digest();
@@ -39,10 +35,7 @@ export function createIngestEndpoint(stream: StreamConfig, config: PublisherConf
       shape.kind === 'none'
         ? null
         : new ThreadedShapeValidator(shape.kind === 'file' ? shape.path : bundledShapesFile(), config.ingestMaxPendingValidations),
-    idempotency: new LRUCache<string, IdempotencyEntry>({
-      max: Math.max(1, config.idempotencyKeysRetained),
-      ttl: config.idempotencyKeyTtlSeconds * 1000,
-    }),
+    idempotency: new IdempotencyKeys(config.idempotencyKeysRetained, config.idempotencyKeyTtlSeconds * 1000),
   };
 }
 
