@@ -32,6 +32,12 @@ export const errorCatalogue = Object.freeze({
   PUB_ERR_INVALID_IDEMPOTENCY_KEY: { status: 400, title: 'Invalid Idempotency-Key' },
   PUB_ERR_IDEMPOTENCY_KEY_REUSED: { status: 422, title: 'The Idempotency-Key was used for a different request' },
   PUB_ERR_IDEMPOTENCY_KEY_IN_USE: { status: 409, title: 'A request with this Idempotency-Key is in progress' },
+  PUB_ERR_NOTIFICATION_BAD_REQUEST: { status: 400, title: 'The subscription request is not a JSON-LD object' },
+  PUB_ERR_NOTIFICATION_INVALID: { status: 422, title: 'The subscription request has an invalid or unsupported member' },
+  PUB_ERR_NOTIFICATION_UNSUPPORTED_TYPE: { status: 422, title: 'Unsupported notification channel type' },
+  PUB_ERR_NOTIFICATION_UNKNOWN_TOPIC: { status: 422, title: 'The topic is not a stream of this publisher' },
+  PUB_ERR_NOTIFICATION_CHANNELS_FULL: { status: 503, title: 'Too many notification channels are open' },
+  PUB_ERR_NOTIFICATION_CHANNEL_NOT_FOUND: { status: 404, title: 'No such notification channel' },
   PUB_ERR_INTERNAL: { status: 500, title: 'Internal error' },
 } as const);
 

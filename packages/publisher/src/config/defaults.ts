@@ -47,6 +47,12 @@ export const defaults = Object.freeze({
   maxSubscriberQueueBytes: 512 * 1024,
   /** Subscribers written per event-loop turn during a broadcast. */
   broadcastBatchSize: 500,
+  /** Solid notification channels (EventSourceChannel2023) open at once, all streams together (count). */
+  maxNotificationChannels: 10_000,
+  /** Longest life of a notification channel (seconds); a subscription's `endAt` may only shorten it. */
+  notificationChannelTtlSeconds: 86_400,
+  /** Largest subscription request body (bytes). */
+  notificationSubscriptionMaxBodyBytes: 16 * 1024,
   maxLongPollWaiters: 10_000,
   maxLongPollWaitSeconds: 60,
   /** Micro-cache for streams without a regular interval, or whose next element is overdue. */

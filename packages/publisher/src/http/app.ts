@@ -12,7 +12,9 @@ import { eventsRoute } from './routes/events-route.js';
 import { historyRoute } from './routes/history-route.js';
 import { ingestRoute } from './routes/ingest-route.js';
 import { latestRoute } from './routes/latest-route.js';
+import { notificationsRoute } from './routes/notifications-route.js';
 import { operationsRoute } from './routes/operations-route.js';
+import { registerPage } from './routes/page-route.js';
 
 const EVENTS_ROUTE = '/streams/:id/events';
 const knownMethods = new Set(['GET', 'HEAD', 'OPTIONS', 'POST', 'PUT', 'PATCH', 'DELETE']);
@@ -76,6 +78,8 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   await app.register(async (scope) => historyRoute(scope, context));
   await app.register(async (scope) => operationsRoute(scope, context));
   await app.register(async (scope) => ingestRoute(scope, context));
+  await app.register(async (scope) => notificationsRoute(scope, context));
+  await registerPage(app, context);
   await app.ready();
   answerFast = fastLatestHandler(context, responder, () => app.isUnderPressure());
   return app;

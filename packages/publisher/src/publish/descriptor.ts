@@ -3,6 +3,7 @@ import { DataFactory } from 'n3';
 import { ns, prov, rdf, rdfStream, xsd } from '../model/vocabulary.js';
 import { type FormatName, formatNames, formats } from '../render/formats.js';
 import type { StreamDefinition } from './stream-hub.js';
+import { baseUrlOfStream, subscriptionServiceLinks, subscriptionServiceQuads } from './subscription-service.js';
 
 const { namedNode, literal, quad, blankNode } = DataFactory;
 
@@ -52,6 +53,8 @@ export function descriptorQuads(stream: StreamDefinition): Quad[] {
     quad(subject, namedNode(`${ns.tree}view`), namedNode(links.history)),
     quad(subject, dcterms('conformsTo'), namedNode('https://w3id.org/rdf-stream/profile/sosa')),
   ];
+  // Solid notifications: where to subscribe (EventSourceChannel2023) to this stream or its /latest.
+  quads.push(...subscriptionServiceQuads(stream.iri, subscriptionServiceLinks(baseUrlOfStream(stream.iri)).service));
   if (stream.retainedSeconds > 0) {
     const policy = blankNode('retention');
     quads.push(

@@ -1,9 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import { CONTEXT_PATH } from '../../model/bundled-context.js';
 import { streamLinks } from '../../publish/descriptor.js';
+import { STORAGE_DESCRIPTION_REL, subscriptionServiceLinks } from '../../publish/subscription-service.js';
 import { type AppContext, hubOf } from '../app-context.js';
 import { PublisherError } from '../../errors.js';
-import { entityTag, ifNoneMatchHits } from '../../render/etag.js';
+import { entityTag, ifModifiedSinceHits, ifNoneMatchHits } from '../../render/etag.js';
 import { contentType } from '../../render/formats.js';
 import { frameDocument } from '../../render/sse-frame.js';
 import { elementId, parseElementId } from '../../model/stream-element.js';
@@ -26,6 +27,7 @@ export function documentsRoute(app: FastifyInstance, context: AppContext): void 
         `<${links.events}>; rel="alternate"; type="text/event-stream"`,
         `<${links.history}>; rel="https://w3id.org/tree#view"`,
         `<${context.config.baseUrl}${CONTEXT_PATH}>; rel="http://www.w3.org/ns/json-ld#context"; type="application/ld+json"`,
+        `<${subscriptionServiceLinks(context.config.baseUrl).description}>; rel="${STORAGE_DESCRIPTION_REL}"`,
       ].join(', '),
     });
   });
@@ -52,7 +54,12 @@ export function documentsRoute(app: FastifyInstance, context: AppContext): void 
       'cache-control': 'public, max-age=31536000, immutable',
       'last-modified': element.generatedAt.toUTCString(),
     });
-    if (ifNoneMatchHits(request.headers['if-none-match'], log.epoch, seq, format)) return reply.code(304).send();
+    const ifNoneMatch = request.headers['if-none-match'];
+    const unchanged =
+      ifNoneMatch === undefined || ifNoneMatch === ''
+        ? ifModifiedSinceHits(request.headers['if-modified-since'], element.generatedAt.getTime())
+        : ifNoneMatchHits(ifNoneMatch, log.epoch, seq, format);
+    if (unchanged) return reply.code(304).send();
     return reply.header('content-type', contentType(format)).send(frameDocument(element.frames[format], format !== 'jsonld'));
   });
 

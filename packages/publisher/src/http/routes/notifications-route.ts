@@ -1,0 +1,141 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { PublisherError } from '../../errors.js';
+import { streamIri } from '../../model/stream-element.js';
+import { ns } from '../../model/vocabulary.js';
+import { formatDuration } from '../../model/xsd-duration.js';
+import { NotificationChannels, type NotificationChannel } from '../../publish/notification-channels.js';
+import { type NotificationTopic, parseSubscriptionRequest } from '../../publish/notification-request.js';
+import {
+  EVENT_SOURCE_CHANNEL,
+  NOTIFICATION_CONTEXT,
+  NOTIFY,
+  subscriptionServiceLinks,
+  subscriptionServiceQuads,
+} from '../../publish/subscription-service.js';
+import { sseFrame } from '../../render/sse-frame.js';
+import { renderStaticDocument } from '../../render/static-document.js';
+import type { AppContext } from '../app-context.js';
+import { sendStaticDocument } from '../rdf-document-reply.js';
+
+const SERVICE_PATH = '/notifications/eventsource';
+/** Requests that arrived while the process was under pressure (marked by under-pressure's hook). */
+const arrivedUnderPressure = new WeakSet<FastifyRequest>();
+
+/**
+ * Solid notifications, EventSourceChannel2023: the description resource (`GET /notifications`,
+ * linked from every stream as its `storageDescription`), the subscription service (`POST
+ * /notifications/eventsource`) and each channel's `receiveFrom` (`GET
+ * /notifications/eventsource/{channel}`, an SSE stream of Activity Streams notifications).
+ */
+export function notificationsRoute(app: FastifyInstance, context: AppContext): void {
+  const { config } = context;
+  const links = subscriptionServiceLinks(config.baseUrl);
+  const channels = new NotificationChannels({
+    logs: new Map([...context.hubs.values()].map((hub) => [hub.definition.id, hub.log])),
+    limits: config,
+    onError: (error) => app.log.error({ err: error }, 'notification dispatch failed'),
+  });
+  const heartbeat = setInterval(() => channels.heartbeat(), config.heartbeatMs).unref();
+  app.addHook('preClose', (done) => {
+    clearInterval(heartbeat);
+    channels.closeAll(() =>
+      sseFrame({ comment: 'shutting down', retry: config.sseRetryMs + Math.round(Math.random() * config.shutdownRetryJitterMs) }),
+    );
+    done();
+  });
+
+  const description = renderStaticDocument(subscriptionServiceQuads(links.description, links.service), context.jsonLd, {
+    notify: NOTIFY,
+    xsd: ns.xsd,
+  });
+  const describe = (request: FastifyRequest, reply: FastifyReply) => sendStaticDocument(request, reply, description, context.negotiation);
+  app.get('/notifications', describe);
+  app.get(SERVICE_PATH, describe);
+
+  // JSON-LD bodies are read as JSON against the notification context (see parseSubscriptionRequest);
+  // any other Content-Type is answered 415 by Fastify.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser(
+    ['application/ld+json', 'application/json'],
+    { parseAs: 'string', bodyLimit: config.notificationSubscriptionMaxBodyBytes },
+    (_request, body, done) => {
+      try {
+        done(null, JSON.parse(body as string));
+      } catch {
+        done(new PublisherError('PUB_ERR_NOTIFICATION_BAD_REQUEST', 'The body is not valid JSON'), undefined);
+      }
+    },
+  );
+
+  app.post(SERVICE_PATH, (request, reply) => {
+    const subscription = parseSubscriptionRequest(request.body, {
+      resolveTopic: (iri) => topicOf(context, iri),
+      nowMs: Date.now(),
+      maxLifetimeMs: config.notificationChannelTtlSeconds * 1000,
+    });
+    const channel = channels.open(subscription);
+    if (channel === undefined) {
+      throw new PublisherError(
+        'PUB_ERR_NOTIFICATION_CHANNELS_FULL',
+        `${config.maxNotificationChannels} channels are open`,
+        { limit: config.maxNotificationChannels },
+        { 'retry-after': String(config.pressureRetryAfterSeconds) },
+      );
+    }
+    return reply
+      .code(200)
+      .headers({ 'content-type': 'application/ld+json', 'cache-control': 'no-store' })
+      .send(JSON.stringify(channelDocument(channel, links.channel(channel.id), subscription.state)));
+  });
+
+  app.get<{ Params: { channel: string } }>(
+    `${SERVICE_PATH}/:channel`,
+    { config: { pressureHandler: (request: FastifyRequest) => void arrivedUnderPressure.add(request) } },
+    (request, reply) => {
+      if (channels.get(request.params.channel) === undefined) {
+        throw new PublisherError('PUB_ERR_NOTIFICATION_CHANNEL_NOT_FOUND', 'The channel ended (endAt), or never existed: subscribe again');
+      }
+      reply.hijack();
+      reply.raw.writeHead(200, streamHeaders(reply));
+      if (arrivedUnderPressure.has(request)) {
+        // An EventSource gives up on any non-200 answer: tell it to come back later instead.
+        reply.raw.end(sseFrame({ retry: config.pressureRetryAfterSeconds * 1000, comment: 'overloaded' }));
+        return;
+      }
+      reply.raw.write(sseFrame({ comment: 'ok', retry: config.sseRetryMs }));
+      const lastEventId = request.headers['last-event-id'];
+      channels.connect(request.params.channel, reply.raw, typeof lastEventId === 'string' && lastEventId !== '' ? lastEventId : undefined);
+    },
+  );
+}
+
+/** The topic an IRI names: `{base}/streams/{id}` or `{base}/streams/{id}/latest` of a configured stream. */
+function topicOf(context: AppContext, iri: string): NotificationTopic | undefined {
+  const prefix = `${context.config.baseUrl}/streams/`;
+  if (!iri.startsWith(prefix)) return undefined;
+  const [streamId = '', rest, ...extra] = iri.slice(prefix.length).split('/');
+  if (!context.hubs.has(streamId) || extra.length > 0) return undefined;
+  if (rest === undefined) return { iri: streamIri(context.config.baseUrl, streamId), streamId, kind: 'stream' };
+  return rest === 'latest' ? { iri, streamId, kind: 'latest' } : undefined;
+}
+
+/** The channel as the subscription answer describes it: the request's features, with the server's choices. */
+function channelDocument(channel: NotificationChannel, receiveFrom: string, state: string | undefined): Record<string, unknown> {
+  return {
+    '@context': [NOTIFICATION_CONTEXT],
+    id: receiveFrom,
+    type: EVENT_SOURCE_CHANNEL,
+    topic: channel.topic.iri,
+    receiveFrom,
+    ...(state === undefined ? {} : { state }),
+    endAt: new Date(channel.endAtMs).toISOString(),
+    ...(channel.rateMs === undefined ? {} : { rate: formatDuration(channel.rateMs) }),
+  };
+}
+
+/** SSE headers plus those other hooks (CORS) set on the reply before it was hijacked. */
+function streamHeaders(reply: FastifyReply): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) headers[name] = String(value);
+  return { ...headers, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no' };
+}

@@ -1,0 +1,244 @@
+import { randomBytes } from 'node:crypto';
+import type { EventLog } from '../log/event-log.js';
+import { elementId } from '../model/stream-element.js';
+import type { LoggedElement } from '../render/render-element.js';
+import { notificationFrame } from '../render/solid-notification.js';
+import { sseFrame } from '../render/sse-frame.js';
+import type { NotificationTopic, SubscriptionRequest } from './notification-request.js';
+import type { SubscriberSink } from './subscriber.js';
+
+/** Time as the channels see it: the real clock, or a manual one in tests. */
+export interface ChannelClock {
+  now(): number;
+  setTimeout(callback: () => void, delayMs: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+const realClock: ChannelClock = {
+  now: () => Date.now(),
+  setTimeout: (callback, delayMs) => setTimeout(callback, delayMs).unref(),
+  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
+};
+
+export interface NotificationChannelsOptions {
+  /** Each stream's log, by stream id: notifications are built from what it makes durable. */
+  readonly logs: ReadonlyMap<string, EventLog>;
+  readonly limits: {
+    /** Channels open at once, connected or not (count). */
+    readonly maxNotificationChannels: number;
+    /** Unsent bytes a receiver may have queued before its connection is cut. */
+    readonly maxSubscriberQueueBytes: number;
+  };
+  readonly onError: (error: unknown) => void;
+  readonly clock?: ChannelClock;
+}
+
+/** One EventSourceChannel2023 channel: a subscription and, while a receiver listens, its connection. */
+export interface NotificationChannel {
+  /** The unguessable last segment of `receiveFrom`. */
+  readonly id: string;
+  readonly topic: NotificationTopic;
+  readonly endAtMs: number;
+  readonly rateMs: number | undefined;
+}
+
+interface OpenChannel extends NotificationChannel {
+  /** The state the receiver is known to have: the one it sent, else the topic's at subscription, then the last sent. */
+  knownState: string | undefined;
+  sink: SubscriberSink | undefined;
+  lastEmitMs: number;
+  /** Under `rate`: the newest notification held back, sent when the interval has passed. */
+  pending: { frame: Buffer; state: string } | undefined;
+  pendingTimer: unknown;
+  endTimer: unknown;
+}
+
+/**
+ * The open notification channels of a publisher, bounded by `maxNotificationChannels`. Each
+ * stream's log announces its durable elements; each element's notification bytes are built once
+ * per topic kind and written to every connected channel of that stream ("persist, then
+ * dispatch"). A channel honours `state` on connection, `rate` by holding back all but the newest
+ * notification, and `endAt` by ending its stream and forgetting itself.
+ */
+export class NotificationChannels {
+  readonly #options: NotificationChannelsOptions;
+  readonly #clock: ChannelClock;
+  readonly #channels = new Map<string, OpenChannel>();
+  readonly #byStream = new Map<string, Set<OpenChannel>>();
+  readonly #lastSeq = new Map<string, number>();
+  /** Per stream: reads of multi-element batches still running, so that notifications keep the log's order. */
+  readonly #queues = new Map<string, Promise<void>>();
+
+  constructor(options: NotificationChannelsOptions) {
+    this.#options = options;
+    this.#clock = options.clock ?? realClock;
+    for (const [streamId, log] of options.logs) {
+      this.#lastSeq.set(streamId, log.latestSeq);
+      log.onAppended((latestSeq) => this.#appended(streamId, log, latestSeq));
+    }
+  }
+
+  get size(): number {
+    return this.#channels.size;
+  }
+
+  get full(): boolean {
+    return this.#channels.size >= this.#options.limits.maxNotificationChannels;
+  }
+
+  /** Opens a channel for a validated request; undefined when `maxNotificationChannels` are open. */
+  open(request: SubscriptionRequest): NotificationChannel | undefined {
+    if (this.full) return undefined;
+    const channel: OpenChannel = {
+      id: randomBytes(16).toString('base64url'),
+      topic: request.topic,
+      endAtMs: request.endAtMs,
+      rateMs: request.rateMs,
+      knownState: request.state ?? this.#currentState(request.topic.streamId),
+      sink: undefined,
+      lastEmitMs: Number.NEGATIVE_INFINITY,
+      pending: undefined,
+      pendingTimer: undefined,
+      endTimer: undefined,
+    };
+    channel.endTimer = this.#clock.setTimeout(() => this.#end(channel, sseFrame({ comment: 'channel ended (endAt)' })), request.endAtMs - this.#clock.now());
+    this.#channels.set(channel.id, channel);
+    let channels = this.#byStream.get(channel.topic.streamId);
+    if (channels === undefined) this.#byStream.set(channel.topic.streamId, (channels = new Set()));
+    channels.add(channel);
+    return channel;
+  }
+
+  get(id: string): NotificationChannel | undefined {
+    return this.#channels.get(id);
+  }
+
+  /**
+   * Hands `sink` (a hijacked response, its preamble written) to channel `id`, replacing any
+   * earlier connection. If the topic's state differs from `lastEventId` (a reconnection) or else
+   * from the state the receiver is known to have, the current state is notified at once.
+   * Returns false for an unknown or ended channel.
+   */
+  connect(id: string, sink: SubscriberSink, lastEventId?: string): boolean {
+    const channel = this.#channels.get(id);
+    if (channel === undefined) return false;
+    channel.sink?.destroy();
+    channel.sink = sink;
+    sink.once('close', () => {
+      if (channel.sink === sink) channel.sink = undefined;
+    });
+    if (lastEventId !== undefined) channel.knownState = lastEventId;
+    const log = this.#options.logs.get(channel.topic.streamId);
+    const latest = log?.latest();
+    if (log !== undefined && latest !== undefined && elementId(log.epoch, latest.seq) !== channel.knownState) {
+      this.#write(channel, this.#frame(channel.topic, log, latest), elementId(log.epoch, latest.seq));
+    }
+    return true;
+  }
+
+  /** Writes a comment to every connected receiver, so that proxies keep idle streams open. */
+  heartbeat(): void {
+    const frame = sseFrame({ comment: '' });
+    for (const channel of this.#channels.values()) if (channel.sink !== undefined) this.#send(channel, frame);
+  }
+
+  /** Shutdown: ends every connection after `farewell()` and forgets every channel (they live in memory). */
+  closeAll(farewell: () => string): void {
+    for (const channel of [...this.#channels.values()]) this.#end(channel, farewell());
+  }
+
+  #currentState(streamId: string): string | undefined {
+    const log = this.#options.logs.get(streamId);
+    const latest = log?.latest();
+    return log === undefined || latest === undefined ? undefined : elementId(log.epoch, latest.seq);
+  }
+
+  #appended(streamId: string, log: EventLog, latestSeq: number): void {
+    const fromSeq = (this.#lastSeq.get(streamId) ?? 0) + 1;
+    this.#lastSeq.set(streamId, latestSeq);
+    if (!this.#byStream.get(streamId)?.size || fromSeq > latestSeq) return;
+    const latest = log.latest();
+    const queued = this.#queues.get(streamId);
+    if (queued === undefined && fromSeq === latestSeq && latest?.seq === latestSeq) {
+      this.#dispatch(streamId, log, [latest]);
+      return;
+    }
+    // Several elements became durable together (group commit): read them, in order.
+    const next = (queued ?? Promise.resolve())
+      .then(() => log.read(fromSeq, latestSeq - fromSeq + 1))
+      .then((elements) => this.#dispatch(streamId, log, elements))
+      .catch(this.#options.onError)
+      .finally(() => {
+        if (this.#queues.get(streamId) === next) this.#queues.delete(streamId);
+      });
+    this.#queues.set(streamId, next);
+  }
+
+  #dispatch(streamId: string, log: EventLog, elements: readonly LoggedElement[]): void {
+    for (const element of elements) {
+      const state = elementId(log.epoch, element.seq);
+      // Built once per element and topic, shared by every channel of that topic.
+      const frames = new Map<string, Buffer>();
+      for (const channel of this.#byStream.get(streamId) ?? []) {
+        let frame = frames.get(channel.topic.iri);
+        if (frame === undefined) frames.set(channel.topic.iri, (frame = this.#frame(channel.topic, log, element)));
+        this.#deliver(channel, frame, state);
+      }
+    }
+  }
+
+  #frame(topic: NotificationTopic, log: EventLog, element: LoggedElement): Buffer {
+    return notificationFrame({
+      topic: topic.iri,
+      kind: topic.kind,
+      elementIri: element.graph,
+      elementId: elementId(log.epoch, element.seq),
+      generatedAt: element.generatedAt,
+    });
+  }
+
+  /** Sends now, or under `rate` keeps only the newest notification until the interval has passed. */
+  #deliver(channel: OpenChannel, frame: Buffer, state: string): void {
+    if (channel.sink === undefined) return;
+    const now = this.#clock.now();
+    if (channel.rateMs === undefined || (channel.pending === undefined && now - channel.lastEmitMs >= channel.rateMs)) {
+      this.#write(channel, frame, state);
+      return;
+    }
+    channel.pending = { frame, state };
+    channel.pendingTimer ??= this.#clock.setTimeout(() => {
+      channel.pendingTimer = undefined;
+      const pending = channel.pending;
+      channel.pending = undefined;
+      if (pending !== undefined && channel.sink !== undefined) this.#write(channel, pending.frame, pending.state);
+    }, channel.lastEmitMs + channel.rateMs - now);
+  }
+
+  #write(channel: OpenChannel, frame: Buffer, state: string): void {
+    channel.lastEmitMs = this.#clock.now();
+    if (this.#send(channel, frame)) channel.knownState = state;
+  }
+
+  /** Writes `frame`; a receiver whose queue would exceed `maxSubscriberQueueBytes` is cut (it reconnects with its Last-Event-ID). */
+  #send(channel: OpenChannel, frame: Buffer | string): boolean {
+    const sink = channel.sink;
+    if (sink === undefined || sink.destroyed) return false;
+    if (sink.writableLength + frame.length > this.#options.limits.maxSubscriberQueueBytes) {
+      channel.sink = undefined;
+      sink.destroy();
+      return false;
+    }
+    sink.write(frame);
+    return true;
+  }
+
+  #end(channel: OpenChannel, farewell: string): void {
+    this.#clock.clearTimeout(channel.endTimer);
+    if (channel.pendingTimer !== undefined) this.#clock.clearTimeout(channel.pendingTimer);
+    this.#channels.delete(channel.id);
+    this.#byStream.get(channel.topic.streamId)?.delete(channel);
+    const sink = channel.sink;
+    channel.sink = undefined;
+    if (sink !== undefined && !sink.destroyed) sink.end(farewell);
+  }
+}

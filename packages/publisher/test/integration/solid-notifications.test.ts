@@ -1,0 +1,203 @@
+import { EventSource } from 'eventsource';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type RunningPublisher, startPublisher } from '../support/publisher-fixture.js';
+import { readProblem } from '../support/problem.js';
+
+let running: RunningPublisher | undefined;
+const sources: EventSource[] = [];
+afterEach(async () => {
+  for (const source of sources.splice(0)) source.close();
+  await running?.close();
+  running = undefined;
+});
+
+const NOTIFY = 'http://www.w3.org/ns/solid/notifications#';
+const CONTEXT = 'https://www.w3.org/ns/solid/notification/v1';
+const stream = () => `${running!.url}/streams/parking`;
+const id = (seq: number) => `${running!.hub.log.epoch}-${seq}`;
+const elementIri = (seq: number) => `${stream()}/elements/${id(seq)}`;
+
+interface Channel {
+  id: string;
+  type: string;
+  topic: string;
+  receiveFrom: string;
+  state?: string;
+  endAt: string;
+  rate?: string;
+}
+
+/** Subscribes as a Solid app does: a JSON-LD POST to the subscription service. */
+function subscribe(body: Record<string, unknown>, contentType = 'application/ld+json'): Promise<Response> {
+  return fetch(`${running!.url}/notifications/eventsource`, {
+    method: 'POST',
+    headers: { 'content-type': contentType },
+    body: JSON.stringify({ '@context': [CONTEXT], type: 'EventSourceChannel2023', ...body }),
+  });
+}
+
+/** An EventSource on `receiveFrom`, collecting the parsed notifications. */
+async function listen(receiveFrom: string) {
+  const source = new EventSource(receiveFrom);
+  sources.push(source);
+  const notifications: Array<Record<string, unknown>> = [];
+  const lastEventIds: string[] = [];
+  let wake = () => {};
+  source.onmessage = (event) => {
+    notifications.push(JSON.parse(event.data as string) as Record<string, unknown>);
+    lastEventIds.push(event.lastEventId);
+    wake();
+  };
+  await new Promise((resolve, reject) => {
+    source.onopen = resolve;
+    source.onerror = reject;
+  });
+  /** Resolves once `count` notifications have arrived. */
+  const received = async (count: number) => {
+    while (notifications.length < count) await new Promise<void>((resolve) => (wake = resolve));
+    return notifications.slice(0, count);
+  };
+  /** Resolves when the EventSource has given up for good (the server refused a reconnection). */
+  const closed = new Promise<void>((resolve) => {
+    source.onerror = () => {
+      if (source.readyState === EventSource.CLOSED) resolve();
+    };
+  });
+  return { source, notifications, lastEventIds, received, closed };
+}
+
+describe('Solid notifications, EventSourceChannel2023, on a real socket', () => {
+  it('is discovered from the stream, subscribed to with fetch, and notifies each new element', async () => {
+    running = await startPublisher();
+
+    // Discovery: the stream's Link header names the description resource, which names the service.
+    const head = await fetch(stream(), { method: 'HEAD' });
+    const link = head.headers.get('link') ?? '';
+    const described = /<([^>]+)>; rel="http:\/\/www\.w3\.org\/ns\/solid\/terms#storageDescription"/.exec(link);
+    expect(described?.[1]).toBe(`${running.url}/notifications`);
+    const description = await (await fetch(described![1]!, { headers: { accept: 'text/turtle' } })).text();
+    expect(description).toContain(`notify:subscription <${running.url}/notifications/eventsource>`);
+    expect(description).toMatch(/notify:channelType notify:EventSourceChannel2023/);
+    expect(description).toMatch(/notify:feature notify:state, notify:endAt, notify:rate/);
+    // The descriptor says the same about the stream itself.
+    const descriptor = await (await fetch(stream(), { headers: { accept: 'application/n-triples' } })).text();
+    expect(descriptor).toContain(`<${stream()}> <${NOTIFY}subscription> <${running.url}/notifications/eventsource> .`);
+
+    const answer = await subscribe({ topic: stream() });
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('content-type')).toMatch(/^application\/ld\+json(;|$)/);
+    const channel = (await answer.json()) as Channel;
+    expect(channel).toMatchObject({ '@context': [CONTEXT], type: 'EventSourceChannel2023', topic: stream() });
+    expect(channel.receiveFrom).toMatch(new RegExp(`^${running.url}/notifications/eventsource/[A-Za-z0-9_-]{22}$`));
+    expect(Date.parse(channel.endAt)).toBeGreaterThan(Date.now());
+
+    const listener = await listen(channel.receiveFrom);
+    const times = [new Date(Date.UTC(2030, 0, 1, 0, 0, 1)), new Date(Date.UTC(2030, 0, 1, 0, 0, 2)), new Date(Date.UTC(2030, 0, 1, 0, 0, 3))];
+    for (const generatedAt of times) await running.push(undefined, generatedAt);
+    const notifications = await listener.received(3);
+    expect(notifications).toEqual(
+      [1, 2, 3].map((seq) => ({
+        '@context': ['https://www.w3.org/ns/activitystreams', CONTEXT],
+        id: `urn:rdf-stream:notification:add:${elementIri(seq)}`,
+        type: 'Add',
+        object: elementIri(seq),
+        target: stream(),
+        state: id(seq),
+        published: times[seq - 1]!.toISOString(),
+      })),
+    );
+    expect(listener.lastEventIds).toEqual([id(1), id(2), id(3)]);
+    // The element a notification points at is there to be read.
+    expect((await fetch(notifications[2]!.object as string)).status).toBe(200);
+  });
+
+  it('notifies /latest as an Update of the topic', async () => {
+    running = await startPublisher();
+    const channel = (await (await subscribe({ topic: `${stream()}/latest` })).json()) as Channel;
+    const listener = await listen(channel.receiveFrom);
+    await running.push();
+    const [notification] = await listener.received(1);
+    expect(notification).toMatchObject({ type: 'Update', object: `${stream()}/latest`, target: elementIri(1), state: id(1) });
+  });
+
+  it('honours state: a receiver whose state differs is notified of the current one at once', async () => {
+    running = await startPublisher();
+    await running.push();
+    await running.push();
+    const stale = (await (await subscribe({ topic: stream(), state: id(1) })).json()) as Channel;
+    expect(stale.state).toBe(id(1));
+    const behind = await listen(stale.receiveFrom);
+    expect(await behind.received(1)).toMatchObject([{ object: elementIri(2), state: id(2) }]);
+
+    // A receiver already at the current state hears only of what comes next.
+    const current = (await (await subscribe({ topic: stream(), state: id(2) })).json()) as Channel;
+    const upToDate = await listen(current.receiveFrom);
+    await running.push();
+    expect(await upToDate.received(1)).toMatchObject([{ state: id(3) }]);
+  });
+
+  it('honours rate: at most one notification per interval, the newest of those held back', async () => {
+    running = await startPublisher();
+    const channel = (await (await subscribe({ topic: stream(), rate: 'PT0.3S' })).json()) as Channel;
+    expect(channel.rate).toBe('PT0.3S');
+    const listener = await listen(channel.receiveFrom);
+    await running.push();
+    await running.push();
+    await running.push();
+    const notifications = await listener.received(2);
+    expect(notifications.map((notification) => notification.state)).toEqual([id(1), id(3)]);
+  });
+
+  it('honours endAt: the stream ends then, and the channel is gone', async () => {
+    running = await startPublisher(['--sse-retry-ms', '20']);
+    const endAt = new Date(Date.now() + 300).toISOString();
+    const channel = (await (await subscribe({ topic: stream(), endAt })).json()) as Channel;
+    expect(channel.endAt).toBe(endAt);
+    const listener = await listen(channel.receiveFrom);
+    await listener.closed;
+    const gone = await fetch(channel.receiveFrom);
+    expect(gone.status).toBe(404);
+    expect((await readProblem(gone)).code).toBe('PUB_ERR_NOTIFICATION_CHANNEL_NOT_FOUND');
+  });
+
+  it('answers bad subscriptions with problem+json', async () => {
+    running = await startPublisher();
+    const cases: Array<[Promise<Response>, number, string]> = [
+      [subscribe({ topic: stream() }, 'text/plain'), 415, 'PUB_ERR_UNSUPPORTED_MEDIA_TYPE'],
+      [
+        fetch(`${running.url}/notifications/eventsource`, { method: 'POST', headers: { 'content-type': 'application/ld+json' }, body: '{"type":' }),
+        400,
+        'PUB_ERR_NOTIFICATION_BAD_REQUEST',
+      ],
+      [subscribe({ type: 'WebSocketChannel2023', topic: stream() }), 422, 'PUB_ERR_NOTIFICATION_UNSUPPORTED_TYPE'],
+      [subscribe({ topic: `${running.url}/streams/nope` }), 422, 'PUB_ERR_NOTIFICATION_UNKNOWN_TOPIC'],
+      [subscribe({ topic: 'https://elsewhere.example/streams/parking' }), 422, 'PUB_ERR_NOTIFICATION_UNKNOWN_TOPIC'],
+      [subscribe({}), 422, 'PUB_ERR_NOTIFICATION_INVALID'],
+      [subscribe({ topic: stream(), endAt: '2001-01-01T00:00:00Z' }), 422, 'PUB_ERR_NOTIFICATION_INVALID'],
+      [subscribe({ topic: stream(), rate: 'P1M' }), 422, 'PUB_ERR_NOTIFICATION_INVALID'],
+      [subscribe({ topic: stream(), startAt: '2030-01-01T00:00:00Z' }), 422, 'PUB_ERR_NOTIFICATION_INVALID'],
+      [fetch(`${running.url}/notifications/eventsource/unknown`), 404, 'PUB_ERR_NOTIFICATION_CHANNEL_NOT_FOUND'],
+    ];
+    for (const [answer, status, code] of cases) {
+      const response = await answer;
+      expect([response.status, (await readProblem(response)).code]).toEqual([status, code]);
+    }
+  });
+
+  it('refuses a subscription beyond maxNotificationChannels with 503 and Retry-After', async () => {
+    running = await startPublisher(['--max-notification-channels', '1']);
+    expect((await subscribe({ topic: stream() })).status).toBe(200);
+    const full = await subscribe({ topic: stream() });
+    expect(full.status).toBe(503);
+    expect(full.headers.get('retry-after')).toBe(String(running.config.pressureRetryAfterSeconds));
+    expect((await readProblem(full)).code).toBe('PUB_ERR_NOTIFICATION_CHANNELS_FULL');
+  });
+
+  it('ends every channel at shutdown', async () => {
+    running = await startPublisher();
+    const channel = (await (await subscribe({ topic: stream() })).json()) as Channel;
+    await listen(channel.receiveFrom);
+    expect(await running.publisher.shutdown()).toBe(true);
+    running = undefined;
+  });
+});
