@@ -206,5 +206,3 @@ function revivedLatest(latest: LatestElement): LatestElement {
     bodies: mapValues(latest.bodies, (bodies) => mapValues(bodies, asBuffer)) as unknown as LatestElement['bodies'],
   };
 }
-
-export const isClusterWorker = () => cluster.isWorker;

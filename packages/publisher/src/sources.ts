@@ -70,7 +70,7 @@ function buildSource(stream: StreamConfig, config: PublisherConfig, logger: Sour
         ...(source.username === undefined ? {} : { username: source.username }),
         ...(source.password === undefined ? {} : { password: source.password }),
         reconnectPeriodMs: config.mqttReconnectMs,
-        connectTimeoutMs: 10_000,
+        connectTimeoutMs: config.mqttConnectTimeoutMs,
         maxPayloadBytes: config.mqttMaxPayloadBytes,
         logger,
       });

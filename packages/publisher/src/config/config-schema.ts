@@ -78,6 +78,7 @@ export const ConfigSchema = Type.Object(
     sourceRetryInitialMs: integer(10, 3_600_000, 'First retry delay after an upstream failure, in milliseconds'),
     sourceRetryMaxMs: integer(10, 86_400_000, 'Longest retry delay after upstream failures, in milliseconds'),
     mqttReconnectMs: integer(10, 3_600_000, 'Milliseconds between MQTT reconnection attempts'),
+    mqttConnectTimeoutMs: integer(100, 600_000, 'Milliseconds an MQTT connection attempt may take'),
     maxEventLoopDelayMs: integer(0, 60_000, 'Shed new requests above this event-loop delay (0: off)'),
     maxHeapUsedBytes: integer(0, Number.MAX_SAFE_INTEGER, 'Shed new requests above this heap size (0: off)'),
     maxRssBytes: integer(0, Number.MAX_SAFE_INTEGER, 'Shed new requests above this resident set size (0: off)'),

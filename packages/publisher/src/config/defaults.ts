@@ -93,6 +93,8 @@ export const defaults = Object.freeze({
   sourceRetryInitialMs: 1_000,
   sourceRetryMaxMs: 60_000,
   mqttReconnectMs: 1_000,
+  /** Sources: how long an MQTT connection attempt may take before it counts as failed. */
+  mqttConnectTimeoutMs: 10_000,
 
   /** Load shedding (0 disables a check). */
   maxEventLoopDelayMs: 1_000,
