@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import type { PublisherConfig } from './config/config-schema.js';
 import { buildApp } from './http/app.js';
-import type { AppContext, LifecycleState } from './http/app-context.js';
+import type { LifecycleState } from './http/app-context.js';
 import { PrometheusMetrics } from './http/prometheus-metrics.js';
 import { join } from 'node:path';
 import type { EventLog } from './log/event-log.js';
@@ -67,95 +67,41 @@ const descriptorPrefixes = {
   formats: ns.formats,
 };
 
-/** The composition root: builds every collaborator from the configuration and wires them by hand. */
+/**
+ * The composition root: builds every collaborator from the configuration and wires them by hand
+ * — the streams' logs, one hub per stream on its log, the ingest endpoints, the HTTP application.
+ */
 export async function createPublisher(config: PublisherConfig, options: PublisherOptions = {}): Promise<Publisher> {
+  const logger = pino({ level: config.logLevel });
+  const role = options.role ?? 'writer';
+  const storage = await openStorage(config, role, logger, options.epochs);
   const metrics = new PrometheusMetrics(options.processMetrics ?? true);
   const context = loadBundledContext();
   const jsonLd = new JsonLdWriter(context.document, `${config.baseUrl}${CONTEXT_PATH}`);
-  const lifecycle: LifecycleState = { closing: false };
-
-  const log = pino({ level: config.logLevel });
-  const hubs = new Map<string, StreamHub>();
-  const subscribersInProcess = () => {
-    let count = 0;
-    for (const hub of hubs.values()) count += hub.broadcaster.size;
-    return count;
-  };
-  const ingest = new Map<string, IngestEndpoint>();
-  const role = options.role ?? 'writer';
-  // One writer per data directory: a second publisher on it stops at start-up.
-  const unlock = config.log === 'file' && role === 'writer' ? lockDataDirectory(config.dataDir) : () => {};
-  const logs = new Map<string, EventLog>();
-  try {
-    for (const stream of config.streams) logs.set(stream.id, await openLog(config, stream, role, log, options.epochs?.get(stream.id)));
-  } catch (error) {
-    await Promise.all([...logs.values()].map((opened) => opened.close()));
-    unlock();
-    throw error;
-  }
-  config.streams.forEach((stream, index) => {
-    const logger: SourceLogger = log.child({ stream: stream.id });
-    const source =
-      options.sources?.get(stream.id) ??
-      (index === 0 ? options.source : undefined) ??
-      createSource(stream, config, logger);
-    const intervalMs =
-      stream.intervalSeconds === undefined || source === options.source
-        ? source.expectedIntervalMs
-        : stream.intervalSeconds === null
-          ? null
-          : stream.intervalSeconds * 1000;
-    const definition: StreamDefinition = {
-      id: stream.id,
-      title: stream.title,
-      iri: streamIri(config.baseUrl, stream.id),
-      expectedIntervalMs: intervalMs,
-      retainedElements: stream.retainedElements,
-      retainedSeconds: stream.retainedSeconds,
-      ...(stream.description === undefined ? {} : { description: stream.description }),
-      ...(stream.license === undefined ? {} : { license: stream.license }),
-    };
-    const hub = new StreamHub({
-      baseUrl: config.baseUrl,
-      definition,
-      source,
-      log: logs.get(stream.id) as EventLog,
-      jsonLd,
-      metrics,
-      limits: config,
-      onError: (error) => log.error({ err: error, stream: definition.id }, 'stream pipeline failed'),
-      subscribersInProcess,
-      role,
-    });
-    hubs.set(stream.id, hub);
-    if (stream.source.kind === 'ingest') ingest.set(stream.id, createIngestEndpoint(stream, config));
-  });
-
+  const hubs = buildHubs(config, options, role, { logs: storage.logs, jsonLd, metrics, logger });
+  const ingest = new Map(
+    config.streams.filter((stream) => stream.source.kind === 'ingest').map((stream) => [stream.id, createIngestEndpoint(stream, config)] as const),
+  );
   metrics.watchSources(
     [...hubs.values()].map((hub) => ({ streamId: hub.definition.id, kind: hub.source.kind, health: () => hub.source.health() })),
   );
-
-  const appContext: AppContext = {
+  const lifecycle: LifecycleState = { closing: false };
+  const app = await buildApp({
     config,
     hubs,
     descriptors: new Map(
-      [...hubs.values()].map((h) => [h.definition.id, renderStaticDocument(descriptorQuads(h.definition), jsonLd, descriptorPrefixes)]),
+      [...hubs.values()].map((hub) => [hub.definition.id, renderStaticDocument(descriptorQuads(hub.definition), jsonLd, descriptorPrefixes)]),
     ),
-    catalogue: renderStaticDocument(
-      catalogueQuads(`${config.baseUrl}/streams`, [...hubs.values()].map((h) => h.definition)),
-      jsonLd,
-      descriptorPrefixes,
-    ),
+    catalogue: renderStaticDocument(catalogueQuads(`${config.baseUrl}/streams`, [...hubs.values()].map((hub) => hub.definition)), jsonLd, descriptorPrefixes),
     contextDocument: context.bytes,
     jsonLd,
-    logger: log,
+    logger,
     ingest,
     metrics,
     negotiation: new NegotiationCache(config.negotiationCacheEntries),
     lifecycle,
     ...(options.healthCheck ? { healthCheck: options.healthCheck } : {}),
-  };
-  const app = await buildApp(appContext);
+  });
 
   return {
     app,
@@ -165,45 +111,144 @@ export async function createPublisher(config: PublisherConfig, options: Publishe
     async start() {
       // Compile every ingest stream's shapes first: a broken shapes file stops the start.
       await Promise.all([...ingest.values()].map((endpoint) => endpoint.validator?.load()));
-      await Promise.all([...hubs.values()].map((h) => h.start()));
+      await Promise.all([...hubs.values()].map((hub) => hub.start()));
     },
     listen: () => app.listen({ host: config.host, port: config.port }),
-    async shutdown() {
+    shutdown() {
       lifecycle.closing = true;
-      const drain = (async () => {
-        await Promise.all(
-          [...hubs.values()].map(async (h) => {
-            h.waiters.release('timeout');
-            await h.stop().catch((error: unknown) => app.log.error({ err: error, stream: h.definition.id }, 'source did not stop cleanly'));
-          }),
-        );
-        await Promise.all(
-          [...hubs.values()].map((h) =>
-            h.broadcaster.closeAll(() =>
-              sseFrame({
-                comment: 'shutting down',
-                retry: config.sseRetryMs + Math.round(Math.random() * config.shutdownRetryJitterMs),
-              }),
-            ),
-          ),
-        );
-        await app.close();
-        await Promise.all([...ingest.values()].map((endpoint) => endpoint.validator?.close()));
-        await Promise.all([...logs.values()].map((opened) => opened.close()));
-        unlock();
-        return true;
-      })();
-      let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise<boolean>((resolve) => {
-        timer = setTimeout(resolve, config.shutdownTimeoutMs, false);
-      });
-      try {
-        return await Promise.race([drain, timeout]);
-      } finally {
-        clearTimeout(timer);
-      }
+      return withinTimeout(drain(config, app, hubs, ingest, storage), config.shutdownTimeoutMs);
     },
   };
+}
+
+/** The streams' logs, and the data directory's lock (a writer holds it while it runs). */
+interface Storage {
+  readonly logs: ReadonlyMap<string, EventLog>;
+  close(): Promise<void>;
+}
+
+async function openStorage(
+  config: PublisherConfig,
+  role: 'writer' | 'replica',
+  logger: SourceLogger,
+  epochs: ReadonlyMap<string, string> | undefined,
+): Promise<Storage> {
+  // One writer per data directory: a second publisher on it stops at start-up.
+  const unlock = config.log === 'file' && role === 'writer' ? lockDataDirectory(config.dataDir) : () => {};
+  const logs = new Map<string, EventLog>();
+  const close = async () => {
+    await Promise.all([...logs.values()].map((log) => log.close()));
+    unlock();
+  };
+  try {
+    for (const stream of config.streams) logs.set(stream.id, await openLog(config, stream, role, logger, epochs?.get(stream.id)));
+  } catch (error) {
+    await close();
+    throw error;
+  }
+  return { logs, close };
+}
+
+/** One hub per configured stream, on its log and its source (or the one `options` substitutes). */
+function buildHubs(
+  config: PublisherConfig,
+  options: PublisherOptions,
+  role: 'writer' | 'replica',
+  shared: { readonly logs: ReadonlyMap<string, EventLog>; readonly jsonLd: JsonLdWriter; readonly metrics: PrometheusMetrics; readonly logger: pino.Logger },
+): Map<string, StreamHub> {
+  const hubs = new Map<string, StreamHub>();
+  // maxSubscribers is one budget for the process: every stream's subscribers hold a descriptor.
+  const subscribersInProcess = () => [...hubs.values()].reduce((count, hub) => count + hub.broadcaster.size, 0);
+  config.streams.forEach((stream, index) => {
+    const source =
+      options.sources?.get(stream.id) ??
+      (index === 0 ? options.source : undefined) ??
+      createSource(stream, config, shared.logger.child({ stream: stream.id }));
+    const definition = streamDefinition(config, stream, source, source === options.source);
+    hubs.set(
+      stream.id,
+      new StreamHub({
+        baseUrl: config.baseUrl,
+        definition,
+        source,
+        log: shared.logs.get(stream.id) as EventLog,
+        jsonLd: shared.jsonLd,
+        metrics: shared.metrics,
+        limits: config,
+        onError: (error) => shared.logger.error({ err: error, stream: definition.id }, 'stream pipeline failed'),
+        subscribersInProcess,
+        role,
+      }),
+    );
+  });
+  return hubs;
+}
+
+/**
+ * What a stream is: the one place its expected interval is decided — the configuration's, else
+ * (or for a source an embedding program substitutes) the source's own.
+ */
+function streamDefinition(
+  config: PublisherConfig,
+  stream: PublisherConfig['streams'][number],
+  source: ElementSource,
+  substituted: boolean,
+): StreamDefinition {
+  const expectedIntervalMs =
+    stream.intervalSeconds === undefined || substituted
+      ? source.expectedIntervalMs
+      : stream.intervalSeconds === null
+        ? null
+        : stream.intervalSeconds * 1000;
+  return {
+    id: stream.id,
+    title: stream.title,
+    iri: streamIri(config.baseUrl, stream.id),
+    expectedIntervalMs,
+    retainedElements: stream.retainedElements,
+    retainedSeconds: stream.retainedSeconds,
+    ...(stream.description === undefined ? {} : { description: stream.description }),
+    ...(stream.license === undefined ? {} : { license: stream.license }),
+  };
+}
+
+/**
+ * Graceful shutdown, step by step: stop the sources and answer held long-polls, tell every
+ * subscriber to come back after a random delay, close the HTTP server, the validators, and
+ * last the logs (everything durable is flushed) and the data directory's lock.
+ */
+async function drain(
+  config: PublisherConfig,
+  app: FastifyInstance,
+  hubs: ReadonlyMap<string, StreamHub>,
+  ingest: ReadonlyMap<string, IngestEndpoint>,
+  storage: Storage,
+): Promise<boolean> {
+  await Promise.all(
+    [...hubs.values()].map(async (hub) => {
+      hub.waiters.release('timeout');
+      await hub.stop().catch((error: unknown) => app.log.error({ err: error, stream: hub.definition.id }, 'source did not stop cleanly'));
+    }),
+  );
+  const farewell = () => sseFrame({ comment: 'shutting down', retry: config.sseRetryMs + Math.round(Math.random() * config.shutdownRetryJitterMs) });
+  await Promise.all([...hubs.values()].map((hub) => hub.broadcaster.closeAll(farewell)));
+  await app.close();
+  await Promise.all([...ingest.values()].map((endpoint) => endpoint.validator?.close()));
+  await storage.close();
+  return true;
+}
+
+/** `work`'s result, or false if it has not settled within `timeoutMs`. */
+async function withinTimeout(work: Promise<boolean>, timeoutMs: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<boolean>((resolve) => {
+    timer = setTimeout(resolve, timeoutMs, false);
+  });
+  try {
+    return await Promise.race([work, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** A stream's log: durable under `{dataDir}/streams/{id}` (read-only in a replica), or in memory. */

@@ -36,131 +36,170 @@ export interface RunSummary {
 
 export type ProgressListener = (state: { elapsedSeconds: number; totalSeconds: number; connected: number; updates: number }) => void;
 
-/** Runs one measured configuration: publisher (and proxy), fleet, sampling, accounting. */
+/**
+ * Runs one measured configuration: starts the services, watches what is published, runs the
+ * fleet through its ramp and measurement, and accounts for every update.
+ */
 export async function runOne(options: BenchOptions, mode: BenchMode, clients: number, onProgress: ProgressListener): Promise<RunSummary> {
+  const services = await startServices(options, mode, clients);
+  try {
+    const sampler = services.pids.length > 0 ? new ProcessSampler(services.pids) : undefined;
+    const monitor = new ElementMonitor();
+    await monitor.start(services.directUrl);
+    sampler?.start();
+    const measureFromMs = Date.now() + options.rampSeconds * 1000;
+    const fleet = startFleet(options, mode, clients, services.clientUrl, measureFromMs);
+    const timeline = await followProgress(fleet, options.rampSeconds + options.durationSeconds, onProgress);
+    const connected = fleet.connected();
+    const endedAt = Date.now();
+    const reports = await fleet.stop();
+    const resources = sampler?.stop();
+    monitor.stop();
+    return summarise({ options, mode, clients, connected, reports, resources, published: monitor.published, measureFromMs, endedAt, timeline });
+  } finally {
+    await services.stop();
+  }
+}
+
+/** The publisher (unless `--target`) and the proxy in front of it (polling modes): URLs and pids to sample. */
+async function startServices(options: BenchOptions, mode: BenchMode, clients: number) {
   const publisher = options.target === undefined ? await startPublisher(options, clients) : undefined;
   const directUrl = options.target ?? `http://127.0.0.1:${options.port}/streams/parking`;
-  let proxyPid: number | undefined;
   const proxyDir = `${options.outDir}/${options.proxy}`;
+  let proxyPid: number | undefined;
   let clientUrl = directUrl;
+  const stop = async () => {
+    if (proxyPid !== undefined && options.proxy !== 'none') await stopProxy(options.proxy, proxyDir);
+    if (publisher) await stopProcess(publisher);
+  };
   try {
     if (options.proxy !== 'none' && mode !== 'sse') {
       proxyPid = await startProxy(options.proxy, new URL(directUrl).host, options.port + 1, proxyDir);
       clientUrl = directUrl.replace(`:${new URL(directUrl).port}`, `:${options.port + 1}`);
     }
     const pids = [...(publisher?.pid === undefined ? [] : await processTree(publisher.pid)), ...(proxyPid === undefined ? [] : [proxyPid])];
-    const sampler = pids.length > 0 ? new ProcessSampler(pids) : undefined;
-    const monitor = new ElementMonitor();
-    await monitor.start(directUrl);
-    sampler?.start();
-
-    const processes = Math.max(1, Math.min(options.clientProcesses, clients));
-    const addresses = sourceAddresses(clients);
-    const workers = Array.from({ length: processes }, () =>
-      fork(fileURLToPath(new URL('../fleet/client-worker.ts', import.meta.url)), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }),
-    );
-    const progress = new Map<ChildProcess, WorkerProgress>();
-    const measureFromMs = Date.now() + options.rampSeconds * 1000;
-    let first = 0;
-    workers.forEach((worker, index) => {
-      const count = Math.floor(clients / processes) + (index < clients % processes ? 1 : 0);
-      const job: WorkerJob = {
-        mode,
-        streamUrl: clientUrl,
-        clients: count,
-        firstClient: first,
-        totalClients: clients,
-        rampMs: options.rampSeconds * 1000,
-        pollIntervalMs: options.pollIntervalMs,
-        pollStrategy: options.pollStrategy,
-        localAddresses: addresses,
-        sampleRate: 0.1,
-        requestTimeoutMs: 10_000,
-        measureFromMs,
-      };
-      first += count;
-      worker.on('message', (message: WorkerProgress | WorkerReport) => {
-        if (message.type === 'progress') progress.set(worker, message);
-      });
-      worker.send(job);
-    });
-
-    const totalSeconds = options.rampSeconds + options.durationSeconds;
-    const startedAt = Date.now();
-    const timeline: RunSummary['timeline'] = [];
-    await new Promise<void>((resolve) => {
-      const timer = setInterval(() => {
-        const elapsedSeconds = Math.min(totalSeconds, (Date.now() - startedAt) / 1000);
-        const values = [...progress.values()];
-        const state = {
-          elapsedSeconds,
-          totalSeconds,
-          connected: values.reduce((sum, value) => sum + value.connected, 0),
-          updates: values.reduce((sum, value) => sum + value.updates, 0),
-        };
-        onProgress(state);
-        const second = Math.floor(elapsedSeconds);
-        if (timeline.at(-1)?.seconds !== second) timeline.push({ seconds: second, connected: state.connected, updates: state.updates });
-        if (elapsedSeconds >= totalSeconds) {
-          clearInterval(timer);
-          resolve();
-        }
-      }, 500);
-    });
-    const connected = [...progress.values()].reduce((sum, value) => sum + value.connected, 0);
-    const endedAt = Date.now();
-    const reports = await Promise.all(
-      workers.map(async (worker) => {
-        const report = new Promise<WorkerReport>((resolve) => {
-          worker.on('message', (message: WorkerProgress | WorkerReport) => {
-            if (message.type === 'report') resolve(message);
-          });
-        });
-        worker.send('stop');
-        return report;
-      }),
-    );
-    const resources = sampler?.stop();
-    monitor.stop();
-
-    const recorder = new LatencyRecorder();
-    for (const report of reports) recorder.merge(report.histogram);
-    const latency = recorder.summary();
-    const sum = (key: 'errors' | 'timeouts' | 'reconnects' | 'requests' | 'notModified') =>
-      reports.reduce((total, report) => total + report[key], 0);
-    const accounting = countUpdates(
-      monitor.published,
-      reports.flatMap((report) => report.clients),
-      measureFromMs,
-      endedAt,
-      Math.max(2_000, options.pollIntervalMs * 2),
-    );
-    const inWindow = [...monitor.published.values()].filter((time) => time >= measureFromMs && time <= endedAt).length;
-    const round = (value: number) => Math.round(value * 10) / 10;
-    return {
-      mode,
-      clients,
-      connected,
-      durationSeconds: options.durationSeconds,
-      updatesPublished: inWindow,
-      updatesExpected: accounting.expected,
-      updatesReceived: accounting.received,
-      missedUpdates: accounting.missed,
-      errors: sum('errors'),
-      timeouts: sum('timeouts'),
-      reconnects: sum('reconnects'),
-      requests: sum('requests'),
-      notModified: sum('notModified'),
-      latencyMs: { p50: round(latency.p50), p90: round(latency.p90), p99: round(latency.p99), max: round(latency.max), mean: round(latency.mean) },
-      serverCpuMilli: resources?.cpuMilli ?? null,
-      serverRssMiB: resources?.rssMiB ?? null,
-      proxy: mode === 'sse' ? 'none' : options.proxy,
-      ...(mode === 'poll' ? { pollStrategy: options.pollStrategy } : {}),
-      timeline,
-      samples: reports.flatMap((report) => report.samples),
-    };
-  } finally {
-    if (proxyPid !== undefined && options.proxy !== 'none') await stopProxy(options.proxy, proxyDir);
-    if (publisher) await stopProcess(publisher);
+    return { directUrl, clientUrl, pids, stop };
+  } catch (error) {
+    await stop();
+    throw error;
   }
+}
+
+/** Forks the client workers, `clients` spread over them, each given its job. */
+function startFleet(options: BenchOptions, mode: BenchMode, clients: number, streamUrl: string, measureFromMs: number) {
+  const processes = Math.max(1, Math.min(options.clientProcesses, clients));
+  const addresses = sourceAddresses(clients);
+  const progress = new Map<ChildProcess, WorkerProgress>();
+  const workers = Array.from({ length: processes }, () =>
+    fork(fileURLToPath(new URL('../fleet/client-worker.ts', import.meta.url)), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }),
+  );
+  let first = 0;
+  workers.forEach((worker, index) => {
+    const count = Math.floor(clients / processes) + (index < clients % processes ? 1 : 0);
+    const job: WorkerJob = {
+      mode,
+      streamUrl,
+      clients: count,
+      firstClient: first,
+      totalClients: clients,
+      rampMs: options.rampSeconds * 1000,
+      pollIntervalMs: options.pollIntervalMs,
+      pollStrategy: options.pollStrategy,
+      localAddresses: addresses,
+      sampleRate: 0.1,
+      requestTimeoutMs: 10_000,
+      measureFromMs,
+    };
+    first += count;
+    worker.on('message', (message: WorkerProgress | WorkerReport) => {
+      if (message.type === 'progress') progress.set(worker, message);
+    });
+    worker.send(job);
+  });
+  const total = (key: 'connected' | 'updates') => [...progress.values()].reduce((sum, value) => sum + value[key], 0);
+  return {
+    connected: () => total('connected'),
+    updates: () => total('updates'),
+    /** Asks every worker to stop; resolves with their reports. */
+    stop: () =>
+      Promise.all(
+        workers.map((worker) => {
+          const report = new Promise<WorkerReport>((resolve) => {
+            worker.on('message', (message: WorkerProgress | WorkerReport) => {
+              if (message.type === 'report') resolve(message);
+            });
+          });
+          worker.send('stop');
+          return report;
+        }),
+      ),
+  };
+}
+
+/** Reports progress every 500 ms until `totalSeconds` have passed; returns the per-second timeline. */
+function followProgress(
+  fleet: { connected(): number; updates(): number },
+  totalSeconds: number,
+  onProgress: ProgressListener,
+): Promise<RunSummary['timeline']> {
+  const startedAt = Date.now();
+  const timeline: RunSummary['timeline'] = [];
+  return new Promise((resolve) => {
+    const timer = setInterval(() => {
+      const elapsedSeconds = Math.min(totalSeconds, (Date.now() - startedAt) / 1000);
+      const state = { elapsedSeconds, totalSeconds, connected: fleet.connected(), updates: fleet.updates() };
+      onProgress(state);
+      const second = Math.floor(elapsedSeconds);
+      if (timeline.at(-1)?.seconds !== second) timeline.push({ seconds: second, connected: state.connected, updates: state.updates });
+      if (elapsedSeconds >= totalSeconds) {
+        clearInterval(timer);
+        resolve(timeline);
+      }
+    }, 500);
+  });
+}
+
+/** Merges the workers' reports and accounts for every update published in the measured window. */
+function summarise(run: {
+  readonly options: BenchOptions;
+  readonly mode: BenchMode;
+  readonly clients: number;
+  readonly connected: number;
+  readonly reports: readonly WorkerReport[];
+  readonly resources: ResourceSummary | undefined;
+  readonly published: ElementMonitor['published'];
+  readonly measureFromMs: number;
+  readonly endedAt: number;
+  readonly timeline: RunSummary['timeline'];
+}): RunSummary {
+  const { options, mode, reports, published, measureFromMs, endedAt } = run;
+  const recorder = new LatencyRecorder();
+  for (const report of reports) recorder.merge(report.histogram);
+  const latency = recorder.summary();
+  const sum = (key: 'errors' | 'timeouts' | 'reconnects' | 'requests' | 'notModified') => reports.reduce((total, report) => total + report[key], 0);
+  const accounting = countUpdates(published, reports.flatMap((report) => report.clients), measureFromMs, endedAt, Math.max(2_000, options.pollIntervalMs * 2));
+  const inWindow = [...published.values()].filter((time) => time >= measureFromMs && time <= endedAt).length;
+  const round = (value: number) => Math.round(value * 10) / 10;
+  return {
+    mode,
+    clients: run.clients,
+    connected: run.connected,
+    durationSeconds: options.durationSeconds,
+    updatesPublished: inWindow,
+    updatesExpected: accounting.expected,
+    updatesReceived: accounting.received,
+    missedUpdates: accounting.missed,
+    errors: sum('errors'),
+    timeouts: sum('timeouts'),
+    reconnects: sum('reconnects'),
+    requests: sum('requests'),
+    notModified: sum('notModified'),
+    latencyMs: { p50: round(latency.p50), p90: round(latency.p90), p99: round(latency.p99), max: round(latency.max), mean: round(latency.mean) },
+    serverCpuMilli: run.resources?.cpuMilli ?? null,
+    serverRssMiB: run.resources?.rssMiB ?? null,
+    proxy: mode === 'sse' ? 'none' : options.proxy,
+    ...(mode === 'poll' ? { pollStrategy: options.pollStrategy } : {}),
+    timeline: run.timeline,
+    samples: reports.flatMap((report) => report.samples),
+  };
 }
