@@ -11,7 +11,7 @@ import tseslint from 'typescript-eslint';
  * Publisher: model (the vocabulary and element types every layer speaks) ← config ← source ←
  * render ← log (it stores rendered bytes) ← publish ← http ← composition (publisher.ts,
  * cluster.ts, server.ts, sources.ts, cli.ts, index.ts); errors.ts is a leaf any layer may use.
- * Client: transport ← decode ← latency ← subscribe.ts ← window ← query ← cli.ts, index.ts;
+ * Client: transport ← decode ← latency ← subscribe.ts ← window ← query ← cli.ts, index.ts, live.ts;
  * formats.ts and element-id.ts are leaves any layer may use.
  */
 const packageLayers = {
@@ -21,10 +21,10 @@ const packageLayers = {
   },
   client: {
     order: ['transport', 'decode', 'latency', 'subscribe', 'window', 'query'],
-    composition: ['cli', 'index'],
+    composition: ['cli', 'index', 'live'],
   },
 };
-const packageNames = ['publisher', 'client', 'bench'];
+const packageNames = ['publisher', 'client', 'bench', 'dashboard'];
 
 /** Another package is reached through its entry point (`@rdf-stream/…`), never its `src/`. */
 const crossPackagePatterns = (own) =>
@@ -61,7 +61,7 @@ function layeringBlocks(pkg, { order, composition }) {
 }
 
 export default tseslint.config(
-  { ignores: ['**/node_modules/**', '**/dist/**', '**/coverage/**', 'bench-results/**'] },
+  { ignores: ['**/node_modules/**', '**/dist/**', '**/coverage/**', 'bench-results/**', 'packages/publisher/page-assets*/**', 'test-artifacts/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

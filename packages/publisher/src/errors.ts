@@ -8,6 +8,7 @@ export const errorCatalogue = Object.freeze({
   PUB_ERR_ELEMENT_GONE: { status: 410, title: 'Element no longer retained' },
   PUB_ERR_PAGE_NOT_FOUND: { status: 404, title: 'No such history page' },
   PUB_ERR_PAGE_GONE: { status: 410, title: 'History page no longer retained' },
+  PUB_ERR_PAGE_NOT_BUILT: { status: 503, title: 'The live page is not built' },
   PUB_ERR_LOG_UNAVAILABLE: { status: 503, title: "The stream's log cannot be written at the moment" },
   PUB_ERR_ROUTE_NOT_FOUND: { status: 404, title: 'Not found' },
   PUB_ERR_NO_ELEMENT_YET: { status: 503, title: 'The stream has not published any element yet' },

@@ -1,0 +1,1 @@
+export { type BuiltPage, buildPage, defaultOutputDirectory } from './build/build-page.js';

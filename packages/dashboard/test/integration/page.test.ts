@@ -1,0 +1,195 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createPublisher, loadConfig, type Publisher } from '@rdf-stream/publisher';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildPage, type BuiltPage } from '../../src/index.js';
+import { type Chromium, launchChromium, numberIn, screenshot, waitForUpdates, watchedPage } from '../support/browser.js';
+import { freePort, type LivePublisher, startLivePublisher } from '../support/live-publisher.js';
+
+/**
+ * The live page in a real browser (Debian's chromium through playwright-core) against a real
+ * publisher on a real port, fed by hand: every wait is on what the page shows.
+ */
+const browserAccept = 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8';
+
+let built: BuiltPage;
+let browser: Chromium;
+let live: LivePublisher;
+let pushed = 0;
+
+/** Publishes one element, and waits for the page to show it. */
+async function pushAndSee(page: Page): Promise<void> {
+  const before = await numberIn(page, 'update-count');
+  await live.push(++pushed);
+  await waitForUpdates(page, before + 1);
+}
+
+beforeAll(async () => {
+  built = await buildPage();
+  browser = await launchChromium();
+  live = await startLivePublisher();
+  // Two minutes of history at a 10 s pace: the charts must be drawn from it at load.
+  const start = Date.now() - 120_000;
+  for (let index = 0; index < 12; index++) await live.push(++pushed, new Date(start + index * 10_000));
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await live?.close();
+});
+
+describe('the stream IRI, for people and for machines', () => {
+  it('answers the page to a browser and RDF to RDF clients, with Vary: Accept', async () => {
+    const html = await fetch(live.streamIri, { headers: { accept: browserAccept } });
+    expect(html.status).toBe(200);
+    expect(html.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(html.headers.get('vary')).toMatch(/Accept/);
+    expect(await html.text()).toContain('<script type="module" src="/page/');
+    for (const accept of ['text/turtle', '*/*', 'application/ld+json, text/html;q=0.5']) {
+      const rdf = await fetch(live.streamIri, { headers: { accept } });
+      expect(rdf.headers.get('content-type'), accept).not.toMatch(/html/);
+      expect(rdf.headers.get('vary'), accept).toMatch(/Accept/);
+    }
+    const home = await fetch(`${live.origin}/`, { headers: { accept: browserAccept } });
+    expect(home.headers.get('content-type')).toMatch(/^text\/html/);
+    expect((await fetch(`${live.origin}/`, { redirect: 'manual' })).status).toBe(303);
+  });
+
+  it('serves the bundle precompressed, immutable, from the publisher itself', async () => {
+    const script = built.files.find((file) => file.name.startsWith('page-') && file.name.endsWith('.js'))!;
+    const response = await fetch(`${live.origin}/page/${script.name}`, { headers: { 'accept-encoding': 'br' } });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-encoding')).toBe('br');
+    expect(response.headers.get('cache-control')).toContain('immutable');
+    expect((await fetch(`${live.origin}/page/nothing.js`)).status).toBe(404);
+  });
+});
+
+describe('the live page in Chromium', () => {
+  it('loads from the publisher alone, fills the charts from history, shows live updates and their latency', async () => {
+    const { page, errors, requests } = await watchedPage(browser);
+    await page.goto(live.streamIri, { waitUntil: 'load' });
+    // From the request of the page to its load event, as the browser measured it.
+    const loadMs = await page.evaluate(() => (performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming).loadEventEnd);
+    await page.waitForSelector('body[data-ready="true"]');
+    // The history is replayed at once: 12 elements, a row per facility, a chart with its lines.
+    await waitForUpdates(page, 12);
+    expect(await page.locator('#latest-table tbody tr').count()).toBe(3);
+    expect(await page.locator('#charts figure canvas').count()).toBeGreaterThan(0);
+    for (let update = 0; update < 3; update++) await pushAndSee(page);
+    await page.waitForFunction(() => Number(document.getElementById('latency-count')?.textContent) >= 3);
+    expect(await page.locator('#latency-p50').textContent()).toMatch(/\d+(\.\d+)? ms/);
+    expect(await page.locator('#latency-p99').textContent()).toMatch(/\d+(\.\d+)? ms/);
+    expect(await page.locator('#clock-offset').textContent()).toMatch(/ms ± /);
+    expect(await page.locator('#connection-state').textContent()).toBe('live');
+    expect(await page.locator('#interfaces a').count()).toBeGreaterThanOrEqual(16);
+    await page.waitForFunction(() => Number(document.getElementById('query-result')?.dataset['results']) >= 1, undefined, { timeout: 20_000 });
+    const path = await screenshot(page, 'stream-page');
+    console.info(`page load ${Math.round(loadMs)} ms; latency p50 ${await page.locator('#latency-p50').textContent()}; screenshot ${path}`);
+    expect(loadMs).toBeLessThan(1_000);
+    expect(errors).toEqual([]);
+    expect(requests.filter((url) => !url.startsWith(`${live.origin}/`))).toEqual([]);
+    await page.close();
+  });
+
+  it('shows a result of the continuous query (the example average query, prefilled)', async () => {
+    const { page, errors } = await watchedPage(browser);
+    await page.goto(live.streamIri);
+    expect(await page.locator('#query-text').inputValue()).toContain(`ON <${live.streamIri}>`);
+    await page.waitForFunction(() => Number(document.getElementById('query-result')?.dataset['results']) >= 1, undefined, { timeout: 20_000 });
+    await pushAndSee(page);
+    expect(await page.locator('#query-status').textContent()).toMatch(/^Result \d+: window/);
+    expect(await page.locator('#query-table thead').textContent()).toContain('?averageFree');
+    await screenshot(page, 'query-panel');
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('keeps updates flowing when the transport is switched, with no gap', async () => {
+    const { page, errors } = await watchedPage(browser);
+    await page.goto(live.streamIri);
+    await waitForUpdates(page, 12);
+    await pushAndSee(page);
+    for (const transport of ['poll', 'long-poll', 'sse']) {
+      await page.locator('#transport').selectOption(transport);
+      await page.waitForFunction((label) => document.getElementById('connection-transport')?.textContent === label, { poll: 'Smart polling', 'long-poll': 'Long-polling', sse: 'Server-Sent Events' }[transport]);
+      for (let update = 0; update < 2; update++) {
+        const before = await numberIn(page, 'last-seq');
+        await live.push(++pushed);
+        await page.waitForFunction((seq) => Number(document.getElementById('last-seq')?.textContent) > seq, before, { timeout: 20_000 });
+      }
+    }
+    expect(await numberIn(page, 'gap-count')).toBe(0);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('reconnects after the publisher restarts and resumes with no gap', async () => {
+    const { page } = await watchedPage(browser);
+    await page.goto(live.streamIri);
+    await waitForUpdates(page, 12);
+    await pushAndSee(page);
+    const before = await numberIn(page, 'last-seq');
+    await live.restart();
+    await page.waitForFunction(() => Number(document.getElementById('reconnect-count')?.textContent) >= 1, undefined, { timeout: 20_000 });
+    const seq = await live.push(++pushed);
+    expect(seq).toBe(before + 1);
+    await page.waitForFunction((target) => Number(document.getElementById('last-seq')?.textContent) >= target, seq, { timeout: 20_000 });
+    await pushAndSee(page);
+    expect(await numberIn(page, 'gap-count')).toBe(0);
+    expect(await page.locator('#connection-state').textContent()).toBe('live');
+    await screenshot(page, 'after-restart');
+    await page.close();
+  });
+});
+
+describe('a publisher of several streams (examples/smart-city.yaml)', () => {
+  const repository = (path: string) => fileURLToPath(new URL(`../../../../${path}`, import.meta.url));
+  let publisher: Publisher;
+  let origin: string;
+
+  beforeAll(async () => {
+    const port = await freePort();
+    const text = readFileSync(repository('examples/smart-city.yaml'), 'utf8')
+      .replaceAll('127.0.0.1:8080', `127.0.0.1:${port}`)
+      .replaceAll('../ontologies/', `${repository('ontologies')}/`)
+      .replace('intervalSeconds: 5', 'intervalSeconds: 1');
+    const dir = mkdtempSync(join(tmpdir(), 'dashboard-smart-city-'));
+    writeFileSync(join(dir, 'smart-city.yaml'), text);
+    const config = loadConfig({
+      argv: ['--config', join(dir, 'smart-city.yaml'), '--port', String(port), '--log-level', 'silent', '--data-dir', join(dir, 'data')],
+      env: { SMART_CITY_INGEST_TOKEN: 'smart-city-test-token-0123456789' },
+    });
+    publisher = await createPublisher(config, { processMetrics: false });
+    await publisher.start();
+    await publisher.listen();
+    origin = config.baseUrl;
+  }, 60_000);
+
+  afterAll(async () => {
+    await publisher?.shutdown();
+  });
+
+  it('lists every stream with its source kind and health, and opens one live', async () => {
+    const { page, errors, requests } = await watchedPage(browser);
+    await page.goto(`${origin}/`);
+    await page.waitForSelector('body[data-ready="true"]');
+    expect(await page.locator('#catalogue tbody tr').count()).toBe(5);
+    const catalogue = await page.locator('#catalogue').textContent();
+    for (const kind of ['simulator', 'replay', 'web-api', 'mqtt', 'ingest']) expect(catalogue).toContain(kind);
+    await screenshot(page, 'catalogue');
+    await page.locator('#catalogue a', { hasText: 'parking' }).first().click();
+    await page.waitForURL(`${origin}/streams/parking`);
+    await page.waitForFunction(() => document.getElementById('connection-state')?.textContent === 'live', undefined, { timeout: 20_000 });
+    const first = await numberIn(page, 'update-count');
+    await waitForUpdates(page, first + 3);
+    expect(await page.locator('#latest-table tbody tr').count()).toBe(13);
+    await screenshot(page, 'smart-city-parking');
+    expect(errors).toEqual([]);
+    expect(requests.filter((url) => !url.startsWith(`${origin}/`))).toEqual([]);
+    await page.close();
+  });
+});
