@@ -8,7 +8,7 @@ import { Pool } from 'undici';
 import { LatencyRecorder } from '@rdf-stream/client';
 import { createParser } from 'eventsource-parser';
 import { elementStamp } from './timestamp.js';
-import type { WorkerJob, WorkerProgress, WorkerReport } from './worker-protocol.js';
+import type { WorkerJob, WorkerProgress, WorkerReady, WorkerReport } from './worker-protocol.js';
 
 const recorder = new LatencyRecorder();
 const samples: Array<[number, number]> = [];
@@ -223,3 +223,7 @@ process.on('message', (message: WorkerJob | 'stop') => {
     process.send?.(progress);
   }, 1000).unref();
 });
+
+// The fleet's clock starts when every worker has loaded (under load, that can take seconds).
+const ready: WorkerReady = { type: 'ready' };
+process.send?.(ready);

@@ -20,6 +20,11 @@ export interface WorkerJob {
   readonly measureFromMs: number;
 }
 
+/** Sent once, when the worker has loaded and listens for its job. */
+export interface WorkerReady {
+  readonly type: 'ready';
+}
+
 /** Sent every second while running. */
 export interface WorkerProgress {
   readonly type: 'progress';

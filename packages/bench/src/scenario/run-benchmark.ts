@@ -4,7 +4,7 @@ import { LatencyRecorder } from '@rdf-stream/client';
 import { countUpdates } from '../analyze/missed-updates.js';
 import { ElementMonitor } from '../collect/element-monitor.js';
 import { ProcessSampler, type ResourceSummary } from '../collect/process-sampler.js';
-import type { BenchMode, WorkerJob, WorkerProgress, WorkerReport } from '../fleet/worker-protocol.js';
+import type { BenchMode, WorkerJob, WorkerProgress, WorkerReady, WorkerReport } from '../fleet/worker-protocol.js';
 import { type BenchOptions, sourceAddresses } from './bench-options.js';
 import { processTree, startProxy, startPublisher, stopProcess, stopProxy } from './services.js';
 
@@ -47,8 +47,8 @@ export async function runOne(options: BenchOptions, mode: BenchMode, clients: nu
     const monitor = new ElementMonitor();
     await monitor.start(services.directUrl);
     sampler?.start();
-    const measureFromMs = Date.now() + options.rampSeconds * 1000;
-    const fleet = startFleet(options, mode, clients, services.clientUrl, measureFromMs);
+    const fleet = await startFleet(options, mode, clients, services.clientUrl);
+    const { measureFromMs } = fleet;
     const timeline = await followProgress(fleet, options.rampSeconds + options.durationSeconds, onProgress);
     const connected = fleet.connected();
     const endedAt = Date.now();
@@ -85,14 +85,22 @@ async function startServices(options: BenchOptions, mode: BenchMode, clients: nu
   }
 }
 
-/** Forks the client workers, `clients` spread over them, each given its job. */
-function startFleet(options: BenchOptions, mode: BenchMode, clients: number, streamUrl: string, measureFromMs: number) {
+/** Most a client worker may take to load before the run fails (milliseconds). */
+const WORKER_START_TIMEOUT_MS = 120_000;
+
+/**
+ * Forks the client workers and, once every one has loaded (under load that takes seconds, which
+ * must not eat into the ramp), gives each its job: `clients` spread over them, the ramp starting now.
+ */
+async function startFleet(options: BenchOptions, mode: BenchMode, clients: number, streamUrl: string) {
   const processes = Math.max(1, Math.min(options.clientProcesses, clients));
   const addresses = sourceAddresses(clients);
   const progress = new Map<ChildProcess, WorkerProgress>();
   const workers = Array.from({ length: processes }, () =>
     fork(fileURLToPath(new URL('../fleet/client-worker.ts', import.meta.url)), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }),
   );
+  await Promise.all(workers.map((worker) => workerReady(worker)));
+  const measureFromMs = Date.now() + options.rampSeconds * 1000;
   let first = 0;
   workers.forEach((worker, index) => {
     const count = Math.floor(clients / processes) + (index < clients % processes ? 1 : 0);
@@ -118,6 +126,7 @@ function startFleet(options: BenchOptions, mode: BenchMode, clients: number, str
   });
   const total = (key: 'connected' | 'updates') => [...progress.values()].reduce((sum, value) => sum + value[key], 0);
   return {
+    measureFromMs,
     connected: () => total('connected'),
     updates: () => total('updates'),
     /** Asks every worker to stop; resolves with their reports. */
@@ -134,6 +143,21 @@ function startFleet(options: BenchOptions, mode: BenchMode, clients: number, str
         }),
       ),
   };
+}
+
+function workerReady(worker: ChildProcess): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`a client worker did not load within ${WORKER_START_TIMEOUT_MS} ms`)), WORKER_START_TIMEOUT_MS);
+    worker.on('message', (message: WorkerReady | WorkerProgress | WorkerReport) => {
+      if (message.type !== 'ready') return;
+      clearTimeout(timer);
+      resolve();
+    });
+    worker.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`a client worker exited with ${code} before it loaded`));
+    });
+  });
 }
 
 /** Reports progress every 500 ms until `totalSeconds` have passed; returns the per-second timeline. */
