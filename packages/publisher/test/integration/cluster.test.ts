@@ -1,8 +1,8 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { freePort } from '../support/publisher-fixture.js';
@@ -79,7 +79,8 @@ describe('--workers 2 (node:cluster)', () => {
     // (esbuild, which tsx may start as a helper, is not counted).
     const nodes = descendants(primary.pid!).filter((pid) => {
       try {
-        return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'node';
+        // The executable, not /proc/…/comm: Node 24 names its main thread "MainThread".
+        return basename(readlinkSync(`/proc/${pid}/exe`)) === 'node';
       } catch {
         return false;
       }
