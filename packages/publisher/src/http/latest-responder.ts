@@ -4,7 +4,7 @@ import { PublisherError } from '../errors.js';
 import type { LatestElement, StreamHub } from '../publish/stream-hub.js';
 import { cacheHeaders, maxAgeSeconds } from '../render/cache-headers.js';
 import type { Encoding } from '../render/compress.js';
-import { ifModifiedSinceHits, ifNoneMatchHits } from '../render/etag.js';
+import { elementNotModified } from '../render/etag.js';
 import { contentType, type FormatName } from '../render/formats.js';
 import { acceptsIdentity, type NegotiationCache } from '../render/negotiate.js';
 import { requestedFormat } from './rdf-document-reply.js';
@@ -84,13 +84,7 @@ export class LatestResponder {
       });
     }
     const headers = this.#headers(hub, latest, format, encoding, nowMs);
-    // If-Modified-Since counts only without If-None-Match (RFC 9110 §13.2.2).
-    const ifNoneMatch = request['if-none-match'];
-    const unchanged =
-      ifNoneMatch === undefined || ifNoneMatch === ''
-        ? ifModifiedSinceHits(request['if-modified-since'], latest.generatedAt.getTime())
-        : ifNoneMatchHits(ifNoneMatch, hub.log.epoch, latest.seq, format);
-    if (!unchanged) {
+    if (!elementNotModified(request, hub.log.epoch, latest.seq, format, latest.generatedAt.getTime())) {
       return { kind: 'send', status: 200, headers: headers.ok, body: latest.bodies[format][encoding] };
     }
     const waitSeconds = mayWait ? preferredWaitSeconds(request.prefer) : undefined;

@@ -99,20 +99,18 @@ export class FileEventLog implements EventLog {
   #retaining: Promise<void> | undefined;
   #closed = false;
 
-  private constructor(options: FileEventLogOptions, meta: LogMeta, latest: LoggedElement | undefined, oldestPage: number | undefined) {
+  private constructor(options: FileEventLogOptions, meta: LogMeta, oldestPage: number | undefined) {
     this.#options = options;
     this.epoch = meta.epoch;
     this.pageElements = meta.pageElements;
     this.#formats = meta.formats as FormatName[];
-    this.#latest = latest;
-    this.#latestSeq = latest?.seq ?? 0;
-    this.#nextSeq = this.#latestSeq + 1;
+    this.#latestSeq = 0;
+    this.#nextSeq = 1;
     this.#oldestPage = oldestPage;
     this.#cache = new LRUCache<number, LoggedElement>({
       maxSize: Math.max(1, options.cacheBytes),
       sizeCalculation: (element) => Math.max(1, frameBytes(element)),
     });
-    if (latest !== undefined) this.#cache.set(latest.seq, latest);
   }
 
   /**
@@ -135,7 +133,7 @@ export class FileEventLog implements EventLog {
     }
     const pages = await listSegments(options.directory);
     checkContiguous(options.directory, pages);
-    const log = new FileEventLog(options, meta, undefined, pages[0]);
+    const log = new FileEventLog(options, meta, pages[0]);
     await log.#recoverTail(pages);
     if (!replica) {
       log.#retentionTimer = setInterval(() => void log.applyRetention().catch((error: unknown) => {
@@ -211,14 +209,19 @@ export class FileEventLog implements EventLog {
   /** A replica learns of an element the writer made durable (possibly after others it missed). */
   #replicate(element: LoggedElement): Promise<void> {
     if (element.seq > this.#latestSeq) {
-      this.#cache.set(element.seq, element);
-      this.#latest = element;
-      this.#latestSeq = element.seq;
+      this.#advance(element);
       this.#nextSeq = element.seq + 1;
-      this.#oldestPage ??= pageOf(element.seq, this.pageElements);
       for (const listener of this.#listeners) listener(this.#latestSeq);
     }
     return Promise.resolve();
+  }
+
+  /** `element` is durable: readers see it (the writer's reserved numbers are not touched). */
+  #advance(element: LoggedElement): void {
+    this.#cache.set(element.seq, element);
+    this.#latest = element;
+    this.#latestSeq = element.seq;
+    this.#oldestPage ??= pageOf(element.seq, this.pageElements);
   }
 
   async get(seq: number): Promise<LoggedElement | undefined> {
@@ -290,10 +293,7 @@ export class FileEventLog implements EventLog {
   #commit(appends: readonly PendingAppend[]): void {
     for (const append of appends) {
       this.#pendingBytes -= append.bytes;
-      this.#cache.set(append.element.seq, append.element);
-      this.#latest = append.element;
-      this.#latestSeq = append.element.seq;
-      this.#oldestPage ??= pageOf(append.element.seq, this.pageElements);
+      this.#advance(append.element);
     }
     for (const append of appends) append.resolve();
     for (const listener of this.#listeners) listener(this.#latestSeq);
@@ -356,10 +356,8 @@ export class FileEventLog implements EventLog {
       }
       const latest = elements.at(-1);
       if (latest !== undefined) {
-        this.#latest = latest;
-        this.#latestSeq = latest.seq;
+        this.#advance(latest);
         this.#nextSeq = latest.seq + 1;
-        this.#cache.set(latest.seq, latest);
         return;
       }
       if (index > 0) {

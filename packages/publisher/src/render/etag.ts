@@ -46,3 +46,21 @@ export function ifModifiedSinceHits(header: string | undefined, lastModifiedMs: 
   const sinceMs = Date.parse(header);
   return !Number.isNaN(sinceMs) && sinceMs >= Math.floor(lastModifiedMs / 1000) * 1000;
 }
+
+/**
+ * Whether a request's validators say it has element `seq` in `format` already: If-None-Match
+ * when present (`ifNoneMatchHits`), else If-Modified-Since against `lastModifiedMs` (RFC 9110
+ * §13.2.2 evaluates the second only without the first).
+ */
+export function elementNotModified(
+  headers: { readonly 'if-none-match'?: string | undefined; readonly 'if-modified-since'?: string | undefined },
+  epoch: string,
+  seq: number,
+  format: FormatName,
+  lastModifiedMs: number,
+): boolean {
+  const ifNoneMatch = headers['if-none-match'];
+  return ifNoneMatch === undefined || ifNoneMatch === ''
+    ? ifModifiedSinceHits(headers['if-modified-since'], lastModifiedMs)
+    : ifNoneMatchHits(ifNoneMatch, epoch, seq, format);
+}

@@ -4,7 +4,7 @@ import { streamLinks } from '../../publish/descriptor.js';
 import { STORAGE_DESCRIPTION_REL, subscriptionServiceLinks } from '../../publish/subscription-service.js';
 import { type AppContext, hubOf } from '../app-context.js';
 import { PublisherError } from '../../errors.js';
-import { entityTag, ifModifiedSinceHits, ifNoneMatchHits } from '../../render/etag.js';
+import { elementNotModified, entityTag } from '../../render/etag.js';
 import { contentType } from '../../render/formats.js';
 import { frameDocument } from '../../render/sse-frame.js';
 import { elementId, parseElementId } from '../../model/stream-element.js';
@@ -54,12 +54,7 @@ export function documentsRoute(app: FastifyInstance, context: AppContext): void 
       'cache-control': 'public, max-age=31536000, immutable',
       'last-modified': element.generatedAt.toUTCString(),
     });
-    const ifNoneMatch = request.headers['if-none-match'];
-    const unchanged =
-      ifNoneMatch === undefined || ifNoneMatch === ''
-        ? ifModifiedSinceHits(request.headers['if-modified-since'], element.generatedAt.getTime())
-        : ifNoneMatchHits(ifNoneMatch, log.epoch, seq, format);
-    if (unchanged) return reply.code(304).send();
+    if (elementNotModified(request.headers, log.epoch, seq, format, element.generatedAt.getTime())) return reply.code(304).send();
     return reply.header('content-type', contentType(format)).send(frameDocument(element.frames[format], format !== 'jsonld'));
   });
 
