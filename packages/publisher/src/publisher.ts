@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import type { PublisherConfig } from './config/config-schema.js';
 import { buildApp } from './http/app.js';
+import { shutdownFarewell } from './http/sse-response.js';
 import type { LifecycleState } from './http/app-context.js';
 import { PrometheusMetrics } from './http/prometheus-metrics.js';
 import { join } from 'node:path';
@@ -17,7 +18,6 @@ import { catalogueQuads, descriptorQuads } from './publish/descriptor.js';
 import { type StreamDefinition, StreamHub } from './publish/stream-hub.js';
 import { JsonLdWriter } from './render/jsonld-writer.js';
 import { NegotiationCache } from './render/negotiate.js';
-import { sseFrame } from './render/sse-frame.js';
 import { renderStaticDocument } from './render/static-document.js';
 import type { ElementSource, SourceLogger } from './source/element-source.js';
 import { createSource } from './sources.js';
@@ -230,8 +230,7 @@ async function drain(
       await hub.stop().catch((error: unknown) => app.log.error({ err: error, stream: hub.definition.id }, 'source did not stop cleanly'));
     }),
   );
-  const farewell = () => sseFrame({ comment: 'shutting down', retry: config.sseRetryMs + Math.round(Math.random() * config.shutdownRetryJitterMs) });
-  await Promise.all([...hubs.values()].map((hub) => hub.broadcaster.closeAll(farewell)));
+  await Promise.all([...hubs.values()].map((hub) => hub.broadcaster.closeAll(shutdownFarewell(config))));
   await app.close();
   await Promise.all([...ingest.values()].map((endpoint) => endpoint.validator?.close()));
   await storage.close();

@@ -3,6 +3,7 @@ import { PublisherError } from '../../errors.js';
 import { gapFrame, parseEventId, selectResume, streamGapHeader } from '../../publish/resume.js';
 import { type FormatName, formatNames, isFormatName } from '../../render/formats.js';
 import { sseFrame } from '../../render/sse-frame.js';
+import { streamHeaders } from '../sse-response.js';
 import { type AppContext, hubOf } from '../app-context.js';
 
 /** Requests that arrived while the process was under pressure (marked by under-pressure's hook). */
@@ -85,18 +86,4 @@ function formatOf(value: string | undefined): FormatName {
 
 function first(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
-}
-
-/** SSE headers plus those other hooks (CORS) set on the reply before it was hijacked. */
-function streamHeaders(reply: FastifyReply): Record<string, string> {
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(reply.getHeaders())) {
-    if (value !== undefined) headers[name] = String(value);
-  }
-  return {
-    ...headers,
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-store',
-    'x-accel-buffering': 'no',
-  };
 }

@@ -13,6 +13,7 @@ import {
   subscriptionServiceQuads,
 } from '../../publish/subscription-service.js';
 import { sseFrame } from '../../render/sse-frame.js';
+import { shutdownFarewell, streamHeaders } from '../sse-response.js';
 import { renderStaticDocument } from '../../render/static-document.js';
 import type { AppContext } from '../app-context.js';
 import { sendStaticDocument } from '../rdf-document-reply.js';
@@ -38,9 +39,7 @@ export function notificationsRoute(app: FastifyInstance, context: AppContext): v
   const heartbeat = setInterval(() => channels.heartbeat(), config.heartbeatMs).unref();
   app.addHook('preClose', (done) => {
     clearInterval(heartbeat);
-    channels.closeAll(() =>
-      sseFrame({ comment: 'shutting down', retry: config.sseRetryMs + Math.round(Math.random() * config.shutdownRetryJitterMs) }),
-    );
+    channels.closeAll(shutdownFarewell(config));
     done();
   });
 
@@ -131,11 +130,4 @@ function channelDocument(channel: NotificationChannel, receiveFrom: string, stat
     endAt: new Date(channel.endAtMs).toISOString(),
     ...(channel.rateMs === undefined ? {} : { rate: formatDuration(channel.rateMs) }),
   };
-}
-
-/** SSE headers plus those other hooks (CORS) set on the reply before it was hijacked. */
-function streamHeaders(reply: FastifyReply): Record<string, string> {
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) headers[name] = String(value);
-  return { ...headers, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no' };
 }
