@@ -3,7 +3,7 @@ import type { EventLog } from '../log/event-log.js';
 import { elementQuads, elementQuadsFromTriples, type Observation } from '../model/observation.js';
 import { elementGraphIri, type StreamElement } from '../model/stream-element.js';
 import type { JsonLdWriter } from '../render/jsonld-writer.js';
-import { type LoggedElement, renderElement } from '../render/render-element.js';
+import { type LoggedElement, renderFrames } from '../render/render-element.js';
 import type { StreamMetrics } from './stream-metrics.js';
 
 export interface ElementWriterOptions {
@@ -51,8 +51,7 @@ export class ElementWriter {
       const seq = log.nextSeq;
       const graph = elementGraphIri(baseUrl, streamId, log.epoch, seq);
       const element: StreamElement = { streamId, epoch: log.epoch, seq, graph, generatedAt, quads: quadsOf(graph) };
-      const { bodies: _bodies, ...frames } = renderElement(element, jsonLd);
-      logged = frames;
+      logged = renderFrames(element, jsonLd);
     } catch (error) {
       return Promise.reject(error);
     }

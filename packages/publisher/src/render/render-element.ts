@@ -44,11 +44,24 @@ export function writeRdf(
  * the graph's triples in the default graph next to the `prov:generatedAtTime` triple.
  */
 export function renderElement(element: StreamElement, jsonLd: JsonLdWriter): RenderedElement {
+  return render(element, jsonLd, true);
+}
+
+/**
+ * Renders an element's SSE frames only: what the log keeps, and every document is rebuilt from
+ * them (`frameDocument`), so the writer need not build the bodies too.
+ */
+export function renderFrames(element: StreamElement, jsonLd: JsonLdWriter): LoggedElement {
+  const { bodies: _bodies, ...logged } = render(element, jsonLd, false);
+  return logged;
+}
+
+function render(element: StreamElement, jsonLd: JsonLdWriter, withBodies: boolean): RenderedElement {
   const bodies = {} as Record<FormatName, Buffer>;
   const frames = {} as Record<FormatName, Buffer>;
   for (const format of formatNames) {
     const text = format === 'jsonld' ? jsonLd.write(element.quads) : writeRdf(element.quads, format);
-    bodies[format] = Buffer.from(text);
+    if (withBodies) bodies[format] = Buffer.from(text);
     frames[format] = Buffer.from(sseFrame({ id: elementId(element.epoch, element.seq), data: trimFinalNewline(text) }));
   }
   return {
