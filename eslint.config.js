@@ -12,7 +12,11 @@ import tseslint from 'typescript-eslint';
  * render ← log (it stores rendered bytes) ← publish ← http ← composition (publisher.ts,
  * cluster.ts, server.ts, sources.ts, cli.ts, index.ts); errors.ts is a leaf any layer may use.
  * Client: transport ← decode ← latency ← subscribe.ts ← window ← query ← cli.ts, index.ts, live.ts;
- * formats.ts and element-id.ts are leaves any layer may use.
+ * element-id.ts is a leaf any layer may use.
+ *
+ * Packages: `@rdf-stream/protocol` (the facts of the HTTP protocol) imports nothing from outside
+ * itself — no other package, no `node:` module, no dependency — so that every package, and
+ * browsers, may use it.
  */
 const packageLayers = {
   publisher: {
@@ -24,7 +28,7 @@ const packageLayers = {
     composition: ['cli', 'index', 'live'],
   },
 };
-const packageNames = ['publisher', 'client', 'bench', 'dashboard'];
+const packageNames = ['protocol', 'publisher', 'client', 'bench', 'dashboard'];
 
 /** Another package is reached through its entry point (`@rdf-stream/…`), never its `src/`. */
 const crossPackagePatterns = (own) =>
@@ -78,6 +82,20 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': ['error', { patterns: crossPackagePatterns(pkg) }] },
   })),
   ...Object.entries(packageLayers).flatMap(([pkg, layers]) => layeringBlocks(pkg, layers)),
+  {
+    files: ['packages/protocol/src/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            ...crossPackagePatterns('protocol'),
+            { regex: '^[^.]', message: '@rdf-stream/protocol imports nothing from outside itself (no package, no node: module), so that every package and browsers can use it.' },
+          ],
+        },
+      ],
+    },
+  },
   {
     files: ['**/test/**/*.ts'],
     rules: { '@typescript-eslint/no-non-null-assertion': 'off' },

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { isFormatName } from './formats.js';
+import { isFormatName } from '@rdf-stream/protocol';
 import { LatencyRecorder } from './latency/latency-recorder.js';
 import { ContinuousQuery } from './query/continuous-query.js';
 import { runContinuousQuery } from './query/run-continuous-query.js';

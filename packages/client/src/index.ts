@@ -1,6 +1,6 @@
+export { CONTEXT_PATH, type FormatName, formatOfContentType, isFormatName, mediaTypes } from '@rdf-stream/protocol';
 export { DecodeError, type DecodedElement, decodeElement } from './decode/decode-element.js';
-export { type FormatName, formatOfContentType, isFormatName, mediaTypes } from './formats.js';
-export { CONTEXT_PATH, sosaStreamContext } from './decode/sosa-stream-context.js';
+export { sosaStreamContext } from './decode/sosa-stream-context.js';
 export { type ClockOffset, type ClockSample, estimateOffset, measureClockOffset } from './latency/clock-offset.js';
 export { LatencyRecorder, type LatencySummary } from './latency/latency-recorder.js';
 export {

@@ -1,8 +1,8 @@
 import type { Quad } from '@rdfjs/types';
 import { DataFactory, Parser } from 'n3';
+import { EVENT_STREAM_MEDIA_TYPE, type FormatName, mediaTypeIri, mediaTypes } from '@rdf-stream/protocol';
 import { DecodeError, decodeElement } from './decode/decode-element.js';
 import { parseElementId } from './element-id.js';
-import { type FormatName, mediaTypes } from './formats.js';
 import { type ClockOffset, measureClockOffset } from './latency/clock-offset.js';
 import type { BackoffOptions } from './transport/backoff.js';
 import { type HistoryPosition, historyReader, type HistoryStart } from './transport/history-reader.js';
@@ -244,8 +244,6 @@ async function resolveOffset(
   return state.clockOffset?.offsetMs ?? 0;
 }
 
-const SSE_MEDIA_TYPE = 'https://www.iana.org/assignments/media-types/text/event-stream';
-
 /** Reads the stream descriptor: SSE when it offers an event-stream distribution, else polling. */
 export async function chooseTransport(base: string, fetchImpl: typeof fetch = fetch, signal?: AbortSignal): Promise<TransportName> {
   try {
@@ -255,7 +253,7 @@ export async function chooseTransport(base: string, fetchImpl: typeof fetch = fe
     const offersSse = quads.some(
       (q) =>
         q.predicate.equals(DataFactory.namedNode('http://www.w3.org/ns/dcat#mediaType')) &&
-        (q.object.value === SSE_MEDIA_TYPE || q.object.value === 'text/event-stream'),
+        (q.object.value === mediaTypeIri(EVENT_STREAM_MEDIA_TYPE) || q.object.value === EVENT_STREAM_MEDIA_TYPE),
     );
     return offersSse ? 'sse' : 'poll';
   } catch {

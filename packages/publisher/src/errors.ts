@@ -16,6 +16,7 @@ export const errorCatalogue = Object.freeze({
   PUB_ERR_UNKNOWN_FORMAT: { status: 400, title: 'Unknown format' },
   PUB_ERR_INVALID_EVENT_ID: { status: 400, title: 'Invalid Last-Event-ID' },
   PUB_ERR_BAD_REQUEST: { status: 400, title: 'Bad request' },
+  PUB_ERR_REQUEST_TIMEOUT: { status: 408, title: 'The request was not received in time' },
   PUB_ERR_METHOD_NOT_ALLOWED: { status: 405, title: 'Method not allowed' },
   PUB_ERR_LONG_POLL_LIMIT: { status: 503, title: 'Too many long-poll requests are waiting' },
   PUB_ERR_OVERLOADED: { status: 503, title: 'The publisher is overloaded' },
@@ -26,6 +27,7 @@ export const errorCatalogue = Object.freeze({
   PUB_ERR_BODY_TOO_LARGE: { status: 413, title: 'The request body is too large' },
   PUB_ERR_ELEMENT_TOO_LARGE: { status: 413, title: 'The element exceeds a count limit' },
   PUB_ERR_RDF_SYNTAX: { status: 400, title: 'The body is not valid RDF in its Content-Type' },
+  PUB_ERR_JSON_TOO_DEEP: { status: 400, title: 'The JSON-LD body is nested too deeply' },
   PUB_ERR_REMOTE_CONTEXT: { status: 400, title: 'Remote JSON-LD contexts are not fetched' },
   PUB_ERR_FORBIDDEN_KEY: { status: 400, title: 'The body holds a forbidden JSON key' },
   PUB_ERR_EMPTY_ELEMENT: { status: 422, title: 'The element holds no triples' },
@@ -60,6 +62,32 @@ export class PublisherError extends Error {
     super(detail ?? errorCatalogue[code].title);
     this.status = errorCatalogue[code].status;
   }
+}
+
+/**
+ * Characters of one client-supplied string (a URL, a header, a token of the body) that an error
+ * body echoes; the rest is cut, and the cut marked with `TRUNCATION_MARK`.
+ */
+export const MAX_ECHOED_CHARS = 256;
+
+/** A `detail`: its own words and a few echoes. A longer one (a library's message) is cut too. */
+export const MAX_DETAIL_CHARS = 4 * MAX_ECHOED_CHARS;
+
+/** Ends a cut echo. Only URI characters, so that a cut `instance` is still a URI reference. */
+export const TRUNCATION_MARK = '...(truncated)';
+
+/**
+ * `text` as an error may echo it: whole up to `maxChars`, else its first `maxChars` characters
+ * and `TRUNCATION_MARK`, never cutting a surrogate pair or a `%XX` escape in two.
+ */
+export function echoed(text: string, maxChars = MAX_ECHOED_CHARS): string {
+  if (text.length <= maxChars) return text;
+  let end = maxChars;
+  const lastUnit = text.charCodeAt(end - 1);
+  if (lastUnit >= 0xd800 && lastUnit <= 0xdbff) end--;
+  const percent = text.lastIndexOf('%', end - 1);
+  if (percent !== -1 && percent >= end - 2) end = percent;
+  return `${text.slice(0, end)}${TRUNCATION_MARK}`;
 }
 
 /** The problem `type` of a code: a stable URN, documented in `docs/errors.md`. */

@@ -1,3 +1,4 @@
+export { CONTEXT_PATH, type FormatName, formatNames } from '@rdf-stream/protocol';
 export { ConfigSchema, defaults, type PublisherConfig } from './config/config-schema.js';
 export { ConfigError, ConfigHelp, loadConfig } from './config/load-config.js';
 export { type ErrorCode, errorCatalogue, PublisherError } from './errors.js';
@@ -5,7 +6,7 @@ export { buildApp } from './http/app.js';
 export { type EventLog, LogAppendError, LogOpenError, type RetentionPolicy } from './log/event-log.js';
 export { FileEventLog } from './log/file-event-log.js';
 export { MemoryEventLog } from './log/memory-event-log.js';
-export { CONTEXT_PATH, loadBundledContext } from './model/bundled-context.js';
+export { loadBundledContext } from './model/bundled-context.js';
 export { elementQuads, type Observation } from './model/observation.js';
 export { elementGraphIri, type StreamElement, streamIri } from './model/stream-element.js';
 export * as vocabulary from './model/vocabulary.js';
@@ -13,7 +14,7 @@ export { gapData, parseEventId, type ResumePlan, selectResume } from './publish/
 export type { StreamDefinition, StreamHub } from './publish/stream-hub.js';
 export { cacheHeaders, maxAgeSeconds } from './render/cache-headers.js';
 export { entityTag, ifNoneMatchHits } from './render/etag.js';
-export { contentType, type FormatName, formatNames, formats } from './render/formats.js';
+export { contentType, formats } from './render/formats.js';
 export { JsonLdWriter } from './render/jsonld-writer.js';
 export { negotiateEncoding, negotiateFormat } from './render/negotiate.js';
 export { type LoggedElement, type RenderedElement, renderElement, writeRdf } from './render/render-element.js';

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
+import { CONTEXT_PATH, formatNames } from '@rdf-stream/protocol';
 import type { PublisherConfig } from './config/config-schema.js';
 import { buildApp } from './http/app.js';
 import { shutdownFarewell } from './http/sse-response.js';
@@ -10,8 +11,7 @@ import type { EventLog } from './log/event-log.js';
 import { FileEventLog } from './log/file-event-log.js';
 import { lockDataDirectory } from './log/log-directory.js';
 import { MemoryEventLog } from './log/memory-event-log.js';
-import { formatNames } from './render/formats.js';
-import { CONTEXT_PATH, loadBundledContext } from './model/bundled-context.js';
+import { loadBundledContext } from './model/bundled-context.js';
 import { streamIri } from './model/stream-element.js';
 import { ns } from './model/vocabulary.js';
 import { catalogueQuads, descriptorQuads } from './publish/descriptor.js';
@@ -113,7 +113,7 @@ export async function createPublisher(config: PublisherConfig, options: Publishe
       await Promise.all([...ingest.values()].map((endpoint) => endpoint.validator?.load()));
       await Promise.all([...hubs.values()].map((hub) => hub.start()));
     },
-    listen: () => app.listen({ host: config.host, port: config.port }),
+    listen: () => app.listen({ host: config.host, port: config.port, backlog: config.listenBacklog }),
     shutdown() {
       lifecycle.closing = true;
       return withinTimeout(drain(config, app, hubs, ingest, storage), config.shutdownTimeoutMs);

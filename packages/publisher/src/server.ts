@@ -1,4 +1,5 @@
 import cluster from 'node:cluster';
+import { readFileSync } from 'node:fs';
 import { runPrimary, runWorker } from './cluster.js';
 import type { PublisherConfig } from './config/config-schema.js';
 import { createPublisher, type Publisher } from './publisher.js';
@@ -18,6 +19,7 @@ export async function runServer(config: PublisherConfig): Promise<Publisher | un
   // Listen first: a web-API source may poll this very publisher (examples/smart-city.yaml).
   // Until a stream's first element, its /latest answers 503 with Retry-After: 1.
   const address = await publisher.listen();
+  warnIfBacklogCapped(publisher, config.listenBacklog);
   await publisher.start();
   app.log.info(
     {
@@ -50,4 +52,20 @@ export async function runServer(config: PublisherConfig): Promise<Publisher | un
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
   return publisher;
+}
+
+/** Linux silently caps the listen backlog at `net.core.somaxconn`: say so, with the fix. */
+function warnIfBacklogCapped(publisher: Publisher, listenBacklog: number): void {
+  let somaxconn: number;
+  try {
+    somaxconn = Number(readFileSync('/proc/sys/net/core/somaxconn', 'utf8').trim());
+  } catch {
+    return; // not Linux: nothing to read
+  }
+  if (somaxconn < listenBacklog) {
+    publisher.app.log.warn(
+      { listenBacklog, somaxconn },
+      `the kernel caps the listen backlog at ${somaxconn} (net.core.somaxconn): raise it with sysctl -w net.core.somaxconn=${listenBacklog}`,
+    );
+  }
 }

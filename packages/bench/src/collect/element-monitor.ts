@@ -1,4 +1,5 @@
 import { request } from 'node:http';
+import { EVENT_STREAM_MEDIA_TYPE } from '@rdf-stream/protocol';
 import { createParser } from 'eventsource-parser';
 import { elementStamp } from '../fleet/timestamp.js';
 
@@ -9,7 +10,7 @@ export class ElementMonitor {
 
   start(streamUrl: string): Promise<void> {
     return new Promise((resolve, reject) => {
-      const req = request(new URL(`${streamUrl}/events?format=turtle`), { headers: { accept: 'text/event-stream' } }, (res) => {
+      const req = request(new URL(`${streamUrl}/events?format=turtle`), { headers: { accept: EVENT_STREAM_MEDIA_TYPE } }, (res) => {
         const parser = createParser({
           onEvent: (event) => {
             const stamp = elementStamp(event.data);

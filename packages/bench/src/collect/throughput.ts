@@ -1,3 +1,4 @@
+import { mediaTypes } from '@rdf-stream/protocol';
 import autocannon from 'autocannon';
 
 export interface ThroughputResult {
@@ -17,7 +18,7 @@ export interface ThroughputResult {
 export async function measureThroughput(url: string, connections: number, durationSeconds: number): Promise<ThroughputResult> {
   const cpuBefore = process.cpuUsage();
   const startedAt = performance.now();
-  const result = await autocannon({ url, connections, duration: durationSeconds, headers: { accept: 'text/turtle' } });
+  const result = await autocannon({ url, connections, duration: durationSeconds, headers: { accept: mediaTypes.turtle } });
   const cpu = process.cpuUsage(cpuBefore);
   const elapsedMs = performance.now() - startedAt;
   return {

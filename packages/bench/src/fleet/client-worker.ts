@@ -6,6 +6,7 @@
 import { request } from 'node:http';
 import { Pool } from 'undici';
 import { LatencyRecorder } from '@rdf-stream/client';
+import { EVENT_STREAM_MEDIA_TYPE, mediaTypes, preferWait } from '@rdf-stream/protocol';
 import { createParser } from 'eventsource-parser';
 import { elementStamp } from './timestamp.js';
 import type { WorkerJob, WorkerProgress, WorkerReady, WorkerReport } from './worker-protocol.js';
@@ -106,7 +107,7 @@ async function pollClient(job: WorkerJob, client: FleetClient, localAddress: str
       continue;
     }
     try {
-      const headers: Record<string, string> = { accept: 'text/turtle' };
+      const headers: Record<string, string> = { accept: mediaTypes.turtle };
       if (etag !== undefined) headers['if-none-match'] = etag;
       const answer = await get(pool, url, headers, job.requestTimeoutMs);
       const maxAge = /max-age=(\d+)/.exec(String(answer.headers['cache-control'] ?? ''));
@@ -127,8 +128,8 @@ async function longPollClient(job: WorkerJob, client: FleetClient, localAddress:
   counters.connected++;
   while (!stopping) {
     try {
-      const headers: Record<string, string> = { accept: 'text/turtle' };
-      if (etag !== undefined) Object.assign(headers, { 'if-none-match': etag, prefer: 'wait=30' });
+      const headers: Record<string, string> = { accept: mediaTypes.turtle };
+      if (etag !== undefined) Object.assign(headers, { 'if-none-match': etag, prefer: preferWait(30) });
       const answer = await get(pool, url, headers, 35_000);
       const handled = handleLatest(job, client, answer, etag);
       etag = handled.etag;
@@ -151,7 +152,7 @@ function sseClient(job: WorkerJob, client: FleetClient, localAddress: string): P
         return;
       }
       counters.requests++;
-      const headers: Record<string, string> = { accept: 'text/event-stream' };
+      const headers: Record<string, string> = { accept: EVENT_STREAM_MEDIA_TYPE };
       if (lastEventId !== undefined) headers['last-event-id'] = lastEventId;
       const req = request(new URL(`${job.streamUrl}/events?format=turtle`), { localAddress, headers, agent: false }, (res) => {
         counters.connected++;

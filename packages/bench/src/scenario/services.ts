@@ -31,6 +31,8 @@ export async function startPublisher(options: BenchOptions, clients: number): Pr
       '--max-subscribers', String(clients + 100),
       '--max-long-poll-waiters', String(clients + 100),
       '--max-event-loop-delay-ms', '0',
+      // The benchmark measures the publisher at saturation: no shedding.
+      '--max-event-loop-turn-ms', '0',
       '--workers', String(options.serverWorkers ?? 1),
       '--data-dir', dataDir,
       '--log-level', 'info',

@@ -1,11 +1,9 @@
 import type { Quad } from '@rdfjs/types';
 import jsonld from 'jsonld';
 import { Parser } from 'n3';
-import type { FormatName } from '../formats.js';
+import { CONTEXT_PATH, type FormatName, mediaTypes, streamTerms } from '@rdf-stream/protocol';
 import { elementIdOfIri } from '../element-id.js';
-import { CONTEXT_PATH, sosaStreamContext } from './sosa-stream-context.js';
-
-const GENERATED_AT = 'http://www.w3.org/ns/prov#generatedAtTime';
+import { sosaStreamContext } from './sosa-stream-context.js';
 
 /** An element decoded from one of the publisher's formats. */
 export interface DecodedElement {
@@ -24,13 +22,6 @@ export interface DecodedElement {
 export class DecodeError extends Error {
   override readonly name = 'DecodeError';
 }
-
-const n3Formats: Record<Exclude<FormatName, 'jsonld'>, string> = {
-  turtle: 'text/turtle',
-  trig: 'application/trig',
-  ntriples: 'application/n-triples',
-  nquads: 'application/n-quads',
-};
 
 /**
  * JSON-LD documents may only use the publisher's context, which is bundled: any other remote
@@ -63,13 +54,13 @@ export async function decodeElement(text: string, format: FormatName): Promise<D
       })) as unknown as string;
       quads = new Parser({ format: 'application/n-quads' }).parse(nquads);
     } else {
-      quads = new Parser({ format: n3Formats[format] }).parse(text);
+      quads = new Parser({ format: mediaTypes[format] }).parse(text);
     }
   } catch (error) {
     if (refused.length > 0) throw new DecodeError(`refusing to load remote JSON-LD document ${refused[0]}`);
     throw new DecodeError(`invalid ${format}: ${(error as Error).message}`);
   }
-  const stamp = quads.find((q) => q.predicate.value === GENERATED_AT && q.object.termType === 'Literal');
+  const stamp = quads.find((q) => q.predicate.value === streamTerms.generatedAtTime && q.object.termType === 'Literal');
   const graph = stamp?.subject.value;
   const generatedAtMs = stamp === undefined ? Number.NaN : Date.parse(stamp.object.value);
   const id = graph === undefined ? undefined : elementIdOfIri(graph);

@@ -1,6 +1,7 @@
 /**
- * The publisher's JSON-LD context (ontologies/context/sosa-stream.jsonld), bundled so that no
- * document is ever fetched to decode an element. A test checks it equals the served file.
+ * The publisher's JSON-LD context (ontologies/context/sosa-stream.jsonld, served at the
+ * protocol's `CONTEXT_PATH`), bundled so that no document is ever fetched to decode an element.
+ * A test checks it equals the served file.
  */
 export const sosaStreamContext = {
   "@context": {
@@ -54,6 +55,3 @@ export const sosaStreamContext = {
     }
   }
 };
-
-/** Path at which publishers serve it. */
-export const CONTEXT_PATH = '/contexts/sosa-stream.jsonld';

@@ -1,5 +1,6 @@
 import type { Quad } from '@rdfjs/types';
 import { Parser, Writer } from 'n3';
+import { elementId, mediaTypes, streamTerms } from '@rdf-stream/protocol';
 import { elementIdOfIri } from '../element-id.js';
 
 /**
@@ -11,13 +12,9 @@ import { elementIdOfIri } from '../element-id.js';
 
 const TREE = 'https://w3id.org/tree#';
 const RDF_TYPE = 'http://www.w3.org/1999/02/22-rdf-syntax-ns#type';
-const GENERATED_AT = 'http://www.w3.org/ns/prov#generatedAtTime';
-const SEQUENCE_NUMBER = 'https://w3id.org/rdf-stream/vocab#sequenceNumber';
 
 /** The formats a history document is read in: only those with named graphs keep elements apart. */
 export type HistoryDocumentFormat = 'nquads' | 'trig';
-
-const parserFormats: Record<HistoryDocumentFormat, string> = { nquads: 'application/n-quads', trig: 'application/trig' };
 
 /** An element of a history page. */
 export interface HistoryMember {
@@ -52,7 +49,7 @@ export interface HistoryPage {
  * document that is not valid RDF in `format`.
  */
 export function parseHistoryPage(text: string, options: { readonly baseIri: string; readonly format?: HistoryDocumentFormat }): HistoryPage {
-  const quads = new Parser({ format: parserFormats[options.format ?? 'nquads'], baseIRI: options.baseIri }).parse(text);
+  const quads = new Parser({ format: mediaTypes[options.format ?? 'nquads'], baseIRI: options.baseIri }).parse(text);
   // One pass: named graphs by name, default-graph triples by subject.
   const graphs = new Map<string, Quad[]>();
   const aboutInDefaultGraph = new Map<string, Quad[]>();
@@ -73,12 +70,12 @@ export function parseHistoryPage(text: string, options: { readonly baseIri: stri
     const id = elementIdOfIri(iri);
     const seq = sequenceNumberOf(about) ?? id?.seq;
     if (seq === undefined || bySeq.has(seq)) continue;
-    const own = about.filter((q) => q.predicate.value !== SEQUENCE_NUMBER);
-    const stamp = own.find((q) => q.predicate.value === GENERATED_AT && q.object.termType === 'Literal');
+    const own = about.filter((q) => q.predicate.value !== streamTerms.sequenceNumber);
+    const stamp = own.find((q) => q.predicate.value === streamTerms.generatedAtTime && q.object.termType === 'Literal');
     const generatedAtMs = stamp === undefined ? Number.NaN : Date.parse(stamp.object.value);
     bySeq.set(seq, {
       iri,
-      id: id?.epoch === undefined ? undefined : `${id.epoch}-${seq}`,
+      id: id?.epoch === undefined ? undefined : elementId(id.epoch, seq),
       epoch: id?.epoch,
       seq,
       generatedAt: Number.isNaN(generatedAtMs) ? undefined : new Date(generatedAtMs),
@@ -89,7 +86,7 @@ export function parseHistoryPage(text: string, options: { readonly baseIri: stri
 }
 
 function sequenceNumberOf(about: readonly Quad[]): number | undefined {
-  const literal = about.find((q) => q.predicate.value === SEQUENCE_NUMBER && q.object.termType === 'Literal');
+  const literal = about.find((q) => q.predicate.value === streamTerms.sequenceNumber && q.object.termType === 'Literal');
   const seq = literal === undefined ? Number.NaN : Number(literal.object.value);
   return Number.isSafeInteger(seq) && seq > 0 ? seq : undefined;
 }

@@ -1,4 +1,4 @@
-import { formatOfContentType, mediaTypes } from '../formats.js';
+import { formatOfContentType, mediaTypes } from '@rdf-stream/protocol';
 import { type BackoffOptions, backoffDelay, delay } from './backoff.js';
 import { type HistoryDocumentFormat, type HistoryMember, type HistoryPage, parseHistoryPage } from './history-page.js';
 import { httpFailure, RetryableHttpError, SubscriptionError } from './subscription-error.js';

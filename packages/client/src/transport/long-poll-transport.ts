@@ -1,4 +1,4 @@
-import { type FormatName, mediaTypes } from '../formats.js';
+import { type FormatName, mediaTypes, preferWait } from '@rdf-stream/protocol';
 import { type BackoffOptions, backoffDelay, delay } from './backoff.js';
 import { httpFailure, RetryableHttpError } from './subscription-error.js';
 import type { TransportEvent } from './transport-event.js';
@@ -27,7 +27,7 @@ export async function* longPollTransport(latestUrl: string, options: LongPollTra
       const headers: Record<string, string> = { accept: mediaTypes[format] };
       if (etag !== undefined) {
         headers['if-none-match'] = etag;
-        headers.prefer = `wait=${waitSeconds}`;
+        headers.prefer = preferWait(waitSeconds);
       }
       stats.requests++;
       const response = await fetchImpl(latestUrl, { headers, signal: signal ?? null });

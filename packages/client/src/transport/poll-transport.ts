@@ -1,5 +1,5 @@
 import CachePolicy from 'http-cache-semantics';
-import { type FormatName, mediaTypes } from '../formats.js';
+import { type FormatName, mediaTypes } from '@rdf-stream/protocol';
 import { type BackoffOptions, backoffDelay, delay } from './backoff.js';
 import { httpFailure, RetryableHttpError } from './subscription-error.js';
 import type { TransportEvent } from './transport-event.js';

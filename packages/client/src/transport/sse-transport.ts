@@ -1,6 +1,6 @@
-import { parseElementId } from '../element-id.js';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import type { FormatName } from '../formats.js';
+import { EVENT_STREAM_MEDIA_TYPE, type FormatName, parseGapEventData, sseEvents } from '@rdf-stream/protocol';
+import { parseElementId } from '../element-id.js';
 import { type BackoffOptions, backoffDelay, delay } from './backoff.js';
 import { httpFailure, SubscriptionError } from './subscription-error.js';
 import type { GapEvent, TransportEvent } from './transport-event.js';
@@ -41,7 +41,7 @@ export async function* sseTransport(eventsUrl: string, options: SseTransportOpti
     try {
       stats.requests++;
       const response = await fetchImpl(url, {
-        headers: { accept: 'text/event-stream', ...(lastEventId === undefined ? {} : { 'last-event-id': lastEventId }) },
+        headers: { accept: EVENT_STREAM_MEDIA_TYPE, ...(lastEventId === undefined ? {} : { 'last-event-id': lastEventId }) },
         signal: connection.signal,
       });
       if (!response.ok) {
@@ -49,7 +49,7 @@ export async function* sseTransport(eventsUrl: string, options: SseTransportOpti
         if (failure instanceof SubscriptionError) throw failure;
         waitMs = failure.retryAfterMs;
         reason = failure.message;
-      } else if (!/^text\/event-stream/i.test(response.headers.get('content-type') ?? '') || response.body === null) {
+      } else if (!(response.headers.get('content-type') ?? '').toLowerCase().startsWith(EVENT_STREAM_MEDIA_TYPE) || response.body === null) {
         await response.body?.cancel();
         reason = `not an event stream (${response.headers.get('content-type') ?? 'no content type'})`;
       } else {
@@ -79,14 +79,14 @@ export async function* sseTransport(eventsUrl: string, options: SseTransportOpti
           const receivedAt = Date.now();
           for (const event of queue.splice(0)) {
             if (event.id !== undefined) lastEventId = event.id;
-            if (event.event === 'gap') {
+            if (event.event === sseEvents.gap) {
               const gap = parseGap(event.data);
               yield { type: 'gap', afterSeq: gap.requestedId, resumedAtSeq: gap.oldestRetained, reason: gap.reason };
             } else if (event.event === undefined || event.event === 'message') {
               attempt = 0;
               stats.elements++;
               yield { type: 'element', text: event.data, format, receivedAt, ...(event.id === undefined ? {} : { id: event.id }) };
-            } else if (event.event === 'shed') {
+            } else if (event.event === sseEvents.shed) {
               reason = 'shed by the server';
             }
           }
@@ -107,18 +107,10 @@ export async function* sseTransport(eventsUrl: string, options: SseTransportOpti
   }
 }
 
-/** The publisher's `gap` payload: `{requestedId, oldestRetained, reason}`, ids as `{epoch}-{seq}`. */
+/** The sequence numbers of the publisher's `gap` payload (`@rdf-stream/protocol`), whose ids are `{epoch}-{seq}`. */
 function parseGap(data: string): { requestedId: number | undefined; oldestRetained: number | undefined; reason: GapEvent['reason'] } {
-  const seqOf = (value: unknown) => (typeof value === 'string' ? parseElementId(value)?.seq : undefined);
-  try {
-    const parsed = JSON.parse(data) as { requestedId?: unknown; oldestRetained?: unknown; reason?: unknown };
-    // An id of another life of the log numbers nothing of this one.
-    return {
-      requestedId: parsed.reason === 'epoch' ? undefined : seqOf(parsed.requestedId),
-      oldestRetained: seqOf(parsed.oldestRetained),
-      reason: parsed.reason === 'expired' || parsed.reason === 'epoch' ? parsed.reason : 'unknown',
-    };
-  } catch {
-    return { requestedId: undefined, oldestRetained: undefined, reason: 'unknown' };
-  }
+  const gap = parseGapEventData(data);
+  const seqOf = (id: string | undefined) => (id === undefined ? undefined : parseElementId(id)?.seq);
+  // An id of another life of the log numbers nothing of this one.
+  return { requestedId: gap.reason === 'epoch' ? undefined : seqOf(gap.requestedId), oldestRetained: seqOf(gap.oldestRetained), reason: gap.reason };
 }

@@ -1,4 +1,4 @@
-import type { FormatName } from '../formats.js';
+import type { FormatName, GapReason } from '@rdf-stream/protocol';
 
 /** What a transport hands over: an element's bytes as received, before decoding. */
 export interface RawElement {
@@ -22,7 +22,7 @@ export interface GapEvent {
    * `expired`: older than the log retains; `unknown`: newer than the log; `epoch`: the id is from
    * another life of the stream's log (its data was lost or replaced); `sequence-jump`: seen here.
    */
-  readonly reason: 'expired' | 'unknown' | 'epoch' | 'sequence-jump';
+  readonly reason: GapReason | 'sequence-jump';
 }
 
 /** The transport lost its connection or got an error, and will try again after `delayMs`. */

@@ -25,7 +25,7 @@ async function freePort(): Promise<number> {
 /** A real publisher on a real socket, fed by hand; announces one element every `intervalMs`. */
 export async function startTestPublisher(flags: readonly string[] = [], intervalMs: number | null = 5_000): Promise<TestPublisher> {
   const port = await freePort();
-  const config = loadConfig({ argv: ['--port', String(port), '--log-level', 'silent', '--log', 'memory', ...flags], env: {} });
+  const config = loadConfig({ argv: ['--port', String(port), '--log-level', 'silent', '--log', 'memory', '--max-event-loop-turn-ms', '0', ...flags], env: {} });
   const source = new ManualSource(intervalMs);
   const publisher = await createPublisher(config, { source, processMetrics: false });
   await publisher.start();

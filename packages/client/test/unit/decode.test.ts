@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import type { FormatName } from '@rdf-stream/protocol';
 import { DecodeError, decodeElement } from '../../src/decode/decode-element.js';
-import { type FormatName, formatOfContentType } from '../../src/formats.js';
 import { sosaStreamContext } from '../../src/decode/sosa-stream-context.js';
 
 const example = (extension: string) =>
@@ -30,11 +30,5 @@ describe('decodeElement', () => {
   it('the bundled context is the one the publisher serves', () => {
     const served = JSON.parse(readFileSync(new URL('../../../../ontologies/context/sosa-stream.jsonld', import.meta.url), 'utf8'));
     expect(sosaStreamContext).toEqual(served);
-  });
-
-  it('maps Content-Type values to formats', () => {
-    expect(formatOfContentType('text/turtle; charset=utf-8')).toBe('turtle');
-    expect(formatOfContentType('application/json')).toBe('jsonld');
-    expect(formatOfContentType('text/html')).toBeUndefined();
   });
 });

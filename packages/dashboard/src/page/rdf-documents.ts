@@ -1,5 +1,6 @@
 import type { Quad } from '@rdfjs/types';
 import { Parser } from 'n3';
+import { MEDIA_TYPE_IRI_BASE, mediaTypes } from '@rdf-stream/protocol';
 
 const dcterms = 'http://purl.org/dc/terms/';
 const dcat = 'http://www.w3.org/ns/dcat#';
@@ -25,7 +26,7 @@ export interface StreamDescriptor {
 
 /** Reads an RDF document of the publisher as Turtle. */
 async function readTurtle(url: string, signal?: AbortSignal): Promise<Quad[]> {
-  const response = await fetch(url, { headers: { accept: 'text/turtle' }, signal: signal ?? null });
+  const response = await fetch(url, { headers: { accept: mediaTypes.turtle }, signal: signal ?? null });
   if (!response.ok) throw new Error(`${url} answered ${response.status}`);
   return new Parser({ baseIRI: url }).parse(await response.text());
 }
@@ -52,7 +53,7 @@ export async function readDescriptor(streamIri: string, signal?: AbortSignal): P
     .map((distribution) => ({
       title: objectOf(quads, distribution, `${dcterms}title`) ?? distribution,
       url: objectOf(quads, distribution, `${dcat}accessURL`) ?? distribution,
-      mediaType: (objectOf(quads, distribution, `${dcat}mediaType`) ?? '').replace('https://www.iana.org/assignments/media-types/', ''),
+      mediaType: (objectOf(quads, distribution, `${dcat}mediaType`) ?? '').replace(MEDIA_TYPE_IRI_BASE, ''),
     }));
   return {
     title: objectOf(quads, streamIri, `${dcterms}title`) ?? streamIri,

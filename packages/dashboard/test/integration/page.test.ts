@@ -161,7 +161,7 @@ describe('a publisher of several streams (examples/smart-city.yaml)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'dashboard-smart-city-'));
     writeFileSync(join(dir, 'smart-city.yaml'), text);
     const config = loadConfig({
-      argv: ['--config', join(dir, 'smart-city.yaml'), '--port', String(port), '--log-level', 'silent', '--data-dir', join(dir, 'data')],
+      argv: ['--config', join(dir, 'smart-city.yaml'), '--port', String(port), '--log-level', 'silent', '--data-dir', join(dir, 'data'), '--max-event-loop-turn-ms', '0'],
       env: { SMART_CITY_INGEST_TOKEN: 'smart-city-test-token-0123456789' },
     });
     publisher = await createPublisher(config, { processMetrics: false });

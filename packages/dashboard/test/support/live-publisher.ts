@@ -31,7 +31,7 @@ export async function startLivePublisher(): Promise<LivePublisher> {
   const port = await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), 'dashboard-test-'));
   const config = loadConfig({
-    argv: ['--port', String(port), '--log-level', 'silent', '--log', 'file', '--data-dir', dataDir, '--interval', '1'],
+    argv: ['--port', String(port), '--log-level', 'silent', '--log', 'file', '--data-dir', dataDir, '--interval', '1', '--max-event-loop-turn-ms', '0'],
     env: {},
   });
   let publisher: Publisher;

@@ -1,4 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
+import { STREAM_ID } from '@rdf-stream/protocol';
 import { defaults } from './defaults.js';
 import type { StreamConfig } from './stream-config.js';
 
@@ -24,7 +25,7 @@ export const ConfigSchema = Type.Object(
       ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
       { description: 'Log level' },
     ),
-    streamId: Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,63}$', description: 'Id of the demo stream' }),
+    streamId: Type.String({ pattern: STREAM_ID.source, description: 'Id of the demo stream' }),
     streamTitle: Type.String({ minLength: 1, maxLength: 200, description: 'Title of the demo stream' }),
     intervalSeconds: Type.Number({
       exclusiveMinimum: 0,
@@ -54,6 +55,11 @@ export const ConfigSchema = Type.Object(
       1_073_741_824,
       'Unsent bytes queued for one SSE subscriber before it is evicted',
     ),
+    subscriberStallTimeoutMs: integer(
+      100,
+      3_600_000,
+      'Milliseconds an SSE subscriber may refuse data (full socket buffers) without draining before it is evicted',
+    ),
     broadcastBatchSize: integer(1, 100_000, 'SSE subscribers written per event-loop turn'),
     maxNotificationChannels: integer(0, 10_000_000, 'Solid notification channels open at once, all streams together (count)'),
     notificationChannelTtlSeconds: integer(1, 2_000_000, 'Longest life of a Solid notification channel in seconds'),
@@ -62,13 +68,21 @@ export const ConfigSchema = Type.Object(
     maxLongPollWaitSeconds: integer(1, 3_600, 'Longest wait granted to Prefer: wait=N'),
     microCacheSeconds: integer(0, 3_600, 'max-age for irregular streams and stalled sources in seconds'),
     negotiationCacheEntries: integer(0, 1_000_000, 'Memoised content-negotiation results (count)'),
+    corsIngestOrigins: Type.String({
+      pattern: '^\\s*(\\*|https?://[^\\s,/]+)?(\\s*,\\s*(\\*|https?://[^\\s,/]+))*\\s*$',
+      description: 'Origins (comma-separated, or *) whose scripts may ingest and read /metrics; empty: none (reads are open to all)',
+    }),
+    listenBacklog: integer(1, 65_535, 'Connections the kernel may queue before the publisher accepts them (count; capped by net.core.somaxconn)'),
     keepAliveTimeoutMs: integer(1_000, 3_600_000, 'Milliseconds an idle keep-alive connection stays open'),
+    headersTimeoutMs: integer(1_000, 600_000, "Milliseconds a client may take to send a request's headers (408 after)"),
+    requestTimeoutMs: integer(1_000, 3_600_000, 'Milliseconds a client may take to send a whole request, body included (408 after)'),
     shutdownTimeoutMs: integer(0, 600_000, 'Milliseconds allowed for a graceful shutdown'),
     shutdownRetryJitterMs: integer(0, 600_000, 'Upper bound of the retry delay sent to subscribers at shutdown'),
     ingestMaxBodyBytes: integer(1_024, 1_073_741_824, 'Largest ingest request body in bytes, also after decompression'),
     ingestMaxTriples: integer(1, 10_000_000, 'Most triples in one ingested element (count)'),
     ingestMaxLiteralChars: integer(1, 100_000_000, 'Longest literal in an ingested element, in characters'),
     ingestMaxIriChars: integer(16, 1_000_000, 'Longest IRI in an ingested element, in characters'),
+    ingestMaxJsonDepth: integer(1, 256, 'Deepest nesting of arrays and objects in an ingested JSON-LD body (levels)'),
     ingestMaxPendingValidations: integer(1, 100_000, 'SHACL validations waiting per ingest stream (count); more get 503'),
     idempotencyKeysRetained: integer(0, 10_000_000, 'Ingest answers kept per stream for Idempotency-Key replays (count)'),
     idempotencyKeyTtlSeconds: integer(1, 31_536_000, 'Seconds an Idempotency-Key answer is kept'),
@@ -79,6 +93,8 @@ export const ConfigSchema = Type.Object(
     sourceRetryMaxMs: integer(10, 86_400_000, 'Longest retry delay after upstream failures, in milliseconds'),
     mqttReconnectMs: integer(10, 3_600_000, 'Milliseconds between MQTT reconnection attempts'),
     mqttConnectTimeoutMs: integer(100, 600_000, 'Milliseconds an MQTT connection attempt may take'),
+    maxEventLoopTurnMs: integer(0, 10_000, 'Shed new requests (503, connection parked until Retry-After) while the mean event-loop delay exceeds this in milliseconds (0: off)'),
+    shedHoldMs: integer(0, 600_000, 'Milliseconds shedding lasts after the event loop was last found saturated'),
     maxEventLoopDelayMs: integer(0, 60_000, 'Shed new requests above this event-loop delay (0: off)'),
     maxHeapUsedBytes: integer(0, Number.MAX_SAFE_INTEGER, 'Shed new requests above this heap size (0: off)'),
     maxRssBytes: integer(0, Number.MAX_SAFE_INTEGER, 'Shed new requests above this resident set size (0: off)'),

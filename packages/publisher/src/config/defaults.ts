@@ -45,6 +45,12 @@ export const defaults = Object.freeze({
   maxSubscribers: 50_000,
   /** Unsent bytes a subscriber may have queued in the process before it is evicted. */
   maxSubscriberQueueBytes: 512 * 1024,
+  /**
+   * Milliseconds a subscriber's socket may refuse data (its kernel buffers are full) without
+   * draining before it is evicted, during catch-up as when live: what a reader that stopped
+   * reading holds is bounded in time as well as in bytes.
+   */
+  subscriberStallTimeoutMs: 10_000,
   /** Subscribers written per event-loop turn during a broadcast. */
   broadcastBatchSize: 500,
   /** Solid notification channels (EventSourceChannel2023) open at once, all streams together (count). */
@@ -66,6 +72,25 @@ export const defaults = Object.freeze({
    * close (Node's default is 5 s, exactly the demo stream's interval).
    */
   keepAliveTimeoutMs: 65_000,
+  /**
+   * Connections the kernel may hold accepted-but-not-yet-taken (count): Node's default of 511
+   * overflows when a crowd connects at once (SYNs dropped, clients wait 1, 3, 7 s to retry).
+   * Linux caps it at `net.core.somaxconn` (4096 by default since 5.4); start-up warns if lower.
+   */
+  listenBacklog: 4_096,
+  /**
+   * Origins whose browser scripts may ingest (POST to a stream) and read `/metrics`,
+   * comma-separated (`*`: any). Empty: none. Reads are open to every origin whatever this says.
+   */
+  corsIngestOrigins: '',
+  /**
+   * Milliseconds a client may take to send a request's headers, and its whole request (headers
+   * and body): a client that stops half-way is answered 408 and cut, instead of holding a
+   * connection (and an ingest's `Idempotency-Key`) for Node's default of five minutes. They bound
+   * receiving the request only, never an SSE stream or a long-poll's wait.
+   */
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
 
   /** SIGTERM: time allowed to drain subscribers and in-flight requests before exiting anyway. */
   shutdownTimeoutMs: 10_000,
@@ -80,6 +105,12 @@ export const defaults = Object.freeze({
   ingestMaxLiteralChars: 65_536,
   /** Ingest: longest IRI, in characters. */
   ingestMaxIriChars: 4_096,
+  /**
+   * Ingest: deepest nesting of arrays and objects in a JSON-LD body (levels). An observation
+   * needs about 5; the readers of JSON-LD recurse once per level, so this bounds their stack
+   * (jsonld.js overflows Node's default stack at about 1 000 levels: the schema allows 256).
+   */
+  ingestMaxJsonDepth: 64,
   /** Ingest: SHACL validations waiting for a stream's validation thread (count); more are answered 503. */
   ingestMaxPendingValidations: 64,
   /** Ingest: answers kept per stream for `Idempotency-Key` replays (count), and for how long. */
@@ -96,7 +127,16 @@ export const defaults = Object.freeze({
   /** Sources: how long an MQTT connection attempt may take before it counts as failed. */
   mqttConnectTimeoutMs: 10_000,
 
-  /** Load shedding (0 disables a check). */
+  /**
+   * Shed new requests (503, connection parked) while the event loop's mean delay over half a
+   * second exceeds this (ms; 0: never), and for `shedHoldMs` after: long turns starve the
+   * accepting of new connections long before the delay looks alarming (see http/load-shedder.ts).
+   * Above the 10 ms turns of a broadcast batch (`broadcastBatchSize` subscribers), below the
+   * 50–130 ms of a flood of busy connections (measured).
+   */
+  maxEventLoopTurnMs: 25,
+  shedHoldMs: 3_000,
+  /** Load shedding by @fastify/under-pressure (0 disables a check). */
   maxEventLoopDelayMs: 1_000,
   maxHeapUsedBytes: 0,
   maxRssBytes: 0,

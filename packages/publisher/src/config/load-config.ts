@@ -85,6 +85,11 @@ export function loadConfig(sources: ConfigSources = {}): PublisherConfig {
   }
   const config = converted as Record<string, unknown>;
   config.streams = file !== undefined && Object.hasOwn(file.values, 'streams') ? fileStreams(file, config, env) : [demoStream(config)];
+  if (Number(config.headersTimeoutMs) > Number(config.requestTimeoutMs)) {
+    throw new ConfigError(
+      `Invalid configuration:\n  - headersTimeoutMs (${String(config.headersTimeoutMs)}) must not exceed requestTimeoutMs (${String(config.requestTimeoutMs)})`,
+    );
+  }
   if (Number(config.workers) > 1) {
     const ingest = (config.streams as StreamConfig[]).find((stream) => stream.source.kind === 'ingest');
     if (ingest !== undefined) {

@@ -1,8 +1,7 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { STREAM_ID } from '@rdf-stream/protocol';
 import { ABSOLUTE_IRI } from '../model/vocabulary.js';
-
-const streamIdPattern = '^[a-z0-9][a-z0-9-]{0,63}$';
 
 /** How the fields of a JSON or CSV record become an observation (see docs/configuration.md#mappings). */
 export const MappingSchema = Type.Object(
@@ -101,7 +100,7 @@ export const sourceKinds = Object.keys(sourceSchemas) as SourceKind[];
 
 export const StreamSchema = Type.Object(
   {
-    id: Type.String({ pattern: streamIdPattern, description: 'Stream id: /streams/{id}' }),
+    id: Type.String({ pattern: STREAM_ID.source, description: 'Stream id: /streams/{id}' }),
     title: Type.String({ minLength: 1, maxLength: 200 }),
     description: Type.Optional(Type.String({ maxLength: 2_000 })),
     license: Type.Optional(Type.String({ pattern: ABSOLUTE_IRI.source, description: 'IRI of the licence' })),

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { PublisherConfig } from '../config/config-schema.js';
-import { PublisherError } from '../errors.js';
+import { echoed, PublisherError } from '../errors.js';
 import type { StreamHub } from '../publish/stream-hub.js';
 import type { JsonLdWriter } from '../render/jsonld-writer.js';
 import type { NegotiationCache } from '../render/negotiate.js';
@@ -35,6 +35,6 @@ export interface AppContext {
 
 export function hubOf(context: AppContext, id: string): StreamHub {
   const hub = context.hubs.get(id);
-  if (hub === undefined) throw new PublisherError('PUB_ERR_STREAM_NOT_FOUND', `No stream with id "${id}"`);
+  if (hub === undefined) throw new PublisherError('PUB_ERR_STREAM_NOT_FOUND', `No stream with id "${echoed(id)}"`);
   return hub;
 }

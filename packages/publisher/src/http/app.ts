@@ -4,7 +4,9 @@ import { createServer } from 'node:http';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import { PublisherError } from '../errors.js';
 import type { AppContext } from './app-context.js';
+import { corsPolicy } from './cors-policy.js';
 import { fastLatestHandler } from './fast-latest.js';
+import { LoadShedder } from './load-shedder.js';
 import { LatestResponder } from './latest-responder.js';
 import { clientErrorHandler, frameworkErrorHandler, registerProblemHandlers } from './problem.js';
 import { documentsRoute } from './routes/documents-route.js';
@@ -17,21 +19,35 @@ import { operationsRoute } from './routes/operations-route.js';
 import { registerPage } from './routes/page-route.js';
 
 const EVENTS_ROUTE = '/streams/:id/events';
+/** Milliseconds between Node's checks for requests past `headersTimeoutMs` / `requestTimeoutMs`. */
+const TIMEOUT_CHECK_INTERVAL_MS = 1_000;
 const knownMethods = new Set(['GET', 'HEAD', 'OPTIONS', 'POST', 'PUT', 'PATCH', 'DELETE']);
-
-/** Headers a browser script may read (CORS), beyond the CORS-safelisted ones. */
-const exposedHeaders = ['ETag', 'Link', 'Expires', 'Last-Modified', 'Retry-After', 'Stream-Gap', 'Date', 'Location', 'WWW-Authenticate', 'Accept-Post'];
 
 /** Builds the HTTP application without starting it: `server.ts` listens, tests `inject()`. */
 export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   const { config } = context;
   const responder = new LatestResponder(config, context.negotiation);
   let answerFast: ReturnType<typeof fastLatestHandler> = () => false;
+  const shedder = new LoadShedder({
+    maxEventLoopTurnMs: config.maxEventLoopTurnMs,
+    shedHoldMs: config.shedHoldMs,
+    retryAfterSeconds: config.pressureRetryAfterSeconds,
+    sseRetryMs: config.sseRetryMs,
+    onShed: (method, status) => context.metrics.requestAnswered('(shed)', knownMethods.has(method) ? method : 'OTHER', status),
+  });
   const app = Fastify({
     serverFactory: (fastify) => {
-      const server = createServer((request, response) => {
-        if (!answerFast(request, response)) fastify(request, response);
-      });
+      const server = createServer(
+        {
+          headersTimeout: config.headersTimeoutMs,
+          requestTimeout: config.requestTimeoutMs,
+          // How often Node looks for requests past those timeouts (its default is 30 s).
+          connectionsCheckingInterval: Math.min(TIMEOUT_CHECK_INTERVAL_MS, config.headersTimeoutMs),
+        },
+        (request, response) => {
+          if (!shedder.answer(request, response) && !answerFast(request, response)) fastify(request, response);
+        },
+      );
       // Fastify applies its keepAliveTimeout option only to a server it creates itself.
       server.keepAliveTimeout = config.keepAliveTimeoutMs;
       return server;
@@ -46,8 +62,12 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
     clientErrorHandler,
   });
   registerProblemHandlers(app, config.pressureRetryAfterSeconds);
+  app.addHook('onClose', (_instance, done) => {
+    shedder.close();
+    done();
+  });
 
-  await app.register(cors, { origin: '*', methods: ['GET', 'HEAD', 'POST'], exposedHeaders, maxAge: 86_400 });
+  await app.register(cors, { delegator: corsPolicy(config.corsIngestOrigins) });
   await app.register(underPressure, {
     maxEventLoopDelay: config.maxEventLoopDelayMs,
     maxHeapUsedBytes: config.maxHeapUsedBytes,

@@ -1,9 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { idSyntax } from '@rdf-stream/protocol';
 import { PublisherError } from '../errors.js';
 import type { AppContext } from './app-context.js';
 import type { LatestResponder } from './latest-responder.js';
 
-const latestPath = /^\/streams\/([a-z0-9][a-z0-9-]{0,63})\/latest(?:\?(.*))?$/;
+const latestPath = new RegExp(`^/streams/(${idSyntax.stream})/latest(?:\\?(.*))?$`);
 
 /**
  * The polling hot path, answered before Fastify's routing and hooks: a GET or HEAD of

@@ -1,11 +1,12 @@
 import type { OutgoingHttpHeaders } from 'node:http';
+import { exposedHeaders, type FormatName } from '@rdf-stream/protocol';
 import type { PublisherConfig } from '../config/config-schema.js';
 import { PublisherError } from '../errors.js';
 import type { LatestElement, StreamHub } from '../publish/stream-hub.js';
 import { cacheHeaders, maxAgeSeconds } from '../render/cache-headers.js';
 import type { Encoding } from '../render/compress.js';
 import { elementNotModified } from '../render/etag.js';
-import { contentType, type FormatName } from '../render/formats.js';
+import { contentType } from '../render/formats.js';
 import { acceptsIdentity, type NegotiationCache } from '../render/negotiate.js';
 import { requestedFormat } from './rdf-document-reply.js';
 import { preferredWaitSeconds } from './prefer-wait.js';
@@ -32,10 +33,10 @@ export type LatestOutcome =
   /** The client has the latest element and asked to wait for the next one (long-poll). */
   | { readonly kind: 'wait'; readonly seconds: number };
 
-/** CORS headers for a simple GET from any origin (what @fastify/cors adds elsewhere). */
+/** CORS headers for a simple GET from any origin: what @fastify/cors adds to every other response. */
 export const corsHeaders = Object.freeze({
   'access-control-allow-origin': '*',
-  'access-control-expose-headers': 'ETag, Link, Expires, Last-Modified, Retry-After, Stream-Gap, Date',
+  'access-control-expose-headers': exposedHeaders.join(', '),
 });
 
 interface MemoEntry {

@@ -1,18 +1,22 @@
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { type ErrorCode, errorCatalogue, PublisherError, problemType } from '../errors.js';
+import { type ErrorCode, echoed, errorCatalogue, MAX_DETAIL_CHARS, PublisherError, problemType } from '../errors.js';
 
 export const PROBLEM_JSON = 'application/problem+json';
 
-/** The RFC 9457 problem object for `error`. */
+/**
+ * The RFC 9457 problem object for `error`. `instance` (the request's URL, as the client sent
+ * it) is echoed bounded; so is a `detail` of more than `MAX_DETAIL_CHARS`, whose client strings
+ * should each have been `echoed` already.
+ */
 export function problemBody(error: PublisherError, instance?: string): Record<string, unknown> {
   return {
     type: problemType(error.code),
     title: errorCatalogue[error.code].title,
     status: error.status,
     code: error.code,
-    ...(error.detail === undefined ? {} : { detail: error.detail }),
-    ...(instance === undefined ? {} : { instance }),
+    ...(error.detail === undefined ? {} : { detail: echoed(error.detail, MAX_DETAIL_CHARS) }),
+    ...(instance === undefined ? {} : { instance: echoed(instance) }),
     ...error.extensions,
   };
 }
@@ -43,8 +47,8 @@ export function toPublisherError(error: FastifyError | Error, retryAfterSeconds:
   const status = fastifyError.statusCode ?? 500;
   if (status >= 400 && status < 500) {
     const code = frameworkCodes[status] ?? 'PUB_ERR_BAD_REQUEST';
-    // Fastify's own 4xx messages describe the request, never the server's internals.
-    return new PublisherError(code, fastifyError.message);
+    // Fastify's own 4xx messages describe the request, never the server's internals; some quote it.
+    return new PublisherError(code, echoed(fastifyError.message));
   }
   return new PublisherError('PUB_ERR_INTERNAL');
 }
@@ -57,29 +61,43 @@ export function registerProblemHandlers(app: FastifyInstance, retryAfterSeconds:
     return sendProblem(request, reply, problem);
   });
   app.setNotFoundHandler((request, reply) =>
-    sendProblem(request, reply, new PublisherError('PUB_ERR_ROUTE_NOT_FOUND', `No resource at ${request.url}`)),
+    sendProblem(request, reply, new PublisherError('PUB_ERR_ROUTE_NOT_FOUND', `No resource at ${echoed(request.url)}`)),
   );
 }
 
 /** Fastify's `frameworkErrors` (e.g. a URL that cannot be decoded): problem+json too. */
 export function frameworkErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
-  sendProblem(request, reply, new PublisherError('PUB_ERR_BAD_REQUEST', error.message));
+  sendProblem(request, reply, new PublisherError('PUB_ERR_BAD_REQUEST', echoed(error.message)));
 }
 
 /**
  * Node's `clientError` (bytes the HTTP parser refuses: control characters in headers, oversized
- * headers): answered on the raw socket, as problem+json, then the connection is closed.
+ * headers; a request not received within `headersTimeoutMs` / `requestTimeoutMs`): answered on
+ * the raw socket, as problem+json, then the connection is closed.
  */
 export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket): void {
   if (!socket.writable) {
     socket.destroy();
     return;
   }
-  const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
-  const problem = new PublisherError('PUB_ERR_BAD_REQUEST', tooLarge ? 'Request headers too large' : 'Malformed HTTP request');
-  const status = tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request';
-  const body = JSON.stringify({ ...problemBody(problem), status: tooLarge ? 431 : 400 });
+  const { status, reason, problem } = clientProblem(error.code);
+  const body = JSON.stringify({ ...problemBody(problem), status });
   socket.end(
-    `HTTP/1.1 ${status}\r\nContent-Type: ${PROBLEM_JSON}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: ${PROBLEM_JSON}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
+}
+
+function clientProblem(code: string | undefined): { status: number; reason: string; problem: PublisherError } {
+  switch (code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return { status: 431, reason: 'Request Header Fields Too Large', problem: new PublisherError('PUB_ERR_BAD_REQUEST', 'Request headers too large') };
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return {
+        status: 408,
+        reason: 'Request Timeout',
+        problem: new PublisherError('PUB_ERR_REQUEST_TIMEOUT', 'The request headers or body did not arrive within the time allowed (headersTimeoutMs, requestTimeoutMs)'),
+      };
+    default:
+      return { status: 400, reason: 'Bad Request', problem: new PublisherError('PUB_ERR_BAD_REQUEST', 'Malformed HTTP request') };
+  }
 }

@@ -1,4 +1,5 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { EvictionReason } from '../publish/subscriber.js';
 import type { StreamMetrics } from '../publish/stream-metrics.js';
 import type { SourceHealth } from '../source/element-source.js';
 
@@ -31,8 +32,8 @@ export class PrometheusMetrics implements StreamMetrics {
   });
   readonly #evicted = new Counter({
     name: 'rdf_stream_subscribers_evicted_total',
-    help: 'SSE subscribers disconnected because their unsent data exceeded maxSubscriberQueueBytes',
-    labelNames: ['stream'] as const,
+    help: 'SSE subscribers cut for holding too much: reason "queue" (unsent data over maxSubscriberQueueBytes) or "stall" (no drain within subscriberStallTimeoutMs)',
+    labelNames: ['stream', 'reason'] as const,
     registers: [this.registry],
   });
   readonly #broadcastDuration = new Histogram({
@@ -105,8 +106,8 @@ export class PrometheusMetrics implements StreamMetrics {
     this.#subscribers.set({ stream: streamId }, count);
   }
 
-  subscriberEvicted(streamId: string): void {
-    this.#evicted.inc({ stream: streamId });
+  subscriberEvicted(streamId: string, reason: EvictionReason): void {
+    this.#evicted.inc({ stream: streamId, reason });
   }
 
   longPollWaitersChanged(streamId: string, count: number): void {

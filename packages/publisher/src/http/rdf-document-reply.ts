@@ -1,11 +1,12 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { type FormatName, formatNames, isFormatName, mediaTypeAliases, mediaTypes } from '@rdf-stream/protocol';
 import { PublisherError } from '../errors.js';
-import { contentType, type FormatName, formatNames, formats, isFormatName } from '../render/formats.js';
+import { contentType } from '../render/formats.js';
 import type { NegotiationCache } from '../render/negotiate.js';
 import type { StaticDocument } from '../render/static-document.js';
 import { ifNoneMatchIncludes } from '../render/etag.js';
 
-export const acceptableTypes = [...formatNames.map((format) => formats[format].mediaType), 'application/json'];
+export const acceptableTypes = [...formatNames.map((format) => mediaTypes[format]), ...Object.keys(mediaTypeAliases)];
 
 /**
  * The format a request asks for: `?format=` when given (400 for an unknown name), else its

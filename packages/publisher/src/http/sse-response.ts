@@ -1,6 +1,14 @@
 import type { FastifyReply } from 'fastify';
+import { EVENT_STREAM_MEDIA_TYPE, sseEvents } from '@rdf-stream/protocol';
 import type { PublisherConfig } from '../config/config-schema.js';
 import { sseFrame } from '../render/sse-frame.js';
+
+/** The headers of every event stream. */
+export const eventStreamHeaders = Object.freeze({
+  'content-type': `${EVENT_STREAM_MEDIA_TYPE}; charset=utf-8`,
+  'cache-control': 'no-store',
+  'x-accel-buffering': 'no',
+});
 
 /** SSE headers plus those other hooks (CORS) set on the reply before it was hijacked. */
 export function streamHeaders(reply: FastifyReply): Record<string, string> {
@@ -8,11 +16,19 @@ export function streamHeaders(reply: FastifyReply): Record<string, string> {
   for (const [name, value] of Object.entries(reply.getHeaders())) {
     if (value !== undefined) headers[name] = String(value);
   }
+  return { ...headers, ...eventStreamHeaders };
+}
+
+/**
+ * An EventSource that cannot be taken now: it would give up for good on anything but a 200, so
+ * it gets a whole 200 stream saying when to come back (`retry:`, at least `sseRetryMs`, jittered
+ * up to `maxDelayMs` so that the crowd spreads out) and why (a `shed` event).
+ */
+export function shedStream(code: 'PUB_ERR_OVERLOADED' | 'PUB_ERR_SHUTTING_DOWN', sseRetryMs: number, maxDelayMs: number) {
+  const retryMs = Math.max(sseRetryMs, Math.round(Math.random() * maxDelayMs));
   return {
-    ...headers,
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-store',
-    'x-accel-buffering': 'no',
+    retryAfter: String(Math.ceil(retryMs / 1000)),
+    body: sseFrame({ retry: retryMs, event: sseEvents.shed, data: JSON.stringify({ code, retryMs }) }),
   };
 }
 

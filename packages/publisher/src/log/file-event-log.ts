@@ -5,7 +5,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { deflateRaw, inflateRaw } from 'node:zlib';
 import { LRUCache } from 'lru-cache';
-import type { FormatName } from '../render/formats.js';
+import type { FormatName } from '@rdf-stream/protocol';
 import type { LoggedElement } from '../render/render-element.js';
 import { type EventLog, LogAppendError, LogOpenError, type RetentionPolicy } from './event-log.js';
 import { type LogMeta, openLogMeta, syncDirectory } from './log-directory.js';

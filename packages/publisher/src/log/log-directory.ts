@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { EPOCH } from '@rdf-stream/protocol';
 import { LogOpenError } from './event-log.js';
 
 /** The on-disk format this code reads and writes; another one stops start-up. */
@@ -79,7 +80,7 @@ function parseMeta(file: string, text: string): LogMeta {
   }
   const valid =
     typeof meta.epoch === 'string' &&
-    /^[a-z0-9]{1,32}$/.test(meta.epoch) &&
+    EPOCH.test(meta.epoch) &&
     Number.isSafeInteger(meta.pageElements) &&
     (meta.pageElements ?? 0) > 0 &&
     Array.isArray(meta.formats);

@@ -1,5 +1,5 @@
 import { crc32 } from 'node:zlib';
-import type { FormatName } from '../render/formats.js';
+import type { FormatName } from '@rdf-stream/protocol';
 import type { LoggedElement } from '../render/render-element.js';
 
 /**

@@ -1,9 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-/** Where the JSON-LD context is served; clients map this path to their bundled copy. */
-export const CONTEXT_PATH = '/contexts/sosa-stream.jsonld';
-
 /** The path of a file of `ontologies/`, in an installed package or in a repository checkout. */
 export function bundledOntologyFile(relative: string): string {
   const candidates = [

@@ -1,14 +1,20 @@
 import type { Quad, Term } from '@rdfjs/types';
-import jsonld from 'jsonld';
+import type jsonld from 'jsonld';
 import type { RemoteDocument } from 'jsonld/jsonld-spec.js';
 import { parse as locateJsonError, type ParseError, printParseErrorCode } from 'jsonc-parser';
 import { Parser } from 'n3';
-import { type InputFormat, type N3Format, rdfMediaTypes } from './rdf-formats.js';
+import { mediaTypes } from '@rdf-stream/protocol';
+import { echoed } from '../errors.js';
+import { jsonNestingBeyond } from './json-nesting.js';
+import { loneSurrogateInJson } from './lone-surrogate.js';
+import type { InputFormat, N3Format } from './rdf-formats.js';
 
 export interface InputLimits {
   readonly maxTriples: number;
   readonly maxLiteralChars: number;
   readonly maxIriChars: number;
+  /** Deepest nesting of arrays and objects in a JSON-LD input (levels). */
+  readonly maxJsonDepth: number;
 }
 
 /**
@@ -18,7 +24,7 @@ export interface InputLimits {
 export class RdfInputError extends Error {
   override readonly name = 'RdfInputError';
   constructor(
-    readonly reason: 'syntax' | 'remote-context' | 'forbidden-key' | 'limit' | 'empty',
+    readonly reason: 'syntax' | 'remote-context' | 'forbidden-key' | 'limit' | 'too-deep' | 'empty',
     message: string,
     readonly line?: number,
   ) {
@@ -37,8 +43,10 @@ export interface ParseOptions {
 
 /**
  * Parses an RDF document received from outside, refusing anything that could make the publisher
- * fetch a resource (remote JSON-LD contexts, `@import`), prototype keys, and documents above the
- * count limits. Throws `RdfInputError`; never returns partial data.
+ * fetch a resource (remote JSON-LD contexts, `@import`), prototype keys, lone surrogates (in
+ * every format, as Turtle's grammar refuses them), and documents above the limits. Throws
+ * `RdfInputError`; never returns partial data. Trusts `text` to be decoded from UTF-8, hence to
+ * hold no lone surrogate but in escapes.
  */
 export async function parseRdfInput(text: string, options: ParseOptions): Promise<Quad[]> {
   const quads = options.format === 'jsonld' ? await parseJsonLd(text, options) : parseN3(text, options.format, options.baseIri);
@@ -49,12 +57,17 @@ export async function parseRdfInput(text: string, options: ParseOptions): Promis
 
 /** Parses Turtle, TriG, N-Triples or N-Quads; a syntax error is an `RdfInputError` with its line. */
 export function parseN3(text: string, format: N3Format, baseIri?: string): Quad[] {
-  const parser = new Parser({ format: rdfMediaTypes[format], ...(baseIri === undefined ? {} : { baseIRI: baseIri }) });
+  const parser = new Parser({ format: mediaTypes[format], ...(baseIri === undefined ? {} : { baseIRI: baseIri }) });
   try {
     return parser.parse(text);
   } catch (error) {
     const context = (error as { context?: { line?: number } }).context;
-    throw new RdfInputError('syntax', (error as Error).message, context?.line);
+    // An n3 syntax error has a context; anything else is n3 failing on its own (a TypeError
+    // on 'PREFIX :<:>'), whose message describes n3's internals, not the document.
+    if (context === undefined) throw new RdfInputError('syntax', `The ${format} document cannot be parsed`);
+    // n3 quotes the offending input ('Unexpected "…" on line 3.'), up to the next space.
+    const message = (error as Error).message.replace(/"(.*)"/s, (_, quoted: string) => `"${echoed(quoted)}"`);
+    throw new RdfInputError('syntax', message, context.line);
   }
 }
 
@@ -65,6 +78,12 @@ function lineAt(text: string, offset: number): number {
 }
 
 async function parseJsonLd(text: string, options: ParseOptions): Promise<Quad[]> {
+  // Before any reader that recurses (the reviver, the error locator, jsonld.js) sees the text.
+  const tooDeep = jsonNestingBeyond(text, options.limits.maxJsonDepth);
+  if (tooDeep !== undefined) {
+    const line = lineAt(text, tooDeep);
+    throw new RdfInputError('too-deep', `The JSON is nested deeper than ${options.limits.maxJsonDepth} levels on line ${line}`, line);
+  }
   let document: unknown;
   try {
     document = JSON.parse(text, (key, value: unknown) => {
@@ -73,31 +92,67 @@ async function parseJsonLd(text: string, options: ParseOptions): Promise<Quad[]>
     });
   } catch (error) {
     if (error instanceof RdfInputError) throw error;
-    // Node 20's JSON.parse does not say where; a tolerant parser locates the first error.
-    const errors: ParseError[] = [];
-    locateJsonError(text, errors, { disallowComments: true, allowTrailingComma: false });
-    const first = errors[0];
+    const first = firstJsonError(text);
     const line = first === undefined ? undefined : lineAt(text, first.offset);
-    const what = first === undefined ? (error as Error).message : printParseErrorCode(first.error);
+    const what = first === undefined ? 'not a JSON document' : printParseErrorCode(first.error);
     throw new RdfInputError('syntax', `Invalid JSON: ${what}${line === undefined ? '' : ` on line ${line}`}`, line);
+  }
+  const lone = loneSurrogateInJson(text);
+  if (lone !== undefined) {
+    const line = lineAt(text, lone);
+    const what = text.charCodeAt(lone) === 0x5c ? text.slice(lone, lone + 6) : 'a character';
+    throw new RdfInputError('syntax', `Invalid JSON-LD: ${what} on line ${line} is half of a UTF-16 surrogate pair, not a character`, line);
   }
   checkContexts(document, options.contexts);
   const documentLoader = async (url: string): Promise<RemoteDocument> => {
     // Unreachable after checkContexts; kept so that jsonld.js can never go online.
-    if (!options.contexts.has(url)) throw new RdfInputError('remote-context', `Remote JSON-LD context refused: ${url}`);
+    if (!options.contexts.has(url)) throw new RdfInputError('remote-context', `Remote JSON-LD context refused: ${echoed(url)}`);
     return { contextUrl: undefined, documentUrl: url, document: options.contexts.get(url) as RemoteDocument['document'] };
   };
   let nquads: string;
   try {
     // `safe`: refuse what expansion would silently drop (undefined terms, bad IRIs); not in @types/jsonld yet.
     const toRdfOptions = { format: 'application/n-quads', base: options.baseIri, documentLoader, safe: true };
-    nquads = (await jsonld.toRDF(document as jsonld.JsonLdDocument, toRdfOptions as jsonld.Options.ToRdf)) as unknown as string;
+    const jsonLd = await loadJsonLd();
+    nquads = (await jsonLd.toRDF(document as jsonld.JsonLdDocument, toRdfOptions as jsonld.Options.ToRdf)) as unknown as string;
   } catch (error) {
     if (error instanceof RdfInputError) throw error;
-    const details = (error as { details?: { event?: { message?: string } } }).details;
-    throw new RdfInputError('syntax', `Invalid JSON-LD: ${details?.event?.message ?? (error as Error).message}`);
+    throw new RdfInputError('syntax', `Invalid JSON-LD: ${jsonLdErrorMessage(error)}`);
   }
-  return new Parser({ format: 'application/n-quads' }).parse(nquads);
+  try {
+    return new Parser({ format: 'application/n-quads' }).parse(nquads);
+  } catch {
+    // jsonld.js takes any string with a scheme for an absolute IRI; n3, like Turtle's grammar,
+    // refuses those holding a space, <, >, ", {, }, |, \, ^, ` or a control character.
+    throw new RdfInputError('syntax', 'Invalid JSON-LD: an IRI holds a character no IRI may hold (a space, <, >, ", {, }, |, \\, ^, ` or a control character)');
+  }
+}
+
+/**
+ * Node 20's JSON.parse does not say where; a tolerant parser locates the first error. It recurses
+ * no deeper than `jsonNestingBeyond` counted; should it fail anyway, the error has no place.
+ */
+function firstJsonError(text: string): ParseError | undefined {
+  const errors: ParseError[] = [];
+  try {
+    locateJsonError(text, errors, { disallowComments: true, allowTrailingComma: false });
+  } catch {
+    return undefined;
+  }
+  return errors[0];
+}
+
+/**
+ * What jsonld.js says is wrong with a document (its `JsonLdError`s, named `jsonld.*`). Anything
+ * else it throws is a JavaScript error of its own (a TypeError on an input it did not expect),
+ * whose message describes jsonld.js's internals, not the document: it is not echoed.
+ */
+function jsonLdErrorMessage(error: unknown): string {
+  const { name, message, details } = error as { name?: unknown; message?: unknown; details?: { event?: { message?: unknown } } };
+  const eventMessage = details?.event?.message;
+  if (typeof eventMessage === 'string') return eventMessage;
+  if (typeof name === 'string' && name.startsWith('jsonld.') && typeof message === 'string') return message;
+  return 'the document cannot be converted to RDF';
 }
 
 /**
@@ -117,7 +172,7 @@ function checkContexts(value: unknown, contexts: ReadonlyMap<string, unknown>): 
         if (typeof entry === 'string' && !contexts.has(entry)) {
           throw new RdfInputError(
             'remote-context',
-            `Remote JSON-LD context refused: ${entry} (contexts are never fetched; inline it or use ${[...contexts.keys()].join(', ')})`,
+            `Remote JSON-LD context refused: ${echoed(entry)} (contexts are never fetched; inline it or use ${[...contexts.keys()].join(', ')})`,
           );
         }
       }
@@ -147,4 +202,16 @@ function checkLimits(quads: readonly Quad[], limits: InputLimits): void {
     check(quad.object);
     check(quad.graph);
   }
+}
+
+let jsonLdModule: Promise<typeof jsonld> | undefined;
+
+/**
+ * jsonld.js, loaded with the first JSON-LD body rather than with the publisher: it (and the
+ * HTTP client and canonicaliser it brings) is a good part of the start-up time, and most
+ * publishers never ingest JSON-LD.
+ */
+function loadJsonLd(): Promise<typeof jsonld> {
+  jsonLdModule ??= import('jsonld').then((module) => module.default);
+  return jsonLdModule;
 }

@@ -1,3 +1,5 @@
+import { streamTerms } from '@rdf-stream/protocol';
+
 /** Namespaces of the vocabulary we emit (see ontologies/sosa-profile.ttl). */
 export const ns = Object.freeze({
   rdf: 'http://www.w3.org/1999/02/22-rdf-syntax-ns#',
@@ -47,16 +49,17 @@ export const qudt = {
   hasUnit: `${ns.qudt}hasUnit`,
 } as const;
 
+/** The element's timestamp, a term of the protocol (`@rdf-stream/protocol`). */
 export const prov = {
-  generatedAtTime: `${ns.prov}generatedAtTime`,
+  generatedAtTime: streamTerms.generatedAtTime,
 } as const;
 
 /**
  * Terms of this project's own vocabulary: an element's sequence number in its stream (the
- * history pages' `ldes:sequencePath`, an `xsd:integer`).
+ * history pages' `ldes:sequencePath`, an `xsd:integer`), a term of the protocol.
  */
 export const rdfStream = {
-  sequenceNumber: 'https://w3id.org/rdf-stream/vocab#sequenceNumber',
+  sequenceNumber: streamTerms.sequenceNumber,
 } as const;
 
 export const datex = {

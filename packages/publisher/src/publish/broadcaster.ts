@@ -1,8 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import { elementId } from '@rdf-stream/protocol';
 import type { EventLog } from '../log/event-log.js';
 import type { LoggedElement } from '../render/render-element.js';
-import { elementId } from '../model/stream-element.js';
 import { sseFrame } from '../render/sse-frame.js';
 import { gapFrame } from './resume.js';
 import type { StreamMetrics } from './stream-metrics.js';
@@ -21,7 +21,8 @@ export interface BroadcasterOptions {
  * Writes each logged element's pre-built frame to every live subscriber, in order, in batches
  * that yield to the event loop. The log is the queue: the pump follows `log.latestSeq`, so
  * nothing is buffered here and elements published during a broadcast are sent right after it.
- * A subscriber whose unsent bytes would exceed its limit is evicted, never buffered further.
+ * A subscriber whose unsent bytes would exceed its limit is evicted, never buffered further; one
+ * that stops draining is evicted by its own stall timer (see `Subscriber`).
  */
 export class Broadcaster {
   readonly #log: EventLog;
@@ -128,12 +129,10 @@ export class Broadcaster {
         if (chosen === undefined) continue;
         const frame = Buffer.isBuffer(chosen) ? chosen : chosen.frames[subscriber.format];
         if (subscriber.wouldOverflow(frame.length)) {
-          subscriber.evict();
-          this.remove(subscriber);
-          this.#options.metrics.subscriberEvicted(this.#options.streamId);
+          subscriber.evict('queue');
           continue;
         }
-        if (Buffer.isBuffer(chosen)) subscriber.sink.write(frame);
+        if (Buffer.isBuffer(chosen)) subscriber.write(frame);
         else subscriber.send(frame, chosen.seq);
         written++;
       }

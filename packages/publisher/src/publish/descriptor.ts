@@ -1,7 +1,7 @@
 import type { Quad } from '@rdfjs/types';
 import { DataFactory } from 'n3';
+import { EVENT_STREAM_MEDIA_TYPE, type FormatName, formatNames, mediaTypeIri, mediaTypes } from '@rdf-stream/protocol';
 import { ns, prov, rdf, rdfStream, xsd } from '../model/vocabulary.js';
-import { type FormatName, formatNames, formats } from '../render/formats.js';
 import type { StreamDefinition } from './stream-hub.js';
 import { baseUrlOfStream, subscriptionServiceLinks, subscriptionServiceQuads } from './subscription-service.js';
 
@@ -23,7 +23,7 @@ const formatIri: Readonly<Record<FormatName, string>> = {
   jsonld: `${ns.formats}JSON-LD`,
 };
 
-const mediaTypeIri = (mediaType: string) => namedNode(`https://www.iana.org/assignments/media-types/${mediaType}`);
+const mediaType = (type: string) => namedNode(mediaTypeIri(type));
 
 /** Where each interface of a stream lives. */
 export const streamLinks = (streamIri: string) => ({
@@ -89,19 +89,19 @@ export function descriptorQuads(stream: StreamDefinition): Quad[] {
       quad(latest, a, dcat('Distribution')),
       quad(latest, dcterms('title'), literal(`Latest element (${format}), cacheable until the next one; long-poll with Prefer: wait`, 'en')),
       quad(latest, dcat('accessURL'), namedNode(links.latest)),
-      quad(latest, dcat('mediaType'), mediaTypeIri(formats[format].mediaType)),
+      quad(latest, dcat('mediaType'), mediaType(mediaTypes[format])),
       quad(latest, dcterms('format'), namedNode(formatIri[format])),
       quad(events, a, dcat('Distribution')),
       quad(events, a, namedNode(`${ns.vocals}StreamEndpoint`)),
       quad(events, dcterms('title'), literal(`Server-Sent Events, one event per element (${format})`, 'en')),
       quad(events, dcat('accessURL'), namedNode(`${links.events}?format=${format}`)),
-      quad(events, dcat('mediaType'), mediaTypeIri('text/event-stream')),
+      quad(events, dcat('mediaType'), mediaType(EVENT_STREAM_MEDIA_TYPE)),
       quad(events, dcterms('format'), namedNode(formatIri[format])),
       quad(events, dcterms('conformsTo'), sseSpec),
       quad(history, a, dcat('Distribution')),
       quad(history, dcterms('title'), literal(`History (${format}): LDES pages from the oldest retained element, full pages immutable`, 'en')),
       quad(history, dcat('accessURL'), namedNode(links.history)),
-      quad(history, dcat('mediaType'), mediaTypeIri(formats[format].mediaType)),
+      quad(history, dcat('mediaType'), mediaType(mediaTypes[format])),
       quad(history, dcterms('format'), namedNode(formatIri[format])),
       quad(history, dcterms('conformsTo'), ldesSpec),
     );

@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache';
+import type { FormatName } from '@rdf-stream/protocol';
 import type { EventLog } from '../log/event-log.js';
-import type { FormatName } from '../render/formats.js';
 import type { JsonLdWriter } from '../render/jsonld-writer.js';
 import {
   historyDocument,

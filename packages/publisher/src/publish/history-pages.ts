@@ -1,10 +1,9 @@
 import type { Quad } from '@rdfjs/types';
 import { DataFactory, Parser } from 'n3';
+import { type FormatName, parseElementId } from '@rdf-stream/protocol';
 import type { EventLog } from '../log/event-log.js';
 import { pageFirstSeq, pageLastSeq, pageOf } from '../log/log-pages.js';
-import { parseElementId } from '../model/stream-element.js';
 import { ns, prov, rdf, rdfStream, turtlePrefixes, xsd } from '../model/vocabulary.js';
-import type { FormatName } from '../render/formats.js';
 import type { JsonLdWriter } from '../render/jsonld-writer.js';
 import { type LoggedElement, writeRdf } from '../render/render-element.js';
 import { frameDocument } from '../render/sse-frame.js';

@@ -1,6 +1,6 @@
+import { type FormatName, formatNames } from '@rdf-stream/protocol';
 import { compressOnce, type EncodedBodies, type Encoding, encodings } from '../render/compress.js';
 import { entityTag } from '../render/etag.js';
-import { type FormatName, formatNames } from '../render/formats.js';
 import type { LoggedElement } from '../render/render-element.js';
 import { frameDocument } from '../render/sse-frame.js';
 import type { LongPollWaiters } from './long-poll-waiters.js';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { elementId } from '@rdf-stream/protocol';
 import type { EventLog } from '../log/event-log.js';
-import { elementId } from '../model/stream-element.js';
 import type { LoggedElement } from '../render/render-element.js';
 import { notificationFrame } from '../render/solid-notification.js';
 import { sseFrame } from '../render/sse-frame.js';
@@ -28,6 +28,8 @@ export interface NotificationChannelsOptions {
     readonly maxNotificationChannels: number;
     /** Unsent bytes a receiver may have queued before its connection is cut. */
     readonly maxSubscriberQueueBytes: number;
+    /** Milliseconds a receiver's socket may refuse data without draining before it is cut. */
+    readonly subscriberStallTimeoutMs: number;
   };
   readonly onError: (error: unknown) => void;
   readonly clock?: ChannelClock;
@@ -51,6 +53,8 @@ interface OpenChannel extends NotificationChannel {
   pending: { frame: Buffer; state: string } | undefined;
   pendingTimer: unknown;
   endTimer: unknown;
+  /** Running while the receiver's socket refuses data (its buffers full): cuts it when it fires. */
+  stallTimer: unknown;
 }
 
 /**
@@ -100,6 +104,7 @@ export class NotificationChannels {
       pending: undefined,
       pendingTimer: undefined,
       endTimer: undefined,
+      stallTimer: undefined,
     };
     channel.endTimer = this.#clock.setTimeout(() => this.#end(channel, sseFrame({ comment: 'channel ended (endAt)' })), request.endAtMs - this.#clock.now());
     this.#channels.set(channel.id, channel);
@@ -123,6 +128,8 @@ export class NotificationChannels {
     const channel = this.#channels.get(id);
     if (channel === undefined) return false;
     channel.sink?.destroy();
+    if (channel.stallTimer !== undefined) this.#clock.clearTimeout(channel.stallTimer);
+    channel.stallTimer = undefined;
     channel.sink = sink;
     sink.once('close', () => {
       if (channel.sink === sink) channel.sink = undefined;
@@ -219,7 +226,11 @@ export class NotificationChannels {
     if (this.#send(channel, frame)) channel.knownState = state;
   }
 
-  /** Writes `frame`; a receiver whose queue would exceed `maxSubscriberQueueBytes` is cut (it reconnects with its Last-Event-ID). */
+  /**
+   * Writes `frame`; a receiver whose queue would exceed `maxSubscriberQueueBytes`, or whose
+   * socket refuses data for `subscriberStallTimeoutMs` without draining, is cut (it reconnects
+   * with its Last-Event-ID), as SSE subscribers are.
+   */
   #send(channel: OpenChannel, frame: Buffer | string): boolean {
     const sink = channel.sink;
     if (sink === undefined || sink.destroyed) return false;
@@ -228,12 +239,28 @@ export class NotificationChannels {
       sink.destroy();
       return false;
     }
-    sink.write(frame);
+    if (!sink.write(frame)) this.#watchStall(channel, sink);
     return true;
+  }
+
+  #watchStall(channel: OpenChannel, sink: SubscriberSink): void {
+    if (channel.stallTimer !== undefined) return;
+    const onDrain = () => {
+      this.#clock.clearTimeout(channel.stallTimer);
+      channel.stallTimer = undefined;
+    };
+    channel.stallTimer = this.#clock.setTimeout(() => {
+      channel.stallTimer = undefined;
+      sink.off('drain', onDrain);
+      if (channel.sink === sink) channel.sink = undefined;
+      sink.destroy();
+    }, this.#options.limits.subscriberStallTimeoutMs);
+    sink.once('drain', onDrain);
   }
 
   #end(channel: OpenChannel, farewell: string): void {
     this.#clock.clearTimeout(channel.endTimer);
+    if (channel.stallTimer !== undefined) this.#clock.clearTimeout(channel.stallTimer);
     if (channel.pendingTimer !== undefined) this.#clock.clearTimeout(channel.pendingTimer);
     this.#channels.delete(channel.id);
     this.#byStream.get(channel.topic.streamId)?.delete(channel);

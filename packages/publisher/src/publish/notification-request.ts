@@ -1,4 +1,4 @@
-import { PublisherError } from '../errors.js';
+import { echoed, PublisherError } from '../errors.js';
 import { parseDayTimeDuration } from '../model/xsd-duration.js';
 import { EVENT_SOURCE_CHANNEL, NOTIFICATION_CONTEXT, NOTIFY } from './subscription-service.js';
 
@@ -52,7 +52,7 @@ export function parseSubscriptionRequest(body: unknown, context: SubscriptionReq
   const request = body as Record<string, unknown>;
   for (const key of Object.keys(request)) {
     if (unsupportedFeatures.has(key)) throw invalid(`The feature "${key}" is not offered; supported: state, endAt, rate`, key);
-    if (!knownKeys.has(key)) throw invalid(`Unknown member "${key}"`, key);
+    if (!knownKeys.has(key)) throw invalid(`Unknown member "${echoed(key)}"`, echoed(key));
   }
   const declared = request['@context'];
   if (declared !== undefined) {
@@ -71,7 +71,7 @@ export function parseSubscriptionRequest(body: unknown, context: SubscriptionReq
   if (typeof request.topic !== 'string' || request.topic === '') throw invalid('topic must be the IRI of a stream or of its /latest', 'topic');
   const topic = context.resolveTopic(request.topic);
   if (topic === undefined) {
-    throw new PublisherError('PUB_ERR_NOTIFICATION_UNKNOWN_TOPIC', `No stream of this publisher is at ${request.topic}`, { member: 'topic' });
+    throw new PublisherError('PUB_ERR_NOTIFICATION_UNKNOWN_TOPIC', `No stream of this publisher is at ${echoed(request.topic)}`, { member: 'topic' });
   }
 
   let state: string | undefined;

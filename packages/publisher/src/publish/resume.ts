@@ -1,14 +1,13 @@
-import { elementId, parseElementId } from '../model/stream-element.js';
+import {
+  elementId,
+  type Gap,
+  gapEventData,
+  type GapReason,
+  parseElementId,
+  sseEvents,
+  streamGapHeaderValue,
+} from '@rdf-stream/protocol';
 import { sseFrame } from '../render/sse-frame.js';
-
-/** Why elements after a client's last id cannot all be delivered. */
-export type GapReason =
-  /** They are older than the log retains. */
-  | 'expired'
-  /** The id is newer than anything this log has made durable. */
-  | 'unknown'
-  /** The id comes from another life of the log (another epoch, or a bare number). */
-  | 'epoch';
 
 /** What a new SSE subscriber receives before live elements. */
 export type ResumePlan =
@@ -67,16 +66,23 @@ export function selectResume(lastEventId: RequestedEventId | undefined, log: Res
 
 /**
  * The `gap` event (and, in `Stream-Gap`, the same facts as a header): which id was asked for,
- * the id delivery goes on from, and why. The one place the gap payload is written.
+ * the id delivery goes on from in the log of `epoch`, and why. The one place the publisher
+ * writes a gap; its syntax is the protocol's (`@rdf-stream/protocol`).
  */
 export function gapFrame(requestedId: string, epoch: string, oldestRetainedSeq: number, reason: GapReason): string {
-  return sseFrame({ event: 'gap', data: gapData(requestedId, epoch, oldestRetainedSeq, reason) });
+  return sseFrame({ event: sseEvents.gap, data: gapData(requestedId, epoch, oldestRetainedSeq, reason) });
 }
 
 export function gapData(requestedId: string, epoch: string, oldestRetainedSeq: number, reason: GapReason): string {
-  return JSON.stringify({ requestedId, oldestRetained: elementId(epoch, oldestRetainedSeq), reason });
+  return gapEventData(gapOf(requestedId, epoch, oldestRetainedSeq, reason));
 }
 
 export function streamGapHeader(requestedId: string, epoch: string, oldestRetainedSeq: number, reason: GapReason): string {
-  return `${reason}; requested=${requestedId}; oldest=${elementId(epoch, oldestRetainedSeq)}`;
+  return streamGapHeaderValue(gapOf(requestedId, epoch, oldestRetainedSeq, reason));
 }
+
+const gapOf = (requestedId: string, epoch: string, oldestRetainedSeq: number, reason: GapReason): Gap => ({
+  requestedId,
+  oldestRetained: elementId(epoch, oldestRetainedSeq),
+  reason,
+});

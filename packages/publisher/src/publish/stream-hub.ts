@@ -1,7 +1,7 @@
 import type { Quad } from '@rdfjs/types';
+import type { FormatName } from '@rdf-stream/protocol';
 import type { EventLog } from '../log/event-log.js';
 import type { Observation } from '../model/observation.js';
-import type { FormatName } from '../render/formats.js';
 import type { JsonLdWriter } from '../render/jsonld-writer.js';
 import type { LoggedElement } from '../render/render-element.js';
 import type { ElementSource } from '../source/element-source.js';

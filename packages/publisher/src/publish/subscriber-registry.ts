@@ -1,15 +1,16 @@
+import { elementId, type FormatName } from '@rdf-stream/protocol';
 import type { EventLog } from '../log/event-log.js';
-import { elementId } from '../model/stream-element.js';
-import type { FormatName } from '../render/formats.js';
 import { Broadcaster } from './broadcaster.js';
 import { gapFrame, type ResumePlan } from './resume.js';
 import type { StreamMetrics } from './stream-metrics.js';
-import { Subscriber, type SubscriberSink } from './subscriber.js';
+import { type EvictionReason, Subscriber, type SubscriberSink } from './subscriber.js';
 
 export interface SubscriberLimits {
   readonly broadcastBatchSize: number;
   readonly maxSubscribers: number;
   readonly maxSubscriberQueueBytes: number;
+  /** Milliseconds a subscriber's socket may refuse data without draining before it is evicted. */
+  readonly subscriberStallTimeoutMs: number;
   /** Elements read from the log at a time while a subscriber catches up. */
   readonly catchUpBatchElements: number;
 }
@@ -30,6 +31,7 @@ export class SubscriberRegistry {
   readonly #limits: SubscriberLimits;
   readonly #onError: (error: unknown) => void;
   readonly #subscribersInProcess: () => number;
+  readonly #onEvicted: (subscriber: Subscriber, reason: EvictionReason) => void;
 
   constructor(options: {
     readonly streamId: string;
@@ -49,6 +51,10 @@ export class SubscriberRegistry {
       metrics: options.metrics,
     });
     this.#subscribersInProcess = options.subscribersInProcess ?? (() => this.broadcaster.size);
+    this.#onEvicted = (subscriber, reason) => {
+      this.broadcaster.remove(subscriber);
+      options.metrics.subscriberEvicted(options.streamId, reason);
+    };
   }
 
   /** True when `maxSubscribers` are connected to this process: a new subscriber is refused. */
@@ -64,13 +70,22 @@ export class SubscriberRegistry {
   subscribe(sink: SubscriberSink, format: FormatName, plan: ResumePlan): Subscriber {
     if (this.full) throw new TooManySubscribersError(`${this.#limits.maxSubscribers} subscribers are already connected`);
     const fromSeq = plan.kind === 'live' ? this.#log.latestSeq + 1 : plan.fromSeq;
-    const subscriber = new Subscriber(sink, format, fromSeq - 1, this.#limits.maxSubscriberQueueBytes);
+    const subscriber = new Subscriber(
+      sink,
+      format,
+      fromSeq - 1,
+      { maxQueueBytes: this.#limits.maxSubscriberQueueBytes, stallTimeoutMs: this.#limits.subscriberStallTimeoutMs },
+      this.#onEvicted,
+    );
     this.broadcaster.add(subscriber);
     this.#catchUp(subscriber).catch(this.#onError);
     return subscriber;
   }
 
-  /** Sends durable elements after `lastSentSeq` until none is left, then goes live (same turn). */
+  /**
+   * Sends durable elements after `lastSentSeq` until none is left, then goes live (same turn).
+   * A reader that stops draining meanwhile is evicted by its stall timer, as a live one is.
+   */
   async #catchUp(subscriber: Subscriber): Promise<void> {
     const log = this.#log;
     while (!subscriber.closed) {
@@ -85,7 +100,7 @@ export class SubscriberRegistry {
         // Retention removed it meanwhile (or it cannot be read): say so, go on from the oldest
         // retained element, and past this one at least, so that catch-up always progresses.
         const resumeAt = Math.max(log.oldestSeq ?? log.latestSeq + 1, seq + 1);
-        subscriber.sink.write(gapFrame(elementId(log.epoch, subscriber.lastSentSeq), log.epoch, resumeAt, 'expired'));
+        subscriber.write(gapFrame(elementId(log.epoch, subscriber.lastSentSeq), log.epoch, resumeAt, 'expired'));
         subscriber.lastSentSeq = resumeAt - 1;
         continue;
       }

@@ -1,4 +1,4 @@
-import type { FormatName } from './formats.js';
+import type { FormatName } from '@rdf-stream/protocol';
 import type { Encoding } from './compress.js';
 
 /**

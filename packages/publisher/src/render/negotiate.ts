@@ -1,12 +1,12 @@
 import { LRUCache } from 'lru-cache';
 import Negotiator from 'negotiator';
+import { type FormatName, formatNames, mediaTypeAliases, mediaTypes } from '@rdf-stream/protocol';
 import { type Encoding, encodings } from './compress.js';
-import { type FormatName, formatNames, formats } from './formats.js';
 
-/** Media types we answer, best default first; `application/json` gets JSON-LD. */
+/** Media types we answer, best default first, then their aliases (`application/json` gets JSON-LD). */
 const offered: ReadonlyArray<readonly [string, FormatName]> = [
-  ...formatNames.map((format) => [formats[format].mediaType, format] as const),
-  ['application/json', 'jsonld'],
+  ...formatNames.map((format) => [mediaTypes[format], format] as const),
+  ...Object.entries(mediaTypeAliases),
 ];
 const offeredTypes = offered.map(([mediaType]) => mediaType);
 

@@ -1,8 +1,9 @@
 import type { Quad } from '@rdfjs/types';
 import { DataFactory, Writer } from 'n3';
-import { elementId, type StreamElement } from '../model/stream-element.js';
+import { elementId, type FormatName, formatNames } from '@rdf-stream/protocol';
+import { type StreamElement } from '../model/stream-element.js';
 import { turtlePrefixes } from '../model/vocabulary.js';
-import { type FormatName, formatNames, formats } from './formats.js';
+import { formats } from './formats.js';
 import type { JsonLdWriter } from './jsonld-writer.js';
 import { sseFrame, trimFinalNewline } from './sse-frame.js';
 

@@ -1,6 +1,6 @@
 import type { Quad } from '@rdfjs/types';
 import { createHash } from 'node:crypto';
-import { type FormatName, formatNames } from './formats.js';
+import { type FormatName, formatNames } from '@rdf-stream/protocol';
 import type { JsonLdWriter } from './jsonld-writer.js';
 import { writeRdf } from './render-element.js';
 

@@ -1,5 +1,7 @@
 import type { Quad } from '@rdfjs/types';
-import { connect, type MqttClient } from 'mqtt';
+import { createRequire } from 'node:module';
+import type * as Mqtt from 'mqtt';
+import type { MqttClient } from 'mqtt';
 import type { N3Format } from '../model/rdf-formats.js';
 import { parseN3 } from '../model/rdf-input.js';
 import { extractObservations } from '../model/extract-observations.js';
@@ -90,7 +92,7 @@ export class MqttSource implements ElementSource {
     this.#sink = sink;
     this.#connected = false;
     this.#detail = 'connecting to the broker';
-    const client = connect(url, {
+    const client = loadMqtt().connect(url, {
       reconnectPeriod: reconnectPeriodMs,
       connectTimeout: connectTimeoutMs,
       clean: true,
@@ -223,4 +225,13 @@ export class MqttSource implements ElementSource {
     }
     return mapRecords(recordsOf(document, mapping), mapping);
   }
+}
+
+/**
+ * mqtt.js, loaded when the first MQTT source starts rather than with the publisher: it takes
+ * about as long to load as the rest of the publisher together, and most publishers have no
+ * MQTT source (a restart after a crash is back that much sooner).
+ */
+function loadMqtt(): typeof Mqtt {
+  return createRequire(import.meta.url)('mqtt') as typeof Mqtt;
 }

@@ -207,7 +207,48 @@ describe('slow subscribers', () => {
     await reader.waitForEvents(pushed + 1);
     expect(elementIds(reader.events)).toEqual(range(1, pushed + 1));
     const metrics = await (await fetch(`${running.url}/metrics`)).text();
-    expect(metrics).toMatch(/rdf_stream_subscribers_evicted_total\{stream="parking"\} 1/);
+    expect(metrics).toMatch(/rdf_stream_subscribers_evicted_total\{stream="parking",reason="queue"\} 1/);
     reader.close();
+  });
+
+  /** A raw client that sends its request and then never reads a byte (until `resume()`). */
+  function neverReading(path: string, headers = '') {
+    const socket = connect(Number(new URL(running!.url).port), '127.0.0.1');
+    socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\n${headers}\r\n`);
+    socket.pause();
+    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    // A paused socket never sees the end of its stream: read what is left, then the close.
+    return { closed: () => (socket.resume(), closed) };
+  }
+
+  const evictedMetric = async () => {
+    const metrics = await (await fetch(`${running!.url}/metrics`)).text();
+    return /rdf_stream_subscribers_evicted_total\{stream="parking",reason="(\w+)"\} 1/.exec(metrics)?.[1];
+  };
+
+  it('a live subscriber that stops reading is evicted subscriberStallTimeoutMs after its socket buffers fill, whatever the stream rate', async () => {
+    // A queue limit it never reaches: only the stall timer can cut it.
+    running = await startPublisher(['--max-subscriber-queue-bytes', String(1 << 30), '--subscriber-stall-timeout-ms', '300']);
+    const stalled = neverReading('/streams/parking/events?format=ntriples');
+    await waitUntil(() => running!.hub.broadcaster.size === 1);
+    const big = sampleObservations(running.hub.definition.iri, Array.from({ length: 100 }, (_, index) => index));
+    // Pushes until the kernel's buffers are full and the timer has run out (a few MB at most).
+    for (let pushed = 0; running.hub.broadcaster.size === 1 && pushed < 2_000; pushed++) await running.push(big);
+    expect(running.hub.broadcaster.size).toBe(0);
+    expect(await evictedMetric()).toBe('stall');
+    await stalled.closed();
+  });
+
+  it('a subscriber that stops reading while it catches up over the history is evicted too (it never goes live)', async () => {
+    running = await startPublisher(['--subscriber-stall-timeout-ms', '300', '--log-cache-bytes', '0']);
+    const big = sampleObservations(running.hub.definition.iri, Array.from({ length: 100 }, (_, index) => index));
+    // Some 10 MB of history in N-Triples: far more than the kernel's buffers hold.
+    for (let pushed = 0; pushed < 100; pushed++) await running.push(big);
+    const [first] = ids(1);
+    const stalled = neverReading('/streams/parking/events?format=ntriples', `Last-Event-ID: ${first}\r\n`);
+    await waitUntil(() => running!.hub.broadcaster.size === 1);
+    await waitUntil(() => running!.hub.broadcaster.size === 0);
+    expect(await evictedMetric()).toBe('stall');
+    await stalled.closed();
   });
 });

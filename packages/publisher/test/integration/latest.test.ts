@@ -1,7 +1,8 @@
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
+import { formatNames } from '@rdf-stream/protocol';
 import { elementQuads } from '../../src/model/observation.js';
-import { formatNames, formats } from '../../src/render/formats.js';
+import { formats } from '../../src/render/formats.js';
 import { type RunningPublisher, sampleObservations, startPublisher } from '../support/publisher-fixture.js';
 import { expectIsomorphic, flatten, parseRdf } from '../support/rdf.js';
 import { readProblem } from '../support/problem.js';
@@ -69,6 +70,20 @@ describe('GET /streams/{id}/latest on a real socket', () => {
     expect(response.headers.get('vary')).toBe('Accept, Accept-Encoding');
     expect(response.headers.get('link')).toBe(`<${running.hub.definition.iri}>; rel="describedby"`);
     expect(response.headers.get('access-control-allow-origin')).toBe('*');
+  });
+
+  it('exposes to scripts the headers every other response exposes (one CORS list)', async () => {
+    running = await startPublisher();
+    await running.push();
+    const exposed = async (path: string, headers: Record<string, string> = {}) => {
+      const response = await get(`${running!.url}${path}`, { origin: 'https://app.example', ...headers });
+      await response.arrayBuffer();
+      return response.headers.get('access-control-expose-headers');
+    };
+    const everywhere = await exposed('/streams/parking');
+    expect(everywhere).toBe('ETag, Link, Expires, Last-Modified, Retry-After, Stream-Gap, Date, Location, WWW-Authenticate, Accept-Post');
+    // The fast path answers /latest with its own pre-built headers, not through @fastify/cors.
+    expect(await exposed('/streams/parking/latest')).toBe(everywhere);
   });
 
   it('micro-caches a stream without a regular interval for 1 s', async () => {

@@ -1,5 +1,5 @@
+import { formatNames } from '@rdf-stream/protocol';
 import type { LoggedElement } from '../../src/render/render-element.js';
-import { formatNames } from '../../src/render/formats.js';
 
 /** A small logged element whose frames name its sequence number (for log tests). */
 export function loggedElement(seq: number, generatedAt = new Date(1_800_000_000_000 + seq * 1000), epoch = 'testepoch'): LoggedElement {

@@ -10,6 +10,13 @@ import type { StreamHub } from '../../src/publish/stream-hub.js';
 import { ManualSource } from '../../src/source/manual-source.js';
 
 /** A port that was free a moment ago (the base URL must name the real port). */
+/**
+ * The publisher runs in the test's own process, whose code (a tight loop of pushes, a query
+ * engine loading) blocks the event loop as no real load would: no load shedding, unless a test
+ * turns it on (its flags come after these).
+ */
+const inProcess = ['--max-event-loop-turn-ms', '0'];
+
 export async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -49,7 +56,7 @@ export async function startPublisher(
 ): Promise<RunningPublisher> {
   const port = await freePort();
   // In memory unless the test asks for a data directory (`--log file --data-dir …`).
-  const config = loadConfig({ argv: ['--port', String(port), '--log-level', 'silent', '--log', 'memory', ...flags], env: {} });
+  const config = loadConfig({ argv: ['--port', String(port), '--log-level', 'silent', '--log', 'memory', ...inProcess, ...flags], env: {} });
   const source = new ManualSource(options.intervalMs === undefined ? 5_000 : options.intervalMs);
   const publisher = await createPublisher(config, { ...options, source, processMetrics: false });
   await publisher.start();
@@ -99,7 +106,7 @@ export async function startConfiguredPublisher(
   for (const [name, text] of Object.entries(options.files ?? {})) writeFileSync(join(dir, name), text);
   const port = await freePort();
   const config = loadConfig({
-    argv: ['--config', file, '--port', String(port), '--log-level', 'silent', '--data-dir', join(dir, 'data'), ...(options.flags ?? [])],
+    argv: ['--config', file, '--port', String(port), '--log-level', 'silent', '--data-dir', join(dir, 'data'), ...inProcess, ...(options.flags ?? [])],
     env: options.env ?? {},
   });
   const publisher = await createPublisher(config, { processMetrics: false });
@@ -114,4 +121,12 @@ export async function startConfiguredPublisher(
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** A publisher whose one stream, `sensors`, takes ingested elements (no shapes) with `token`. */
+export function startIngestPublisher(token: string, flags: readonly string[] = []): Promise<ConfiguredPublisher> {
+  return startConfiguredPublisher(
+    'streams:\n  - id: sensors\n    title: Sensors pushing their observations\n    shape: none\n    source: { kind: ingest, tokenEnv: INGEST_TOKEN }\n',
+    { env: { INGEST_TOKEN: token }, flags: ['--log', 'memory', ...flags] },
+  );
 }

@@ -3,7 +3,7 @@ import type { Quad } from '@rdfjs/types';
 import jsonld from 'jsonld';
 import { DataFactory, Parser } from 'n3';
 import { isomorphic } from 'rdf-isomorphic';
-import type { FormatName } from '../../src/render/formats.js';
+import type { FormatName } from '@rdf-stream/protocol';
 
 const bundledContext = JSON.parse(
   readFileSync(new URL('../../../../ontologies/context/sosa-stream.jsonld', import.meta.url), 'utf8'),

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { exposedHeaders, formatNames, gapReasons, mediaTypeAliases, mediaTypes } from '@rdf-stream/protocol';
 import { ConfigSchema } from '../../src/config/config-schema.js';
 import { flagOf } from '../../src/config/load-config.js';
 import { errorCatalogue } from '../../src/errors.js';
@@ -19,5 +20,17 @@ describe('user documentation stays in step with the code', () => {
     for (const [code, { status }] of Object.entries(errorCatalogue)) {
       expect(text, code).toMatch(new RegExp(`\\| \`${code}\` \\| ${status}\\b`));
     }
+  });
+
+  it('docs/protocol.md states the facts of @rdf-stream/protocol: the headers exposed, the formats, the gap reasons', () => {
+    const text = doc('protocol.md').replace(/\s+/g, ' ');
+    expect(text).toContain(`exposes ${exposedHeaders.slice(0, -1).map((name) => `\`${name}\``).join(', ')} and \`${exposedHeaders.at(-1)}\` to scripts`);
+    const aliasesOf = (format: string) =>
+      Object.entries(mediaTypeAliases)
+        .filter(([, aliased]) => aliased === format)
+        .map(([mediaType]) => ` (also for \`${mediaType}\`)`)
+        .join('');
+    for (const format of formatNames) expect(text, format).toContain(`| \`${mediaTypes[format]}\`${aliasesOf(format)} | \`${format}\` |`);
+    for (const reason of gapReasons) expect(text, reason).toContain(`| \`${reason}\` |`);
   });
 });

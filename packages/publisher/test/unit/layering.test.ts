@@ -26,6 +26,11 @@ describe('the layering rule (eslint.config.js)', () => {
     ['packages/client/src/latency/fixture.ts', "import { subscribe } from '../subscribe.js';", /latency sits before subscribe/],
     ['packages/client/src/decode/fixture.ts', "import { buildApp } from '../../../publisher/src/http/app.js';", /@rdf-stream\/publisher through its entry point/],
     ['packages/bench/src/fleet/fixture.ts', "import { subscribe } from '../../../client/src/subscribe.js';", /@rdf-stream\/client through its entry point/],
+    ['packages/publisher/src/model/fixture.ts', "import { mediaTypes } from '../../../protocol/src/index.js';", /@rdf-stream\/protocol through its entry point/],
+    ['packages/protocol/src/fixture.ts', "import { formats } from '../../publisher/src/render/formats.js';", /@rdf-stream\/publisher through its entry point/],
+    ['packages/protocol/src/fixture.ts', "import { subscribe } from '@rdf-stream/client';", /@rdf-stream\/protocol imports nothing from outside itself/],
+    ['packages/protocol/src/fixture.ts', "import { readFileSync } from 'node:fs';", /@rdf-stream\/protocol imports nothing from outside itself/],
+    ['packages/protocol/src/fixture.ts', "import { Parser } from 'n3';", /@rdf-stream\/protocol imports nothing from outside itself/],
   ])('%s: %s fails', async (path, source, message) => {
     expect(await layeringErrors(path, source)).toEqual([expect.stringMatching(message)]);
   });
@@ -38,6 +43,10 @@ describe('the layering rule (eslint.config.js)', () => {
     ['packages/client/src/query/fixture.ts', "import { subscribe } from '../subscribe.js';"],
     ['packages/client/src/transport/fixture.ts', "import { parseElementId } from '../element-id.js';"],
     ['packages/client/src/decode/fixture.ts', "import { createPublisher } from '@rdf-stream/publisher';"],
+    ['packages/publisher/src/model/fixture.ts', "import { mediaTypes } from '@rdf-stream/protocol';"],
+    ['packages/client/src/transport/fixture.ts', "import { parseGapEventData } from '@rdf-stream/protocol';"],
+    ['packages/dashboard/src/page/fixture.ts', "import { mediaTypes } from '@rdf-stream/protocol';"],
+    ['packages/protocol/src/fixture.ts', "import { mediaTypes } from './index.js';"],
   ])('%s: %s is allowed', async (path, source) => {
     expect(await layeringErrors(path, source)).toEqual([]);
   });

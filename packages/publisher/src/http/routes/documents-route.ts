@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { CONTEXT_PATH } from '../../model/bundled-context.js';
+import { CONTEXT_PATH, elementId, EVENT_STREAM_MEDIA_TYPE, mediaTypes, parseElementId } from '@rdf-stream/protocol';
 import { streamLinks } from '../../publish/descriptor.js';
 import { STORAGE_DESCRIPTION_REL, subscriptionServiceLinks } from '../../publish/subscription-service.js';
 import { type AppContext, hubOf } from '../app-context.js';
@@ -7,7 +7,6 @@ import { PublisherError } from '../../errors.js';
 import { elementNotModified, entityTag } from '../../render/etag.js';
 import { contentType } from '../../render/formats.js';
 import { frameDocument } from '../../render/sse-frame.js';
-import { elementId, parseElementId } from '../../model/stream-element.js';
 import { negotiatedFormat, sendStaticDocument } from '../rdf-document-reply.js';
 
 /** The catalogue, the stream descriptors (with `Link` headers to every interface) and the JSON-LD context. */
@@ -24,9 +23,9 @@ export function documentsRoute(app: FastifyInstance, context: AppContext): void 
     return sendStaticDocument(request, reply, descriptor, negotiation, {
       link: [
         `<${links.latest}>; rel="latest-version"`,
-        `<${links.events}>; rel="alternate"; type="text/event-stream"`,
+        `<${links.events}>; rel="alternate"; type="${EVENT_STREAM_MEDIA_TYPE}"`,
         `<${links.history}>; rel="https://w3id.org/tree#view"`,
-        `<${context.config.baseUrl}${CONTEXT_PATH}>; rel="http://www.w3.org/ns/json-ld#context"; type="application/ld+json"`,
+        `<${context.config.baseUrl}${CONTEXT_PATH}>; rel="http://www.w3.org/ns/json-ld#context"; type="${mediaTypes.jsonld}"`,
         `<${subscriptionServiceLinks(context.config.baseUrl).description}>; rel="${STORAGE_DESCRIPTION_REL}"`,
       ].join(', '),
     });
@@ -60,7 +59,7 @@ export function documentsRoute(app: FastifyInstance, context: AppContext): void 
 
   app.get(CONTEXT_PATH, (_request, reply) =>
     reply
-      .headers({ 'content-type': 'application/ld+json', 'cache-control': 'public, max-age=86400' })
+      .headers({ 'content-type': mediaTypes.jsonld, 'cache-control': 'public, max-age=86400' })
       .send(context.contextDocument),
   );
 }

@@ -1,9 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { type FormatName, formatNames, isFormatName, STREAM_GAP_HEADER } from '@rdf-stream/protocol';
 import { PublisherError } from '../../errors.js';
 import { gapFrame, parseEventId, selectResume, streamGapHeader } from '../../publish/resume.js';
-import { type FormatName, formatNames, isFormatName } from '../../render/formats.js';
 import { sseFrame } from '../../render/sse-frame.js';
-import { streamHeaders } from '../sse-response.js';
+import { shedStream, streamHeaders } from '../sse-response.js';
 import { type AppContext, hubOf } from '../app-context.js';
 
 /** Requests that arrived while the process was under pressure (marked by under-pressure's hook). */
@@ -56,7 +56,7 @@ export function eventsRoute(app: FastifyInstance, context: AppContext): void {
       const headers = streamHeaders(reply);
       let preamble = sseFrame({ comment: 'ok', retry: config.sseRetryMs });
       if (plan.kind === 'gap') {
-        headers['stream-gap'] = streamGapHeader(plan.requestedId, hub.log.epoch, plan.fromSeq, plan.reason);
+        headers[STREAM_GAP_HEADER.toLowerCase()] = streamGapHeader(plan.requestedId, hub.log.epoch, plan.fromSeq, plan.reason);
         preamble += gapFrame(plan.requestedId, hub.log.epoch, plan.fromSeq, plan.reason);
       }
       reply.hijack();
@@ -67,10 +67,10 @@ export function eventsRoute(app: FastifyInstance, context: AppContext): void {
   );
 
   function shed(reply: FastifyReply, code: 'PUB_ERR_OVERLOADED' | 'PUB_ERR_SHUTTING_DOWN', maxDelayMs: number) {
-    const retryMs = Math.max(config.sseRetryMs, Math.round(Math.random() * maxDelayMs));
+    const { retryAfter, body } = shedStream(code, config.sseRetryMs, maxDelayMs);
     reply.hijack();
-    reply.raw.writeHead(200, { ...streamHeaders(reply), 'retry-after': String(Math.ceil(retryMs / 1000)) });
-    reply.raw.end(sseFrame({ retry: retryMs, event: 'shed', data: JSON.stringify({ code, retryMs }) }));
+    reply.raw.writeHead(200, { ...streamHeaders(reply), 'retry-after': retryAfter });
+    reply.raw.end(body);
   }
 }
 

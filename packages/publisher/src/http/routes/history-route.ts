@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FormatName } from '@rdf-stream/protocol';
 import { PublisherError } from '../../errors.js';
 import { type HistoryBody, HistoryPageCache, type HistorySource } from '../../publish/history-page-cache.js';
 import {
@@ -13,7 +14,7 @@ import {
 } from '../../publish/history-pages.js';
 import { cacheHeaders } from '../../render/cache-headers.js';
 import { ifNoneMatchIncludes } from '../../render/etag.js';
-import { contentType, type FormatName } from '../../render/formats.js';
+import { contentType } from '../../render/formats.js';
 import { type AppContext, hubOf } from '../app-context.js';
 import { negotiatedFormat } from '../rdf-document-reply.js';
 

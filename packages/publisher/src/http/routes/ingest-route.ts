@@ -1,11 +1,10 @@
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { CONTEXT_PATH, elementId } from '@rdf-stream/protocol';
 import { PublisherError } from '../../errors.js';
 import { LogAppendError } from '../../log/event-log.js';
-import { CONTEXT_PATH } from '../../model/bundled-context.js';
 import type { InputFormat } from '../../model/rdf-formats.js';
-import { elementId } from '../../model/stream-element.js';
 import type { StreamHub } from '../../publish/stream-hub.js';
 import { type AppContext, hubOf } from '../app-context.js';
 import { authorize } from '../ingest/ingest-auth.js';
@@ -37,7 +36,12 @@ const ingestRequests = new WeakMap<FastifyRequest, IngestRequest>();
 export function ingestRoute(app: FastifyInstance, context: AppContext): void {
   const { config } = context;
   const parseOptions = {
-    limits: { maxTriples: config.ingestMaxTriples, maxLiteralChars: config.ingestMaxLiteralChars, maxIriChars: config.ingestMaxIriChars },
+    limits: {
+      maxTriples: config.ingestMaxTriples,
+      maxLiteralChars: config.ingestMaxLiteralChars,
+      maxIriChars: config.ingestMaxIriChars,
+      maxJsonDepth: config.ingestMaxJsonDepth,
+    },
     contexts: new Map([[`${config.baseUrl}${CONTEXT_PATH}`, JSON.parse(context.contextDocument.toString('utf8')) as unknown]]),
   };
 

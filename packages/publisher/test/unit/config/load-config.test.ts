@@ -51,6 +51,7 @@ describe('loadConfig', () => {
     [['--stream-id', 'Bad Id'], /streamId/],
     [['--base-url', 'not a url'], /baseUrl/],
     [['--no-such-flag'], /unknown option '--no-such-flag'/],
+    [['--headers-timeout-ms', '20000', '--request-timeout-ms', '10000'], /headersTimeoutMs \(20000\) must not exceed requestTimeoutMs \(10000\)/],
   ])('rejects %j with a message naming the value and its origin', (argv, message) => {
     expect(() => loadConfig({ argv })).toThrow(ConfigError);
     expect(() => loadConfig({ argv })).toThrow(message);

@@ -3,9 +3,9 @@ import { mkdtempSync, readdirSync, rmSync, statSync, truncateSync, appendFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { formatNames } from '@rdf-stream/protocol';
 import { LogAppendError, LogOpenError } from '../../../src/log/event-log.js';
 import { FileEventLog, type FileEventLogOptions } from '../../../src/log/file-event-log.js';
-import { formatNames } from '../../../src/render/formats.js';
 import { loggedElement } from '../../support/logged-element.js';
 import { mountSmallFilesystem } from '../../support/small-filesystem.js';
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { formatNames } from '@rdf-stream/protocol';
 import { loadBundledContext } from '../../../src/model/bundled-context.js';
 import { elementQuads, type Observation } from '../../../src/model/observation.js';
 import { elementGraphIri } from '../../../src/model/stream-element.js';
-import { formatNames } from '../../../src/render/formats.js';
 import { JsonLdWriter } from '../../../src/render/jsonld-writer.js';
 import { renderElement } from '../../../src/render/render-element.js';
 import { expectIsomorphic, flatten, parseRdf } from '../../support/rdf.js';

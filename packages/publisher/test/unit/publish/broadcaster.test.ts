@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { formatNames } from '@rdf-stream/protocol';
 import { MemoryEventLog } from '../../../src/log/memory-event-log.js';
 import { Broadcaster } from '../../../src/publish/broadcaster.js';
 import { noMetrics, type StreamMetrics } from '../../../src/publish/stream-metrics.js';
 import { Subscriber } from '../../../src/publish/subscriber.js';
-import { formatNames } from '../../../src/render/formats.js';
 import type { LoggedElement } from '../../../src/render/render-element.js';
 import { sseFrame } from '../../../src/render/sse-frame.js';
 import { FakeSink } from '../../support/fake-sink.js';
@@ -19,6 +19,8 @@ function element(seq: number, size = 100): LoggedElement {
   };
 }
 
+const roomy = { maxQueueBytes: 1 << 20, stallTimeoutMs: 60_000 };
+
 function setup(options: { batchSize?: number; metrics?: StreamMetrics } = {}) {
   const log = new MemoryEventLog(10, { retainedElements: 100, retainedSeconds: 0 });
   let turns = 0;
@@ -31,8 +33,11 @@ function setup(options: { batchSize?: number; metrics?: StreamMetrics } = {}) {
       await new Promise((resolve) => setImmediate(resolve));
     },
   });
+  const metrics = options.metrics ?? noMetrics;
   const live = (sink: FakeSink, maxQueueBytes = 1 << 20) => {
-    const subscriber = new Subscriber(sink, 'turtle', log.latestSeq, maxQueueBytes);
+    const subscriber = new Subscriber(sink, 'turtle', log.latestSeq, { maxQueueBytes, stallTimeoutMs: 60_000 }, (_, reason) =>
+      metrics.subscriberEvicted('s', reason),
+    );
     subscriber.live = true;
     broadcaster.add(subscriber);
     return subscriber;
@@ -94,8 +99,8 @@ describe('Broadcaster', () => {
   });
 
   it('evicts a subscriber whose unsent bytes would exceed its limit, while others keep receiving', async () => {
-    let evicted = 0;
-    const metrics = { ...noMetrics, subscriberEvicted: () => void evicted++ };
+    const evicted: string[] = [];
+    const metrics = { ...noMetrics, subscriberEvicted: (_: string, reason: string) => void evicted.push(reason) };
     const { live, publish, broadcaster } = setup({ metrics });
     const reader = new FakeSink();
     const stalled = new FakeSink(false);
@@ -109,7 +114,7 @@ describe('Broadcaster', () => {
     expect(stalled.destroyed).toBe(false);
     await publish(1000);
     expect(stalled.destroyed).toBe(true);
-    expect(evicted).toBe(1);
+    expect(evicted).toEqual(['queue']);
     expect(broadcaster.size).toBe(1);
     await publish(1000);
     expect(reader.ids()).toEqual([1, 2, 3, 4]);
@@ -118,9 +123,9 @@ describe('Broadcaster', () => {
   it('skips subscribers still catching up and those already sent an element', async () => {
     const { broadcaster, log, publish } = setup();
     const replaying = new FakeSink();
-    broadcaster.add(new Subscriber(replaying, 'turtle', 0, 1 << 20));
+    broadcaster.add(new Subscriber(replaying, 'turtle', 0, roomy));
     const ahead = new FakeSink();
-    const subscriber = new Subscriber(ahead, 'turtle', 1, 1 << 20);
+    const subscriber = new Subscriber(ahead, 'turtle', 1, roomy);
     subscriber.live = true;
     broadcaster.add(subscriber);
     await publish();

@@ -1,6 +1,7 @@
 import type { Quad } from '@rdfjs/types';
 import { DataFactory } from 'n3';
 import { describe, expect, it } from 'vitest';
+import { formatNames } from '@rdf-stream/protocol';
 import { loadBundledContext } from '../../../src/model/bundled-context.js';
 import { elementQuads, elementQuadsFromTriples } from '../../../src/model/observation.js';
 import { elementGraphIri, type StreamElement } from '../../../src/model/stream-element.js';
@@ -13,7 +14,6 @@ import {
   pageState,
   parsePageId,
 } from '../../../src/publish/history-pages.js';
-import { formatNames } from '../../../src/render/formats.js';
 import { JsonLdWriter } from '../../../src/render/jsonld-writer.js';
 import { renderElement } from '../../../src/render/render-element.js';
 import { sampleObservations } from '../../support/publisher-fixture.js';

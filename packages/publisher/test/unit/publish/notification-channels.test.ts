@@ -9,13 +9,17 @@ import { manualClock } from '../../support/manual-clock.js';
 
 const streamIri = 'http://127.0.0.1:8080/streams/parking';
 
-function setup(limits: { maxNotificationChannels?: number; maxSubscriberQueueBytes?: number } = {}) {
+function setup(limits: { maxNotificationChannels?: number; maxSubscriberQueueBytes?: number; subscriberStallTimeoutMs?: number } = {}) {
   const log = new MemoryEventLog(100, { retainedElements: 1000, retainedSeconds: 0 }, { epoch: 'testepoch' });
   const time = manualClock();
   const errors: unknown[] = [];
   const channels = new NotificationChannels({
     logs: new Map([['parking', log]]),
-    limits: { maxNotificationChannels: limits.maxNotificationChannels ?? 10, maxSubscriberQueueBytes: limits.maxSubscriberQueueBytes ?? 64 * 1024 },
+    limits: {
+      maxNotificationChannels: limits.maxNotificationChannels ?? 10,
+      maxSubscriberQueueBytes: limits.maxSubscriberQueueBytes ?? 64 * 1024,
+      subscriberStallTimeoutMs: limits.subscriberStallTimeoutMs ?? 10_000,
+    },
     onError: (error) => errors.push(error),
     clock: time.clock,
   });
@@ -99,6 +103,23 @@ describe('NotificationChannels', () => {
     await append(2);
     expect(stalled.destroyed).toBe(true);
     expect(channels.get(channel.id)).toBeDefined();
+  });
+
+  it('cuts a receiver whose socket refuses data for subscriberStallTimeoutMs without draining, and keeps one that drains', async () => {
+    const { channels, append, request, time } = setup({ subscriberStallTimeoutMs: 5_000 });
+    const stalled = new FakeSink(false, 10);
+    const slow = new FakeSink(false, 10);
+    const stalledChannel = channels.open(request())!;
+    channels.connect(stalledChannel.id, stalled);
+    channels.connect(channels.open(request())!.id, slow);
+    await append(1);
+    time.advanceBy(4_999);
+    slow.drain();
+    expect(stalled.destroyed).toBe(false);
+    time.advanceBy(1);
+    expect(stalled.destroyed).toBe(true);
+    expect(slow.destroyed).toBe(false);
+    expect(channels.get(stalledChannel.id)).toBeDefined();
   });
 
   it('gives each channel an unguessable id', () => {

@@ -1,9 +1,9 @@
 import type { Quad } from '@rdfjs/types';
 import { DataFactory } from 'n3';
 import { describe, expect, it } from 'vitest';
+import { formatNames } from '@rdf-stream/protocol';
 import { loadBundledContext } from '../../../src/model/bundled-context.js';
 import { elementQuads } from '../../../src/model/observation.js';
-import { formatNames } from '../../../src/render/formats.js';
 import { JsonLdWriter } from '../../../src/render/jsonld-writer.js';
 import { renderElement } from '../../../src/render/render-element.js';
 import { sampleObservations } from '../../support/publisher-fixture.js';
