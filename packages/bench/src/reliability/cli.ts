@@ -1,0 +1,55 @@
+/**
+ * `pnpm test:reliability`: runs the reliability scenarios against real publisher processes on
+ * loopback, prints a table of what held and writes `reliability.json`. `--short` runs the sizes
+ * CI uses; `--scenario` picks some. See docs/reliability.md.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { Command, Option } from 'commander';
+import type { ScenarioResult } from './scenario-result.js';
+import { defaultScenarios, type ScenarioName, scenarioNames, scenarios } from './scenarios/index.js';
+
+const program = new Command('reliability')
+  .description('Churns, kills, stalls, overloads, drains, fuzzes and soaks the publisher; reports what was lost.')
+  .addOption(new Option('--scenario <names...>', 'scenarios to run').choices(scenarioNames).default(defaultScenarios))
+  .option('--short', 'the short sizes CI runs (seconds, not minutes)', false)
+  .option('--soak-minutes <minutes>', 'duration of the soak scenario', '60')
+  .option('--out <file>', 'where to write the results', 'reliability-results/reliability.json')
+  .parse();
+
+const options = program.opts<{ scenario: ScenarioName[]; short: boolean; soakMinutes: string; out: string }>();
+const out = resolve(process.env.INIT_CWD ?? process.cwd(), options.out);
+mkdirSync(dirname(out), { recursive: true });
+const results: ScenarioResult[] = [];
+/** No scenario may run for ever: its own duration plus this much (ms). */
+const SCENARIO_GRACE_MS = 10 * 60_000;
+const deadlineMs = (name: ScenarioName) => (name === 'soak' ? Number(options.soakMinutes) * 60_000 : 10 * 60_000) + SCENARIO_GRACE_MS;
+const withDeadline = <T>(work: Promise<T>, ms: number) =>
+  Promise.race([work, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`did not finish within ${ms / 60_000} min`)), ms).unref())]);
+/** Written after every scenario, so that an interrupted run keeps what it measured. */
+const save = () =>
+  writeFileSync(out, `${JSON.stringify({ generatedAt: new Date().toISOString(), short: options.short, node: process.version, results }, null, 2)}\n`);
+
+for (const name of options.scenario) {
+  process.stderr.write(`== ${name}${options.short ? ' (short)' : ''}\n`);
+  try {
+    results.push(await withDeadline(scenarios[name]({ short: options.short, soakMinutes: Number(options.soakMinutes) }), deadlineMs(name)));
+  } catch (error) {
+    results.push({ name, weakness: '', seconds: 0, figures: {}, checks: [{ what: 'the scenario ran to its end', holds: false, observed: (error as Error).stack ?? String(error), timed: false }] });
+  }
+  const last = results.at(-1)!;
+  process.stderr.write(`== ${name}: ${last.checks.every((entry) => entry.holds) ? 'holds' : 'FAILS'} ${JSON.stringify(last.figures)}\n`);
+  save();
+}
+
+const rows = results.flatMap((result) =>
+  result.checks.map((entry, index) => [index === 0 ? result.name : '', entry.holds ? 'holds' : 'FAILS', entry.what, entry.observed]),
+);
+const widths = [0, 1, 2].map((column) => Math.max(...rows.map((row) => row[column]!.length), 8));
+const line = (row: string[]) => `| ${row.map((cell, column) => (column < 3 ? cell.padEnd(widths[column]!) : cell)).join(' | ')} |`;
+console.log(line(['scenario', 'result', 'what must hold', 'observed']));
+console.log(line(widths.map((width) => '-'.repeat(width)).concat('---')));
+for (const row of rows) console.log(line(row));
+for (const result of results) console.log(`${result.name} (${result.seconds} s): ${JSON.stringify(result.figures)}`);
+console.log(`written: ${out}`);
+process.exitCode = results.every((result) => result.checks.every((entry) => entry.holds)) ? 0 : 1;

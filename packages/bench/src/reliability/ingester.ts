@@ -1,0 +1,77 @@
+import { Pool } from 'undici';
+
+/** One POST of the ingester: its marker, and the element id of its 201 if it was acknowledged. */
+export interface IngestAttempt {
+  readonly marker: number;
+  readonly acknowledgedId: string | undefined;
+}
+
+/** The IRI each ingested element carries, so that it can be found in the log again. */
+export const markerIri = (marker: number) => `urn:reliability:ingest:${marker}`;
+export const markerOf = (text: string): number | undefined => {
+  const match = /urn:reliability:ingest:(\d+)/.exec(text);
+  return match === null ? undefined : Number(match[1]);
+};
+
+/**
+ * Posts one small element after another to an ingest stream, at a steady rate, and keeps what
+ * was acknowledged (201) apart from what was not (an error or a dead connection: the element
+ * may or may not have been made durable). Never retries: a retry of an element that was made
+ * durable but not acknowledged would be a second element.
+ */
+export class Ingester {
+  readonly attempts: IngestAttempt[] = [];
+  readonly #pool: Pool;
+  readonly #path: string;
+  readonly #token: string;
+  #running = false;
+  #loop: Promise<void> | undefined;
+
+  constructor(baseUrl: string, streamId: string, token: string) {
+    this.#pool = new Pool(baseUrl, { connections: 1, headersTimeout: 10_000, bodyTimeout: 10_000 });
+    this.#path = `/streams/${streamId}`;
+    this.#token = token;
+  }
+
+  get acknowledged(): number {
+    return this.attempts.filter((attempt) => attempt.acknowledgedId !== undefined).length;
+  }
+
+  start(perSecond: number): void {
+    this.#running = true;
+    this.#loop = (async () => {
+      const spacingMs = 1_000 / perSecond;
+      let next = performance.now();
+      while (this.#running) {
+        await this.#post(this.attempts.length + 1);
+        next += spacingMs;
+        const wait = next - performance.now();
+        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+        else next = performance.now();
+      }
+    })();
+  }
+
+  async stop(): Promise<void> {
+    this.#running = false;
+    await this.#loop;
+    await this.#pool.close();
+  }
+
+  async #post(marker: number): Promise<void> {
+    let acknowledgedId: string | undefined;
+    try {
+      const response = await this.#pool.request({
+        path: this.#path,
+        method: 'POST',
+        headers: { authorization: `Bearer ${this.#token}`, 'content-type': 'application/n-triples' },
+        body: `<${markerIri(marker)}> <http://www.w3.org/2000/01/rdf-schema#label> "element ${marker}" .\n`,
+      });
+      const body = await response.body.text();
+      if (response.statusCode === 201) acknowledgedId = (JSON.parse(body) as { id: string }).id;
+    } catch {
+      // The connection died (the publisher was killed): not acknowledged.
+    }
+    this.attempts.push({ marker, acknowledgedId });
+  }
+}

@@ -1,0 +1,104 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const repositoryRoot = fileURLToPath(new URL('../../../../', import.meta.url));
+/** How long a start may take before the scenario gives up on it (ms). */
+const START_TIMEOUT_MS = 60_000;
+
+export interface PublisherProcessOptions {
+  readonly port: number;
+  /** CLI flags beyond port, data directory and log level. */
+  readonly flags?: readonly string[];
+  /** A configuration file's text (YAML), written beside the data directory and passed with --config. */
+  readonly configYaml?: string;
+  readonly env?: Readonly<Record<string, string>>;
+}
+
+/**
+ * The publisher CLI as its own process, on a durable log in a data directory that outlives the
+ * process (so that it can be killed and started again on the same log), removed by `dispose()`.
+ */
+export class PublisherProcess {
+  readonly dir = mkdtempSync(join(tmpdir(), 'reliability-publisher-'));
+  readonly url: string;
+  #child: ChildProcess | undefined;
+  #exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }> | undefined;
+  readonly #options: PublisherProcessOptions;
+
+  constructor(options: PublisherProcessOptions) {
+    this.#options = options;
+    this.url = `http://127.0.0.1:${options.port}`;
+    if (options.configYaml !== undefined) writeFileSync(join(this.dir, 'publisher.yaml'), options.configYaml);
+  }
+
+  get pid(): number {
+    if (this.#child?.pid === undefined) throw new Error('the publisher is not running');
+    return this.#child.pid;
+  }
+
+  get running(): boolean {
+    return this.#child !== undefined && this.#child.exitCode === null && this.#child.signalCode === null;
+  }
+
+  /** Starts the process and resolves once it has listened and started its sources. */
+  async start(): Promise<void> {
+    const { port, flags = [], configYaml, env = {} } = this.#options;
+    // node itself, not the tsx launcher: the pid is the publisher's (signals reach it, /proc reads it).
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        'packages/publisher/src/cli.ts',
+        ...(configYaml === undefined ? [] : ['--config', join(this.dir, 'publisher.yaml')]),
+        '--port', String(port),
+        '--data-dir', join(this.dir, 'data'),
+        '--log-level', 'info',
+        ...flags,
+      ],
+      { cwd: repositoryRoot, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } },
+    );
+    this.#child = child;
+    this.#exit = once(child, 'exit').then(([code, signal]) => ({ code: code as number | null, signal: signal as NodeJS.Signals | null }));
+    let seen = '';
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (seen = (seen + chunk).slice(-4_000)));
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`the publisher did not start within ${START_TIMEOUT_MS} ms: ${seen.slice(-1_000)}`)), START_TIMEOUT_MS);
+      child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+        seen = (seen + chunk).slice(-4_000);
+        if (seen.includes('"msg":"publishing')) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+      void this.#exit!.then(({ code, signal }) => {
+        clearTimeout(timer);
+        reject(new Error(`the publisher exited (${code ?? signal}) before it started: ${seen.slice(-1_000)}`));
+      });
+    });
+  }
+
+  /** Sends `signal` and resolves with how the process ended and how long it took. */
+  async stop(signal: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null; exitMs: number }> {
+    const exit = this.#exit;
+    if (exit === undefined || !this.running) throw new Error('the publisher is not running');
+    const sentAt = performance.now();
+    this.#child!.kill(signal);
+    const ended = await exit;
+    return { ...ended, exitMs: Math.round(performance.now() - sentAt) };
+  }
+
+  /** Open file descriptors of the process (Linux). */
+  openFiles(): number {
+    return readdirSync(`/proc/${this.pid}/fd`).length;
+  }
+
+  async dispose(): Promise<void> {
+    if (this.running) await this.stop('SIGKILL');
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,126 @@
+import { parseElementId } from '@rdf-stream/protocol';
+import { freePort } from '../free-port.js';
+import { Ingester, markerOf } from '../ingester.js';
+import { probe } from '../probe.js';
+import { PublisherProcess } from '../publisher-process.js';
+import { check, timedCheck, progress, type ScenarioResult, sleep } from '../scenario-result.js';
+import { SseFleet } from '../sse-fleet.js';
+
+export interface CrashOptions {
+  readonly subscribers: number;
+  readonly ingestPerSecond: number;
+  readonly killAfterSeconds: number;
+  readonly ingestAfterRestartSeconds: number;
+}
+
+export const crashDefaults: CrashOptions = { subscribers: 10_000, ingestPerSecond: 2, killAfterSeconds: 20, ingestAfterRestartSeconds: 10 };
+export const crashShort: CrashOptions = { subscribers: 200, ingestPerSecond: 20, killAfterSeconds: 4, ingestAfterRestartSeconds: 3 };
+
+const TOKEN = 'reliability-token-0123456789abcdef';
+const CONFIG = `
+streams:
+  - id: sensors
+    title: Sensors pushing observations (reliability scenario)
+    source: { kind: ingest, tokenEnv: RELIABILITY_TOKEN }
+`;
+/** How soon the publisher must serve again after `kill -9` (ms). */
+const BACK_WITHIN_MS = 5_000;
+
+/**
+ * Crash: `kill -9` under subscribers and steady ingest, then start again on the same log.
+ * Guards against acknowledged elements lost (a 201 before the write was durable), elements
+ * written twice, ids reused after a restart, and subscribers that cannot resume across it.
+ */
+export async function crashScenario(options: CrashOptions = crashDefaults): Promise<ScenarioResult> {
+  const started = performance.now();
+  const publisher = new PublisherProcess({
+    port: await freePort(),
+    configYaml: CONFIG,
+    env: { RELIABILITY_TOKEN: TOKEN },
+    flags: ['--max-subscribers', String(options.subscribers + 100)],
+  });
+  await publisher.start();
+  const eventsUrl = `${publisher.url}/streams/sensors/events`;
+  const fleet = new SseFleet({ eventsUrl, subscribers: options.subscribers, backoff: { initialDelayMs: 500, maxDelayMs: 5_000 } });
+  const ingester = new Ingester(publisher.url, 'sensors', TOKEN);
+  const collected = new Map<number, number[]>();
+  const collector = new SseFleet({
+    eventsUrl,
+    subscribers: 1,
+    // A bare number is an id of no life of this log: the publisher replays all it retains.
+    lastEventId: '0',
+    onElement: (_subscriber, seq, text) => {
+      const marker = markerOf(text);
+      if (marker !== undefined) collected.set(marker, [...(collected.get(marker) ?? []), seq]);
+    },
+  });
+  try {
+    await fleet.start();
+    ingester.start(options.ingestPerSecond);
+    progress('crash', `${options.subscribers} subscribers, ingest at ${options.ingestPerSecond}/s; kill -9 in ${options.killAfterSeconds} s`);
+    await sleep(options.killAfterSeconds * 1_000);
+    const killedAt = performance.now();
+    const acknowledgedBeforeKill = ingester.acknowledged;
+    await publisher.stop('SIGKILL');
+    // Back means serving: the first answer on a fresh connection (the start-up log line comes
+    // later when ten thousand subscribers reconnect at once).
+    const restarted = publisher.start();
+    const backMs = await firstAnswer(`${publisher.url}/health`, killedAt);
+    await restarted;
+    progress('crash', `killed after ${acknowledgedBeforeKill} acknowledged elements; serving again after ${backMs} ms`);
+    await sleep(options.ingestAfterRestartSeconds * 1_000);
+    await ingester.stop();
+
+    const acknowledged = ingester.attempts.filter((attempt) => attempt.acknowledgedId !== undefined);
+    const seqOf = (id: string) => parseElementId(id)!.seq;
+    const lastSeq = Math.max(...acknowledged.map((attempt) => seqOf(attempt.acknowledgedId!)));
+    const epochs = new Set(acknowledged.map((attempt) => parseElementId(attempt.acknowledgedId!)!.epoch));
+    await fleet.reached(lastSeq, 120_000).catch((error: Error) => progress('crash', error.message));
+    await collector.start();
+    await collector.reached(lastSeq, 60_000).catch((error: Error) => progress('crash', error.message));
+
+    const lostAcknowledged = acknowledged.filter((attempt) => {
+      const seqs = collected.get(attempt.marker) ?? [];
+      return seqs.length !== 1 || seqs[0] !== seqOf(attempt.acknowledgedId!);
+    });
+    const unacknowledged = ingester.attempts.filter((attempt) => attempt.acknowledgedId === undefined);
+    const unacknowledgedKept = unacknowledged.filter((attempt) => collected.has(attempt.marker)).length;
+    const writtenTwice = [...collected.values()].filter((seqs) => seqs.length > 1).length;
+    const losses = fleet.losses(lastSeq);
+    return {
+      name: 'crash',
+      weakness: 'acknowledged elements lost or doubled by kill -9; subscribers unable to resume across a restart',
+      seconds: Math.round((performance.now() - started) / 1000),
+      figures: {
+        subscribers: options.subscribers,
+        acknowledged: acknowledged.length,
+        unacknowledged: unacknowledged.length,
+        unacknowledgedKept,
+        backMs,
+        lastSeq,
+        missing: losses.missing,
+        duplicates: losses.duplicates,
+      },
+      checks: [
+        timedCheck(`serving again within ${BACK_WITHIN_MS / 1000} s of kill -9`, backMs <= BACK_WITHIN_MS, `${backMs} ms`),
+        check('every acknowledged element present once, under the id it was acknowledged with', lostAcknowledged.length === 0, `${lostAcknowledged.length} of ${acknowledged.length} not so`),
+        check('no element written twice; one life of the log (no id reused)', writtenTwice === 0 && epochs.size === 1, `${writtenTwice} twice, ${epochs.size} epoch(s)`),
+        check('subscribers resumed with 0 missing, 0 duplicate', losses.missing === 0 && losses.duplicates === 0 && losses.neverReceived === 0, `${losses.missing} missing, ${losses.duplicates} duplicate, ${losses.neverReceived} never served`),
+      ],
+    };
+  } finally {
+    await ingester.stop().catch(() => undefined);
+    await fleet.stop();
+    await collector.stop();
+    await publisher.dispose();
+  }
+}
+
+/** Milliseconds from `sinceMs` until `url` answers 200 on a fresh connection (tried every 50 ms, for a minute at most). */
+async function firstAnswer(url: string, sinceMs: number): Promise<number> {
+  for (let attempt = 0; attempt < 1_200; attempt++) {
+    if ((await probe(url, 1_000)).status === 200) return Math.round(performance.now() - sinceMs);
+    await sleep(50);
+  }
+  return Number.POSITIVE_INFINITY;
+}
