@@ -5,11 +5,16 @@ export interface BackoffOptions {
   readonly random?: () => number;
 }
 
-/** Delay before retry number `attempt` (0-based), at least `floorMs` (e.g. the server's `retry:`). */
+/**
+ * Delay before retry number `attempt` (0-based): `floorMs` (e.g. the server's `retry:`) plus a
+ * random part of the exponential ceiling. The jitter goes on top of the floor, not under it: were
+ * it clamped to the floor, every client cut at the same moment (a publisher killed) would come
+ * back at the same moment, `retry:` later, and overflow the restarted publisher's accept queue.
+ */
 export function backoffDelay(attempt: number, options: BackoffOptions, floorMs = 0): number {
   const { initialDelayMs, maxDelayMs, random = Math.random } = options;
   const ceiling = Math.min(maxDelayMs, initialDelayMs * 2 ** Math.min(attempt, 30));
-  return Math.max(floorMs, Math.round(random() * ceiling));
+  return floorMs + Math.round(random() * ceiling);
 }
 
 /** Milliseconds asked by a `Retry-After` header (seconds or an HTTP date), or undefined. */
