@@ -3,9 +3,11 @@
  * loopback, prints a table of what held and writes `reliability.json`. `--short` runs the sizes
  * CI uses; `--scenario` picks some. See docs/reliability.md.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { Command, Option } from 'commander';
+import { type PublisherBuild, repositoryRoot, usePublisherBuild } from './publisher-process.js';
 import type { ScenarioResult } from './scenario-result.js';
 import { defaultScenarios, type ScenarioName, scenarioNames, scenarios } from './scenarios/index.js';
 
@@ -15,9 +17,19 @@ const program = new Command('reliability')
   .option('--short', 'the short sizes CI runs (seconds, not minutes)', false)
   .option('--soak-minutes <minutes>', 'duration of the soak scenario', '60')
   .option('--out <file>', 'where to write the results', 'reliability-results/reliability.json')
+  .addOption(
+    new Option('--publisher <build>', 'run the compiled publisher (built first, as deployed) or its TypeScript sources through tsx')
+      .choices(['compiled', 'source'])
+      .default('compiled'),
+  )
   .parse();
 
-const options = program.opts<{ scenario: ScenarioName[]; short: boolean; soakMinutes: string; out: string }>();
+const options = program.opts<{ scenario: ScenarioName[]; short: boolean; soakMinutes: string; out: string; publisher: PublisherBuild }>();
+if (options.publisher === 'compiled') {
+  process.stderr.write('== building the publisher (pnpm build: protocol and publisher)\n');
+  execFileSync('pnpm', ['--filter', '@rdf-stream/protocol', '--filter', '@rdf-stream/publisher', 'build'], { cwd: repositoryRoot, stdio: ['ignore', 'ignore', 'inherit'] });
+}
+usePublisherBuild(options.publisher);
 const out = resolve(process.env.INIT_CWD ?? process.cwd(), options.out);
 mkdirSync(dirname(out), { recursive: true });
 const results: ScenarioResult[] = [];

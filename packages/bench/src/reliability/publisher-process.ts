@@ -5,9 +5,30 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const repositoryRoot = fileURLToPath(new URL('../../../../', import.meta.url));
+export const repositoryRoot = fileURLToPath(new URL('../../../../', import.meta.url));
 /** How long a start may take before the scenario gives up on it (ms). */
 const START_TIMEOUT_MS = 60_000;
+
+/**
+ * What runs: the TypeScript sources through tsx (what the tests run, no build needed), or the
+ * compiled JavaScript as deployed (`pnpm build`; what `pnpm test:reliability` measures: tsx
+ * roughly doubles start-up, which the crash scenario times).
+ */
+export type PublisherBuild = 'source' | 'compiled';
+let defaultBuild: PublisherBuild = 'source';
+
+/** Chooses what every `PublisherProcess` started from now on runs. */
+export function usePublisherBuild(build: PublisherBuild): void {
+  defaultBuild = build;
+}
+
+/** Node's arguments before the publisher's own, per build. */
+const entryArguments: Record<PublisherBuild, readonly string[]> = {
+  // node itself, not the tsx launcher: the pid is the publisher's (signals reach it, /proc reads it).
+  source: ['--import', 'tsx', 'packages/publisher/src/cli.ts'],
+  // `@rdf-stream/compiled`: workspace packages resolve to their dist/ (packages/protocol/README.md).
+  compiled: ['--conditions=@rdf-stream/compiled', 'packages/publisher/bin/rdf-stream-publisher.js'],
+};
 
 export interface PublisherProcessOptions {
   readonly port: number;
@@ -47,13 +68,10 @@ export class PublisherProcess {
   /** Starts the process and resolves once it has listened and started its sources. */
   async start(): Promise<void> {
     const { port, flags = [], configYaml, env = {} } = this.#options;
-    // node itself, not the tsx launcher: the pid is the publisher's (signals reach it, /proc reads it).
     const child = spawn(
       process.execPath,
       [
-        '--import',
-        'tsx',
-        'packages/publisher/src/cli.ts',
+        ...entryArguments[defaultBuild],
         ...(configYaml === undefined ? [] : ['--config', join(this.dir, 'publisher.yaml')]),
         '--port', String(port),
         '--data-dir', join(this.dir, 'data'),

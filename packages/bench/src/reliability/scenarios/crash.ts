@@ -1,7 +1,7 @@
 import { parseElementId } from '@rdf-stream/protocol';
 import { freePort } from '../free-port.js';
 import { Ingester, markerOf } from '../ingester.js';
-import { probe } from '../probe.js';
+import { watchFirstAnswer } from '../probe.js';
 import { PublisherProcess } from '../publisher-process.js';
 import { check, timedCheck, progress, type ScenarioResult, sleep } from '../scenario-result.js';
 import { SseFleet } from '../sse-fleet.js';
@@ -59,15 +59,22 @@ export async function crashScenario(options: CrashOptions = crashDefaults): Prom
     ingester.start(options.ingestPerSecond);
     progress('crash', `${options.subscribers} subscribers, ingest at ${options.ingestPerSecond}/s; kill -9 in ${options.killAfterSeconds} s`);
     await sleep(options.killAfterSeconds * 1_000);
-    const killedAt = performance.now();
+    // Back means serving: the first 200 from /health on a fresh connection, watched from a process
+    // of its own (this one drives thousands of subscribers, whose reconnections would delay it).
+    const watcher = watchFirstAnswer(`${publisher.url}/health`);
+    await watcher.ready;
+    const killedAt = Date.now();
     const acknowledgedBeforeKill = ingester.acknowledged;
     await publisher.stop('SIGKILL');
-    // Back means serving: the first answer on a fresh connection (the start-up log line comes
-    // later when ten thousand subscribers reconnect at once).
-    const restarted = publisher.start();
-    const backMs = await firstAnswer(`${publisher.url}/health`, killedAt);
-    await restarted;
-    progress('crash', `killed after ${acknowledgedBeforeKill} acknowledged elements; serving again after ${backMs} ms`);
+    watcher.start();
+    const restartedAt = Date.now();
+    await publisher.start();
+    const startedMs = Date.now() - killedAt;
+    const backMs = (await watcher.answeredAt) - killedAt;
+    progress(
+      'crash',
+      `killed after ${acknowledgedBeforeKill} acknowledged elements; gone after ${restartedAt - killedAt} ms, serving again after ${backMs} ms, start-up logged after ${startedMs} ms`,
+    );
     await sleep(options.ingestAfterRestartSeconds * 1_000);
     await ingester.stop();
 
@@ -97,6 +104,7 @@ export async function crashScenario(options: CrashOptions = crashDefaults): Prom
         unacknowledged: unacknowledged.length,
         unacknowledgedKept,
         backMs,
+        startedMs,
         lastSeq,
         missing: losses.missing,
         duplicates: losses.duplicates,
@@ -114,13 +122,4 @@ export async function crashScenario(options: CrashOptions = crashDefaults): Prom
     await collector.stop();
     await publisher.dispose();
   }
-}
-
-/** Milliseconds from `sinceMs` until `url` answers 200 on a fresh connection (tried every 50 ms, for a minute at most). */
-async function firstAnswer(url: string, sinceMs: number): Promise<number> {
-  for (let attempt = 0; attempt < 1_200; attempt++) {
-    if ((await probe(url, 1_000)).status === 200) return Math.round(performance.now() - sinceMs);
-    await sleep(50);
-  }
-  return Number.POSITIVE_INFINITY;
 }
