@@ -10,6 +10,7 @@ export {
   type SubscribeOptions,
   type Subscription,
   type SubscriptionEvent,
+  streamEvents,
   subscribe,
 } from './subscribe.js';
 export { type BackoffOptions, backoffDelay, retryAfterMs } from './transport/backoff.js';

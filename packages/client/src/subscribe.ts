@@ -191,6 +191,21 @@ export function subscribe(streamUrl: string, options: SubscribeOptions = {}): Su
   };
 }
 
+/**
+ * One transport's raw events — each element's text as received, gaps, reconnections — with the
+ * defaults `subscribe` uses (reconnection, backoff, `Last-Event-ID`, caching, polling schedule)
+ * but no RDF decoding and no clock offset: the lean mode of a fleet of thousands of clients
+ * (the benchmark), which reads what it needs from the payload itself.
+ */
+export function streamEvents(
+  streamUrl: string,
+  transport: TransportName,
+  options: Omit<SubscribeOptions, 'transport' | 'from' | 'clockOffset'> = {},
+  stats: TransportStats = emptyStats(),
+): AsyncGenerator<TransportEvent> {
+  return openTransport(transport, streamUrl.replace(/\/+$/, ''), options.format ?? 'turtle', options, stats);
+}
+
 /** What every transport takes from the subscription's options. */
 function transportCommons(options: SubscribeOptions) {
   return {

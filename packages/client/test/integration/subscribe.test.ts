@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type StreamUpdate, type SubscriptionEvent, subscribe } from '../../src/subscribe.js';
+import { type StreamUpdate, type SubscriptionEvent, streamEvents, subscribe } from '../../src/subscribe.js';
+import type { TransportEvent } from '../../src/transport/transport-event.js';
 import { SubscriptionError } from '../../src/transport/subscription-error.js';
 import { startTestPublisher, type TestPublisher } from '../support/publisher.js';
 import { waitUntil } from '../support/wait-until.js';
@@ -129,6 +130,35 @@ describe('subscribe over SSE', () => {
     );
     expect(error).toBeInstanceOf(SubscriptionError);
     expect((error as SubscriptionError).problem?.code).toBe('PUB_ERR_STREAM_NOT_FOUND');
+  });
+});
+
+describe('streamEvents (lean mode)', () => {
+  it('hands over each element as its text, with its id and arrival time, undecoded, with subscribe’s defaults', async () => {
+    running = await startTestPublisher();
+    stop = new AbortController();
+    const events: TransportEvent[] = [];
+    const stats = { requests: 0, notModified: 0, elements: 0, reconnects: 0 };
+    const received = (async () => {
+      for await (const event of streamEvents(`${running!.streamUrl}/`, 'sse', { signal: stop.signal }, stats)) {
+        events.push(event);
+        if (events.length === 2) return;
+      }
+    })();
+    await waitUntil(() => running!.publisher.hubs.get('parking')!.broadcaster.size === 1);
+    const before = Date.now();
+    await running.push([4, 2]);
+    await running.push([5, 3]);
+    await received;
+    const epoch = epochOf(running);
+    expect(events.map((event) => (event.type === 'element' ? [event.id, event.format] : event.type))).toEqual([
+      [`${epoch}-1`, 'turtle'],
+      [`${epoch}-2`, 'turtle'],
+    ]);
+    const first = events[0] as Extract<TransportEvent, { type: 'element' }>;
+    expect(first.text).toContain('prov:generatedAtTime');
+    expect(first.receivedAt).toBeGreaterThanOrEqual(before);
+    expect(stats).toMatchObject({ requests: 1, elements: 2, reconnects: 0 });
   });
 });
 
