@@ -1,32 +1,37 @@
-import { request } from 'node:http';
-import { EVENT_STREAM_MEDIA_TYPE } from '@rdf-stream/protocol';
-import { createParser } from 'eventsource-parser';
+import { streamEvents } from '@rdf-stream/client';
 import { elementStamp } from '../fleet/timestamp.js';
 
-/** Follows the stream over SSE to know every element published and when it was generated. */
+/**
+ * Follows the stream over SSE to know every element published and when it was generated: the
+ * expected updates of the run. It is the client library's SSE transport, so a dropped
+ * connection is resumed with `Last-Event-ID` and nothing published meanwhile goes uncounted.
+ */
 export class ElementMonitor {
   readonly published = new Map<number, number>();
-  #stop: (() => void) | undefined;
+  /** Connections lost and resumed while the run went on. */
+  reconnects = 0;
+  readonly #stopping = new AbortController();
 
+  /** Resolves once the stream is open; rejects if the publisher refuses it (4xx). */
   start(streamUrl: string): Promise<void> {
     return new Promise((resolve, reject) => {
-      const req = request(new URL(`${streamUrl}/events?format=turtle`), { headers: { accept: EVENT_STREAM_MEDIA_TYPE } }, (res) => {
-        const parser = createParser({
-          onEvent: (event) => {
-            const stamp = elementStamp(event.data);
+      const fetchImpl = (async (input: string | URL | Request, init?: RequestInit) => {
+        const response = await fetch(input, init);
+        if (response.ok) resolve();
+        return response;
+      }) as typeof fetch;
+      void (async () => {
+        for await (const event of streamEvents(streamUrl, 'sse', { format: 'turtle', signal: this.#stopping.signal, fetch: fetchImpl })) {
+          if (event.type === 'element') {
+            const stamp = elementStamp(event.text);
             if (stamp) this.published.set(stamp.seq, stamp.generatedAtMs);
-          },
-        });
-        res.setEncoding('utf8').on('data', (chunk: string) => parser.feed(chunk));
-        resolve();
-      });
-      req.on('error', reject);
-      req.end();
-      this.#stop = () => req.destroy();
+          } else if (event.type === 'reconnect') this.reconnects++;
+        }
+      })().catch(reject);
     });
   }
 
   stop(): void {
-    this.#stop?.();
+    this.#stopping.abort();
   }
 }
