@@ -1,4 +1,4 @@
-import { PollFleet } from '../poll-fleet.js';
+import { PollFleetProcess } from '../poll-fleet-process.js';
 import { freePort } from '../free-port.js';
 import { rssBytes, Sampler } from '../process-probe.js';
 import { PublisherProcess } from '../publisher-process.js';
@@ -18,6 +18,13 @@ export const soakShort = (minutes: number): SoakOptions => ({ subscribers: 500, 
 const WARM_UP_FRACTION = 0.2;
 const RSS_SLOPE_LIMIT_BYTES_PER_HOUR = 1_048_576;
 const FD_SPREAD_LIMIT = 0.01;
+/**
+ * One element every 2 s (720 elements an hour at the default interval of 5 s would be few), and a
+ * poll every 5 s per poller: 2 500 SSE events and 1 000 polls a second, which the client fleets
+ * (in two processes) can drive beside the publisher on our two cores.
+ */
+const ELEMENT_INTERVAL_SECONDS = 2;
+const POLL_INTERVAL_MS = 5_000;
 /** The publisher's cache of decoded elements during the soak (bytes): full within the warm-up. */
 const SOAK_LOG_CACHE_BYTES = 4 * 1_048_576;
 
@@ -30,7 +37,7 @@ export async function soakScenario(options: SoakOptions): Promise<ScenarioResult
   const publisher = new PublisherProcess({
     port: await freePort(),
     flags: [
-      '--interval', '1',
+      '--interval', String(ELEMENT_INTERVAL_SECONDS),
       '--max-subscribers', String(options.subscribers + 100),
       '--max-event-loop-turn-ms', '0',
       // The bounded caches are not leaks, but at their defaults (64 MiB of decoded elements) they
@@ -40,12 +47,14 @@ export async function soakScenario(options: SoakOptions): Promise<ScenarioResult
   });
   await publisher.start();
   const sse = new SseFleet({ eventsUrl: `${publisher.url}/streams/parking/events`, subscribers: options.subscribers });
-  const polls = new PollFleet(`${publisher.url}/streams/parking/latest`, options.pollers, 5_000);
+  const polls = new PollFleetProcess({ latestUrl: `${publisher.url}/streams/parking/latest`, pollers: options.pollers, pollIntervalMs: POLL_INTERVAL_MS });
   const rss = new Sampler(() => rssBytes(publisher.pid), 10_000);
   const files = new Sampler(() => publisher.openFiles(), 10_000);
   try {
     await sse.start();
+    progress('soak', `${options.subscribers} SSE subscribers connecting; starting ${options.pollers} pollers (own process)`);
     await polls.start();
+    progress('soak', `running for ${options.minutes} min; an element every ${ELEMENT_INTERVAL_SECONDS} s, a poll every ${POLL_INTERVAL_MS / 1000} s per poller`);
     const deadline = Date.now() + options.minutes * 60_000;
     while (Date.now() < deadline) {
       await sleep(Math.min(60_000, deadline - Date.now()));
