@@ -5,7 +5,7 @@ import type { LoggedElement } from '../render/render-element.js';
 import { notificationFrame } from '../render/solid-notification.js';
 import { sseFrame } from '../render/sse-frame.js';
 import type { NotificationTopic, SubscriptionRequest } from './notification-request.js';
-import type { SubscriberSink } from './subscriber.js';
+import { GuardedSink, type SubscriberSink } from './guarded-sink.js';
 
 /** Time as the channels see it: the real clock, or a manual one in tests. */
 export interface ChannelClock {
@@ -47,14 +47,13 @@ export interface NotificationChannel {
 interface OpenChannel extends NotificationChannel {
   /** The state the receiver is known to have: the one it sent, else the topic's at subscription, then the last sent. */
   knownState: string | undefined;
-  sink: SubscriberSink | undefined;
+  /** The receiver's connection while one listens, with the queue and stall limits of SSE subscribers. */
+  connection: GuardedSink | undefined;
   lastEmitMs: number;
   /** Under `rate`: the newest notification held back, sent when the interval has passed. */
   pending: { frame: Buffer; state: string } | undefined;
   pendingTimer: unknown;
   endTimer: unknown;
-  /** Running while the receiver's socket refuses data (its buffers full): cuts it when it fires. */
-  stallTimer: unknown;
 }
 
 /**
@@ -99,12 +98,11 @@ export class NotificationChannels {
       endAtMs: request.endAtMs,
       rateMs: request.rateMs,
       knownState: request.state ?? this.#currentState(request.topic.streamId),
-      sink: undefined,
+      connection: undefined,
       lastEmitMs: Number.NEGATIVE_INFINITY,
       pending: undefined,
       pendingTimer: undefined,
       endTimer: undefined,
-      stallTimer: undefined,
     };
     channel.endTimer = this.#clock.setTimeout(() => this.#end(channel, sseFrame({ comment: 'channel ended (endAt)' })), request.endAtMs - this.#clock.now());
     this.#channels.set(channel.id, channel);
@@ -127,13 +125,17 @@ export class NotificationChannels {
   connect(id: string, sink: SubscriberSink, lastEventId?: string): boolean {
     const channel = this.#channels.get(id);
     if (channel === undefined) return false;
-    channel.sink?.destroy();
-    if (channel.stallTimer !== undefined) this.#clock.clearTimeout(channel.stallTimer);
-    channel.stallTimer = undefined;
-    channel.sink = sink;
-    sink.once('close', () => {
-      if (channel.sink === sink) channel.sink = undefined;
-    });
+    const previous = channel.connection;
+    channel.connection = undefined;
+    previous?.sink.destroy();
+    const limits = this.#options.limits;
+    const forget = () => {
+      if (channel.connection === connection) channel.connection = undefined;
+    };
+    // Cut like an SSE subscriber: it reconnects with its Last-Event-ID.
+    const connection = new GuardedSink(sink, { maxQueueBytes: limits.maxSubscriberQueueBytes, stallTimeoutMs: limits.subscriberStallTimeoutMs }, forget, this.#clock);
+    channel.connection = connection;
+    sink.once('close', forget);
     if (lastEventId !== undefined) channel.knownState = lastEventId;
     const log = this.#options.logs.get(channel.topic.streamId);
     const latest = log?.latest();
@@ -146,7 +148,7 @@ export class NotificationChannels {
   /** Writes a comment to every connected receiver, so that proxies keep idle streams open. */
   heartbeat(): void {
     const frame = sseFrame({ comment: '' });
-    for (const channel of this.#channels.values()) if (channel.sink !== undefined) this.#send(channel, frame);
+    for (const channel of this.#channels.values()) if (channel.connection !== undefined) this.#send(channel, frame);
   }
 
   /** Shutdown: ends every connection after `farewell()` and forgets every channel (they live in memory). */
@@ -206,7 +208,7 @@ export class NotificationChannels {
 
   /** Sends now, or under `rate` keeps only the newest notification until the interval has passed. */
   #deliver(channel: OpenChannel, frame: Buffer, state: string): void {
-    if (channel.sink === undefined) return;
+    if (channel.connection === undefined) return;
     const now = this.#clock.now();
     if (channel.rateMs === undefined || (channel.pending === undefined && now - channel.lastEmitMs >= channel.rateMs)) {
       this.#write(channel, frame, state);
@@ -217,7 +219,7 @@ export class NotificationChannels {
       channel.pendingTimer = undefined;
       const pending = channel.pending;
       channel.pending = undefined;
-      if (pending !== undefined && channel.sink !== undefined) this.#write(channel, pending.frame, pending.state);
+      if (pending !== undefined && channel.connection !== undefined) this.#write(channel, pending.frame, pending.state);
     }, channel.lastEmitMs + channel.rateMs - now);
   }
 
@@ -228,44 +230,26 @@ export class NotificationChannels {
 
   /**
    * Writes `frame`; a receiver whose queue would exceed `maxSubscriberQueueBytes`, or whose
-   * socket refuses data for `subscriberStallTimeoutMs` without draining, is cut (it reconnects
-   * with its Last-Event-ID), as SSE subscribers are.
+   * socket refuses data for `subscriberStallTimeoutMs` without draining, is cut (`GuardedSink`).
    */
   #send(channel: OpenChannel, frame: Buffer | string): boolean {
-    const sink = channel.sink;
-    if (sink === undefined || sink.destroyed) return false;
-    if (sink.writableLength + frame.length > this.#options.limits.maxSubscriberQueueBytes) {
-      channel.sink = undefined;
-      sink.destroy();
+    const connection = channel.connection;
+    if (connection === undefined || connection.closed) return false;
+    if (connection.wouldOverflow(frame.length)) {
+      connection.evict('queue');
       return false;
     }
-    if (!sink.write(frame)) this.#watchStall(channel, sink);
+    connection.write(frame);
     return true;
-  }
-
-  #watchStall(channel: OpenChannel, sink: SubscriberSink): void {
-    if (channel.stallTimer !== undefined) return;
-    const onDrain = () => {
-      this.#clock.clearTimeout(channel.stallTimer);
-      channel.stallTimer = undefined;
-    };
-    channel.stallTimer = this.#clock.setTimeout(() => {
-      channel.stallTimer = undefined;
-      sink.off('drain', onDrain);
-      if (channel.sink === sink) channel.sink = undefined;
-      sink.destroy();
-    }, this.#options.limits.subscriberStallTimeoutMs);
-    sink.once('drain', onDrain);
   }
 
   #end(channel: OpenChannel, farewell: string): void {
     this.#clock.clearTimeout(channel.endTimer);
-    if (channel.stallTimer !== undefined) this.#clock.clearTimeout(channel.stallTimer);
     if (channel.pendingTimer !== undefined) this.#clock.clearTimeout(channel.pendingTimer);
     this.#channels.delete(channel.id);
     this.#byStream.get(channel.topic.streamId)?.delete(channel);
-    const sink = channel.sink;
-    channel.sink = undefined;
-    if (sink !== undefined && !sink.destroyed) sink.end(farewell);
+    const connection = channel.connection;
+    channel.connection = undefined;
+    connection?.close(farewell);
   }
 }

@@ -1,79 +1,27 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type EvictionReason, Subscriber } from '../../../src/publish/subscriber.js';
 import { FakeSink } from '../../support/fake-sink.js';
 
 const limits = { maxQueueBytes: 1 << 20, stallTimeoutMs: 10_000 };
 
-function subscriberOn(sink: FakeSink) {
-  const evictions: EvictionReason[] = [];
-  const subscriber = new Subscriber(sink, 'turtle', 0, limits, (_, reason) => evictions.push(reason));
-  return { subscriber, evictions };
-}
-
 describe('Subscriber', () => {
-  beforeEach(() => {
-    vi.useFakeTimers();
-  });
-  afterEach(() => {
-    vi.useRealTimers();
-  });
-
-  it('evicts a reader whose socket refuses data for stallTimeoutMs without draining', () => {
-    // The kernel's socket buffers absorb a stalled reader's first megabyte: the first refused
-    // write is the first sign, and from then on the reader has stallTimeoutMs to drain.
-    const sink = new FakeSink(false, 10);
-    const { subscriber, evictions } = subscriberOn(sink);
-    expect(subscriber.send(Buffer.from('x'.repeat(20)), 1)).toBe(false);
-    vi.advanceTimersByTime(limits.stallTimeoutMs - 1);
-    expect(sink.destroyed).toBe(false);
-    vi.advanceTimersByTime(1);
-    expect(sink.destroyed).toBe(true);
-    expect(subscriber.closed).toBe(true);
-    expect(evictions).toEqual(['stall']);
-  });
-
-  it('keeps a slow reader that drains within stallTimeoutMs, and watches it again at its next refusal', () => {
-    const sink = new FakeSink(false, 10);
-    const { subscriber, evictions } = subscriberOn(sink);
-    subscriber.send(Buffer.from('x'.repeat(20)), 1);
-    vi.advanceTimersByTime(limits.stallTimeoutMs - 1);
-    sink.drain();
-    vi.advanceTimersByTime(limits.stallTimeoutMs * 2);
-    expect(sink.destroyed).toBe(false);
-    expect(evictions).toEqual([]);
-
-    sink.reading = false;
-    subscriber.write(Buffer.from('y'.repeat(20)));
-    vi.advanceTimersByTime(limits.stallTimeoutMs);
-    expect(evictions).toEqual(['stall']);
-  });
-
-  it('never evicts a reader whose writes are all accepted', () => {
+  it('remembers the last element sent, so that catch-up and broadcast never send one twice', () => {
     const sink = new FakeSink();
-    const { subscriber, evictions } = subscriberOn(sink);
-    for (let seq = 1; seq <= 100; seq++) subscriber.send(Buffer.from('x'), seq);
-    vi.advanceTimersByTime(limits.stallTimeoutMs * 10);
-    expect(evictions).toEqual([]);
-    expect(vi.getTimerCount()).toBe(0);
+    const subscriber = new Subscriber(sink, 'turtle', 4, limits);
+    expect(subscriber.lastSentSeq).toBe(4);
+    subscriber.send(Buffer.from('id: 5\ndata: x\n\n'), 5);
+    subscriber.write(': heartbeat\n\n');
+    expect(subscriber.lastSentSeq).toBe(5);
+    expect(sink.ids()).toEqual([5]);
   });
 
-  it('drained() resolves false when the stall timer evicts the subscriber (catch-up never waits for ever)', async () => {
-    const sink = new FakeSink(false, 10);
-    const { subscriber, evictions } = subscriberOn(sink);
-    subscriber.send(Buffer.from('x'.repeat(20)), 1);
-    const drained = subscriber.drained();
-    vi.advanceTimersByTime(limits.stallTimeoutMs);
-    await expect(drained).resolves.toBe(false);
-    expect(evictions).toEqual(['stall']);
-  });
-
-  it('a closed subscriber leaves no stall timer behind and is not reported as evicted', () => {
-    const sink = new FakeSink(false, 10);
-    const { subscriber, evictions } = subscriberOn(sink);
-    subscriber.send(Buffer.from('x'.repeat(20)), 1);
-    subscriber.close();
-    expect(vi.getTimerCount()).toBe(0);
-    vi.advanceTimersByTime(limits.stallTimeoutMs);
-    expect(evictions).toEqual([]);
+  it('reports itself, with the reason, when it is cut; not when it is closed', () => {
+    const evicted: Array<[Subscriber, EvictionReason]> = [];
+    const cut = new Subscriber(new FakeSink(), 'turtle', 0, limits, (subscriber, reason) => evicted.push([subscriber, reason]));
+    const closed = new Subscriber(new FakeSink(), 'turtle', 0, limits, (subscriber, reason) => evicted.push([subscriber, reason]));
+    cut.evict('queue');
+    closed.close(': bye\n\n');
+    expect(evicted).toEqual([[cut, 'queue']]);
+    expect(cut.closed && closed.closed).toBe(true);
   });
 });
