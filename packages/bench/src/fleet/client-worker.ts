@@ -1,34 +1,27 @@
 /**
- * A worker process holding part of the client fleet: each client runs the client library's own
- * transport (`streamEvents`: its polling schedule, HTTP cache, long-poll, SSE reconnection,
- * `Last-Event-ID`, `retry:` and backoff — what users get) in lean mode, reading only each
- * element's timestamp and number from the payload, and records the latency on the client of
- * every update in an HDR histogram. Started by the benchmark with `fork`.
+ * A worker process holding part of the client fleet: lean clients on node:http (one keep-alive
+ * connection each, spread over several source addresses), recording the latency on the client
+ * of every update in an HDR histogram. Started by the benchmark with `fork`.
  */
-import { Client } from 'undici';
-import { LatencyRecorder, streamEvents, type TransportName, type TransportStats } from '@rdf-stream/client';
-import { leanFetch } from './lean-fetch.js';
+import { request } from 'node:http';
+import { Pool } from 'undici';
+import { LatencyRecorder } from '@rdf-stream/client';
+import { EVENT_STREAM_MEDIA_TYPE, mediaTypes, preferWait } from '@rdf-stream/protocol';
+import { createParser } from 'eventsource-parser';
 import { elementStamp } from './timestamp.js';
-import type { BenchMode, WorkerJob, WorkerProgress, WorkerReady, WorkerReport } from './worker-protocol.js';
+import type { WorkerJob, WorkerProgress, WorkerReady, WorkerReport } from './worker-protocol.js';
 
 const recorder = new LatencyRecorder();
 const samples: Array<[number, number]> = [];
-const counters = { errors: 0, timeouts: 0, updates: 0, connected: 0 };
+const counters = { requests: 0, notModified: 0, errors: 0, timeouts: 0, reconnects: 0, updates: 0, connected: 0 };
 /** One simulated client's record: when it was first answered, and the elements it got. */
 interface FleetClient {
   connectedAt: number | undefined;
   seqs: number[];
-  readonly stats: TransportStats;
 }
 
 const clients: FleetClient[] = [];
-let stopped = false;
-/**
- * One controller per client, not one for the fleet: every wait of a transport adds and removes a
- * listener on its signal, and an AbortSignal's listeners are a list searched on each add and
- * remove — thousands of clients on one signal make the fleet quadratic in CPU.
- */
-const controllers: AbortController[] = [];
+let stopping = false;
 
 /**
  * Records an element the first time a client gets it. Elements generated before the client was
@@ -46,96 +39,184 @@ function record(job: WorkerJob, client: FleetClient, body: string, receivedAt: n
   if (Math.random() < job.sampleRate) samples.push([stamp.seq, latencyMs]);
 }
 
-/** Every client's own keep-alive connection (as a browser tab holds one), closed at the end. */
-const connections: Client[] = [];
+interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
 
-const transports: Record<BenchMode, TransportName> = { poll: 'poll', 'long-poll': 'long-poll', sse: 'sse' };
-/** Longest wait for a long-poll's answer: the server holds it up to `Prefer: wait=30`. */
-const LONG_POLL_TIMEOUT_MS = 35_000;
+/** One connection pool per source address; each polling client has at most one request in flight. */
+const pools = new Map<string, Pool>();
 
-async function runClient(job: WorkerJob, client: FleetClient, localAddress: string): Promise<void> {
-  // A client of its own, not a pool shared by thousands: a pool looks for a free connection
-  // among all of its own on every request.
-  // Bound to a source address only when the fleet needs several: bind() with an ephemeral port
-  // searches the ports in use, which made connecting thousands of clients quadratic.
-  const connection = new Client(new URL(job.streamUrl).origin, {
-    pipelining: 1,
-    keepAliveTimeout: 60_000,
-    ...(job.localAddresses.length > 1 ? { localAddress } : {}),
-  });
-  connections.push(connection);
-  const fetchOverConnection = leanFetch(connection, {
-    timeoutMs: job.mode === 'long-poll' ? LONG_POLL_TIMEOUT_MS : job.requestTimeoutMs,
-    onTimeout: () => counters.timeouts++,
-  });
-  // A client is connected from its first answer on (an SSE stream: its headers).
-  let streaming = false;
-  const fetchImpl = (async (input: string | URL | Request, init?: RequestInit) => {
-    const response = await fetchOverConnection(input, init);
-    client.connectedAt ??= Date.now();
-    if (job.mode === 'sse' && response.ok && !streaming) {
-      streaming = true;
-      counters.connected++;
+function poolFor(url: URL, localAddress: string, connections: number): Pool {
+  let pool = pools.get(localAddress);
+  if (pool === undefined) {
+    pool = new Pool(url.origin, { connections, pipelining: 1, keepAliveTimeout: 60_000, connect: { localAddress } });
+    pools.set(localAddress, pool);
+  }
+  return pool;
+}
+
+/**
+ * A GET over undici (a node:http client costs ~2× the CPU per request, and the fleet shares the
+ * machine's two cores with the publisher), retried once when a reused keep-alive connection
+ * turns out to be closed, as browsers do.
+ */
+async function get(pool: Pool, url: URL, headers: Record<string, string>, timeoutMs: number): Promise<Answer> {
+  for (let attempt = 0; ; attempt++) {
+    counters.requests++;
+    try {
+      const response = await pool.request({ path: url.pathname, method: 'GET', headers, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+      return { status: response.statusCode, headers: response.headers, body: await response.body.text() };
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') counters.timeouts++;
+      if (attempt > 0 || (code !== 'ECONNRESET' && code !== 'UND_ERR_SOCKET' && code !== 'EPIPE')) throw error;
+      counters.reconnects++;
     }
-    return response;
-  }) as typeof fetch;
-  if (job.mode !== 'sse') counters.connected++;
-  const controller = new AbortController();
-  controllers.push(controller);
-  const events = streamEvents(job.streamUrl, transports[job.mode], {
-    format: 'turtle',
-    pollStrategy: job.pollStrategy,
-    pollIntervalMs: job.pollIntervalMs,
-    signal: controller.signal,
-    fetch: fetchImpl,
-  }, client.stats);
-  try {
-    for await (const event of events) {
-      if (event.type === 'element') record(job, client, event.text, event.receivedAt);
-      else if (event.type === 'reconnect') {
-        if (streaming) {
-          streaming = false;
-          counters.connected--;
-        }
-        // An SSE stream that ended is a reconnection; anything else is a failed request.
-        if (event.reason !== 'stream ended') counters.errors++;
-      }
-    }
-  } catch {
-    // A refusal for good (4xx): the client gives up, as the library's users' would.
-    counters.errors++;
   }
 }
 
+/** Counts a /latest answer and records its element; returns the ETag to revalidate with next. */
+function handleLatest(job: WorkerJob, client: FleetClient, answer: Answer, etag: string | undefined): { etag: string | undefined; failed: boolean } {
+  client.connectedAt ??= Date.now();
+  if (answer.status === 200) {
+    record(job, client, answer.body, Date.now());
+    return { etag: answer.headers.etag as string | undefined, failed: false };
+  }
+  if (answer.status === 304) {
+    counters.notModified++;
+    return { etag, failed: false };
+  }
+  counters.errors++;
+  return { etag, failed: true };
+}
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The study's client: a request, then a pause; a fresh cached copy answers without a request. */
+async function pollClient(job: WorkerJob, client: FleetClient, localAddress: string) {
+  const url = new URL(`${job.streamUrl}/latest`);
+  const pool = poolFor(url, localAddress, job.clients);
+  let etag: string | undefined;
+  let freshUntil = 0;
+  counters.connected++;
+  while (!stopping) {
+    if (Date.now() < freshUntil) {
+      await pause(job.pollStrategy === 'fixed' ? job.pollIntervalMs : freshUntil - Date.now());
+      continue;
+    }
+    try {
+      const headers: Record<string, string> = { accept: mediaTypes.turtle };
+      if (etag !== undefined) headers['if-none-match'] = etag;
+      const answer = await get(pool, url, headers, job.requestTimeoutMs);
+      const maxAge = /max-age=(\d+)/.exec(String(answer.headers['cache-control'] ?? ''));
+      const age = Number(answer.headers.age ?? 0);
+      freshUntil = Date.now() + Math.max(0, Number(maxAge?.[1] ?? 0) - age) * 1000;
+      ({ etag } = handleLatest(job, client, answer, etag));
+    } catch {
+      counters.errors++;
+    }
+    await pause(job.pollStrategy === 'fixed' ? job.pollIntervalMs : Math.max(200, freshUntil - Date.now()) + Math.random() * 200);
+  }
+}
+
+async function longPollClient(job: WorkerJob, client: FleetClient, localAddress: string) {
+  const url = new URL(`${job.streamUrl}/latest`);
+  const pool = poolFor(url, localAddress, job.clients);
+  let etag: string | undefined;
+  counters.connected++;
+  while (!stopping) {
+    try {
+      const headers: Record<string, string> = { accept: mediaTypes.turtle };
+      if (etag !== undefined) Object.assign(headers, { 'if-none-match': etag, prefer: preferWait(30) });
+      const answer = await get(pool, url, headers, 35_000);
+      const handled = handleLatest(job, client, answer, etag);
+      etag = handled.etag;
+      if (handled.failed) await pause(1000);
+    } catch {
+      if (!stopping) {
+        counters.errors++;
+        await pause(1000);
+      }
+    }
+  }
+}
+
+function sseClient(job: WorkerJob, client: FleetClient, localAddress: string): Promise<void> {
+  return new Promise((resolve) => {
+    let lastEventId: string | undefined;
+    const connect = () => {
+      if (stopping) {
+        resolve();
+        return;
+      }
+      counters.requests++;
+      const headers: Record<string, string> = { accept: EVENT_STREAM_MEDIA_TYPE };
+      if (lastEventId !== undefined) headers['last-event-id'] = lastEventId;
+      const req = request(new URL(`${job.streamUrl}/events?format=turtle`), { localAddress, headers, agent: false }, (res) => {
+        counters.connected++;
+        client.connectedAt ??= Date.now();
+        const parser = createParser({
+          onEvent: (event) => {
+            if (event.id !== undefined) lastEventId = event.id;
+            if (event.event === undefined) record(job, client, event.data, Date.now());
+          },
+        });
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => parser.feed(chunk));
+        res.on('close', () => {
+          counters.connected--;
+          if (!stopping) {
+            counters.reconnects++;
+            setTimeout(connect, 1000 + Math.random() * 1000);
+          } else resolve();
+        });
+      });
+      req.on('error', () => {
+        if (!stopping) {
+          counters.errors++;
+          setTimeout(connect, 1000 + Math.random() * 1000);
+        } else resolve();
+      });
+      req.end();
+      stopConnections.push(() => req.destroy());
+    };
+    connect();
+  });
+}
+
+const stopConnections: Array<() => void> = [];
+
 process.on('message', (message: WorkerJob | 'stop') => {
   if (message === 'stop') {
-    stopped = true;
-    for (const controller of controllers) controller.abort();
-    for (const connection of connections) void connection.destroy();
-    const sum = (key: keyof TransportStats) => clients.reduce((total, client) => total + client.stats[key], 0);
+    stopping = true;
+    for (const stop of stopConnections) stop();
+    for (const pool of pools.values()) void pool.destroy();
     const report: WorkerReport = {
       type: 'report',
       histogram: recorder.encode(),
       samples,
-      clients: clients.map(({ connectedAt, seqs }) => ({ connectedAt, seqs })),
-      requests: sum('requests'),
-      notModified: sum('notModified'),
+      clients,
+      requests: counters.requests,
+      notModified: counters.notModified,
       errors: counters.errors,
       timeouts: counters.timeouts,
-      reconnects: sum('reconnects'),
+      reconnects: counters.reconnects,
     };
     process.send?.(report, () => process.exit(0));
     return;
   }
   const job = message;
+  const run = job.mode === 'poll' ? pollClient : job.mode === 'long-poll' ? longPollClient : sseClient;
   for (let index = 0; index < job.clients; index++) {
     const fleetIndex = job.firstClient + index;
     const delayMs = (fleetIndex / Math.max(1, job.totalClients)) * job.rampMs;
     setTimeout(() => {
-      if (stopped) return;
-      const client: FleetClient = { connectedAt: undefined, seqs: [], stats: { requests: 0, notModified: 0, elements: 0, reconnects: 0 } };
+      if (stopping) return;
+      const client: FleetClient = { connectedAt: undefined, seqs: [] };
       clients.push(client);
-      void runClient(job, client, job.localAddresses[fleetIndex % job.localAddresses.length] ?? '127.0.0.1');
+      void run(job, client, job.localAddresses[fleetIndex % job.localAddresses.length] ?? '127.0.0.1');
     }, delayMs);
   }
   setInterval(() => {
