@@ -17,9 +17,9 @@ const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 
 /**
  * The `fetch` the client library's transports take (GET only), over one undici dispatcher (a
- * `Pool` or a `Client`, whose options say the origin, connections and source address): the
- * fleet runs the client's own transports, and this keeps their HTTP cheap — undici's `fetch`
- * costs several times `request` per request, and the fleet shares two cores with the publisher.
+ * `Pool` or a `Client`, whose options say the origin, connections and source address), for
+ * fleets of thousands of such transports (the soak's pollers): undici's `fetch` costs several
+ * times `request` per request, and a fleet shares two cores with the publisher.
  * As browsers do, it sends a request again once when a kept-alive connection turns
  * out to have been closed. An event stream's body is streamed (a WHATWG `Response`); any other
  * body is read whole (within `timeoutMs`) and handed over as a `LeanResponse`.
@@ -43,13 +43,13 @@ export function leanFetch(dispatcher: Dispatcher, options: LeanFetchOptions): ty
           bodyTimeout: eventStream ? 0 : options.timeoutMs,
         });
         const responseHeaders = new LeanHeaders(answer.headers);
-        if ((responseHeaders.get('content-type') ?? '').startsWith(EVENT_STREAM_MEDIA_TYPE) && !NULL_BODY_STATUSES.has(answer.statusCode)) {
-          // A real Response: the SSE transport pipes its body through a TextDecoderStream.
-          return new Response(Readable.toWeb(answer.body) as ReadableStream<Uint8Array>, { status: answer.statusCode, headers: [...responseHeaders] });
-        }
         if (NULL_BODY_STATUSES.has(answer.statusCode)) {
           answer.body.resume();
           return new LeanResponse(answer.statusCode, responseHeaders, '') as unknown as Response;
+        }
+        if ((responseHeaders.get('content-type') ?? '').startsWith(EVENT_STREAM_MEDIA_TYPE)) {
+          // A real Response: the SSE transport pipes its body through a TextDecoderStream.
+          return new Response(Readable.toWeb(answer.body) as ReadableStream<Uint8Array>, { status: answer.statusCode, headers: [...responseHeaders] });
         }
         return new LeanResponse(answer.statusCode, responseHeaders, await answer.body.text()) as unknown as Response;
       } catch (error) {

@@ -1,7 +1,7 @@
-import { spawn } from 'node:child_process';
+import { fork } from 'node:child_process';
 import { once } from 'node:events';
 import { request } from 'node:http';
-import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 
 /** One request on a fresh connection: how long until the answer began, and what it was. */
 export interface ProbeResult {
@@ -46,52 +46,25 @@ export function probeEvery(urls: readonly string[], everyMs: number): { stop: ()
 }
 
 /**
- * The watcher's program: once told to start (a line on stdin), GETs its URL on a fresh connection
- * every 50 ms (each attempt given up after a second) and prints the wall-clock time (ms) of the
- * first 200, or `never` at its deadline.
- */
-const WATCHER = `
-const [url, deadlineMs] = [process.argv[1], Number(process.argv[2])];
-const { request } = require('node:http');
-const attempt = () => new Promise((resolve) => {
-  const outgoing = request(url, { agent: false, timeout: 1000, headers: { connection: 'close' } }, (response) => {
-    response.resume();
-    resolve(response.statusCode);
-  });
-  outgoing.on('timeout', () => { outgoing.destroy(); resolve(0); });
-  outgoing.on('error', () => resolve(0));
-  outgoing.end();
-});
-process.stdin.once('data', async () => {
-  const until = Date.now() + deadlineMs;
-  while (Date.now() < until) {
-    if ((await attempt()) === 200) return console.log(String(Date.now()));
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  console.log('never');
-  process.exit(0);
-});
-console.log('ready');
-`;
-
-/**
- * Watches `url` from a process of its own, from `start()` until it first answers 200, and resolves
- * `answeredAt` with that moment (wall clock, ms since the epoch; Infinity if never within
- * `deadlineMs`). Its own process, so that what it measures is the server's availability, not the
- * event loop of a scenario that also drives thousands of subscribers. `ready` resolves once the
- * process can be started.
+ * Watches `url` from a process of its own (`first-answer-watcher.ts`), from `start()` until it
+ * first answers 200, and resolves `answeredAt` with that moment (wall clock, ms since the epoch;
+ * Infinity if never within `deadlineMs`). Its own process, so that what it measures is the
+ * server's availability, not the event loop of a scenario that also drives thousands of
+ * subscribers. `ready` resolves once the process can be started.
  */
 export function watchFirstAnswer(url: string, deadlineMs = 60_000): { ready: Promise<void>; start: () => void; answeredAt: Promise<number> } {
-  const child = spawn(process.execPath, ['-e', WATCHER, url, String(deadlineMs)], { stdio: ['pipe', 'pipe', 'inherit'] });
-  const lines = createInterface({ input: child.stdout! });
+  const child = fork(fileURLToPath(new URL('./first-answer-watcher.ts', import.meta.url)), [url, String(deadlineMs)], {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   let ready!: () => void;
   const readyPromise = new Promise<void>((resolve) => (ready = resolve));
   const answeredAt = new Promise<number>((resolve) => {
-    lines.on('line', (line) => {
-      if (line === 'ready') ready();
-      else resolve(line === 'never' ? Number.POSITIVE_INFINITY : Number(line));
+    child.on('message', (message: 'ready' | { answeredAt: number | null }) => {
+      if (message === 'ready') ready();
+      else resolve(message.answeredAt ?? Number.POSITIVE_INFINITY);
     });
     void once(child, 'exit').then(() => resolve(Number.POSITIVE_INFINITY));
   });
-  return { ready: readyPromise, start: () => child.stdin!.end('start\n'), answeredAt };
+  return { ready: readyPromise, start: () => child.send('start'), answeredAt };
 }
