@@ -1,3 +1,5 @@
+import { constants, PerformanceObserver } from 'node:perf_hooks';
+import { getHeapSpaceStatistics } from 'node:v8';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { EvictionReason } from '../publish/subscriber.js';
 import type { StreamMetrics } from '../publish/stream-metrics.js';
@@ -11,6 +13,29 @@ export interface SourceProbe {
 }
 
 type RequestCounter = ReturnType<Counter<'route' | 'method' | 'status'>['labels']>;
+
+/** V8's spaces whose content survives collections (not the young generation). */
+const isOldGeneration = (space: string) => space !== 'new_space' && space !== 'new_large_object_space';
+/** The old generation in use after the latest full collection (bytes); 0 before the first. */
+let retainedHeapBytes = 0;
+let retainedHeapObserver: PerformanceObserver | undefined;
+
+/**
+ * Watches full (mark-compact) collections, once per process however many publishers it holds, and
+ * notes what the old generation holds just after each: the memory really retained, without the
+ * saw-tooth of garbage that heap-used and RSS show. Read promptly after the collection, so that
+ * little has been promoted since.
+ */
+function watchRetainedHeap(): void {
+  if (retainedHeapObserver !== undefined) return;
+  retainedHeapObserver = new PerformanceObserver((list) => {
+    if (!list.getEntries().some((entry) => (entry as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR)) return;
+    retainedHeapBytes = getHeapSpaceStatistics()
+      .filter((space) => isOldGeneration(space.space_name))
+      .reduce((sum, space) => sum + space.space_used_size, 0);
+  });
+  retainedHeapObserver.observe({ entryTypes: ['gc'] });
+}
 
 /**
  * Prometheus metrics of one publisher. Labels are bounded: `stream` takes configured stream ids,
@@ -65,7 +90,18 @@ export class PrometheusMetrics implements StreamMetrics {
   #sources: readonly SourceProbe[] = [];
 
   constructor(collectProcessMetrics = true) {
-    if (collectProcessMetrics) collectDefaultMetrics({ register: this.registry });
+    if (collectProcessMetrics) {
+      collectDefaultMetrics({ register: this.registry });
+      watchRetainedHeap();
+      new Gauge({
+        name: 'rdf_stream_heap_retained_bytes',
+        help: "V8's old generation in use just after the latest full garbage collection (0 before the first): what the process really holds; a rise over hours is a leak",
+        registers: [this.registry],
+        collect() {
+          this.set(retainedHeapBytes);
+        },
+      });
+    }
     const sources = () => this.#sources;
     // Read from each source's health() when scraped: no timer, no state of their own.
     new Gauge({
