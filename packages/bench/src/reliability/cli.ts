@@ -5,8 +5,9 @@
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { Command, Option } from 'commander';
+import { seriesChart } from '../report/charts.js';
 import { type PublisherBuild, repositoryRoot, usePublisherBuild } from './publisher-process.js';
 import type { ScenarioResult } from './scenario-result.js';
 import { defaultScenarios, type ScenarioName, scenarioNames, scenarios } from './scenarios/index.js';
@@ -52,6 +53,14 @@ for (const name of options.scenario) {
   const last = results.at(-1)!;
   process.stderr.write(`== ${name}: ${last.checks.every((entry) => entry.holds) ? 'holds' : 'FAILS'} ${JSON.stringify(last.figures)}\n`);
   save();
+  for (const series of last.series ?? []) {
+    const chart = await seriesChart(name, series);
+    for (const [extension, content] of [['svg', chart.svg], ['png', chart.png]] as const) {
+      const file = join(dirname(out), `${chart.name}.${extension}`);
+      writeFileSync(file, content);
+      process.stderr.write(`== chart: ${file}\n`);
+    }
+  }
 }
 
 const rows = results.flatMap((result) =>

@@ -37,25 +37,60 @@ export class Sampler {
   get max(): number {
     return Math.max(0, ...this.samples.map((sample) => sample.value));
   }
+}
 
-  /** Least-squares slope of the samples, per hour. */
-  slopePerHour(): number {
-    return Sampler.slopeOf(this.samples);
+/** A least-squares line's slope through points (value per hour) and that slope's standard error. */
+export interface Trend {
+  readonly perHour: number;
+  readonly standardErrorPerHour: number;
+}
+
+/**
+ * The least-squares slope of `points` per hour, with its standard error (the spread of the
+ * residuals over the spread of the times): a slope smaller than about twice its standard error is
+ * indistinguishable from noise over that run.
+ */
+export function trendOf(points: ReadonlyArray<{ readonly atMs: number; readonly value: number }>): Trend {
+  const usable = points.filter((point) => Number.isFinite(point.value));
+  if (usable.length < 3) return { perHour: 0, standardErrorPerHour: Number.POSITIVE_INFINITY };
+  const meanX = usable.reduce((sum, point) => sum + point.atMs, 0) / usable.length;
+  const meanY = usable.reduce((sum, point) => sum + point.value, 0) / usable.length;
+  let covariance = 0;
+  let variance = 0;
+  for (const point of usable) {
+    covariance += (point.atMs - meanX) * (point.value - meanY);
+    variance += (point.atMs - meanX) ** 2;
   }
+  if (variance === 0) return { perHour: 0, standardErrorPerHour: Number.POSITIVE_INFINITY };
+  const slope = covariance / variance;
+  const intercept = meanY - slope * meanX;
+  const residuals = usable.reduce((sum, point) => sum + (point.value - (intercept + slope * point.atMs)) ** 2, 0);
+  const standardError = Math.sqrt(residuals / (usable.length - 2) / variance);
+  return { perHour: slope * 3_600_000, standardErrorPerHour: standardError * 3_600_000 };
+}
 
-  /** Least-squares slope of `points`, per hour. */
-  static slopeOf(points: ReadonlyArray<{ atMs: number; value: number }>): number {
-    if (points.length < 2) return 0;
-    const meanX = points.reduce((sum, point) => sum + point.atMs, 0) / points.length;
-    const meanY = points.reduce((sum, point) => sum + point.value, 0) / points.length;
-    let covariance = 0;
-    let variance = 0;
-    for (const point of points) {
-      covariance += (point.atMs - meanX) * (point.value - meanY);
-      variance += (point.atMs - meanX) ** 2;
+/**
+ * The lower envelope of `points`, taken every `sampleMs`: the lowest point of each `windowMs`-long
+ * window, leaving out windows with less than 80 % of their samples (the first and last are cut
+ * short: their lowest point would sit higher). A process that leaks raises its floor; garbage
+ * waiting for the next full collection only raises its peaks.
+ */
+export function floorOf<T extends { readonly atMs: number; readonly value: number }>(points: readonly T[], windowMs: number, sampleMs: number): T[] {
+  const windows = new Map<number, { lowest: T; count: number }>();
+  for (const point of points) {
+    if (!Number.isFinite(point.value)) continue;
+    const key = Math.floor(point.atMs / windowMs);
+    const window = windows.get(key);
+    if (window === undefined) windows.set(key, { lowest: point, count: 1 });
+    else {
+      window.count++;
+      if (point.value < window.lowest.value) window.lowest = point;
     }
-    return variance === 0 ? 0 : (covariance / variance) * 3_600_000;
   }
+  return [...windows.values()]
+    .filter((window) => window.count >= 0.8 * (windowMs / sampleMs))
+    .map((window) => window.lowest)
+    .sort((a, b) => a.atMs - b.atMs);
 }
 
 /** The value of a Prometheus counter or gauge in a /metrics text, summed over its label sets. */

@@ -6,6 +6,16 @@ export interface ScenarioResult {
   readonly seconds: number;
   readonly figures: Readonly<Record<string, number | string>>;
   readonly checks: readonly Check[];
+  /** Measurements over time, drawn as a chart beside the results (`<scenario>-<name>.svg/png`). */
+  readonly series?: readonly Series[];
+}
+
+/** A chart's data: points of several named lines against seconds since the scenario began. */
+export interface Series {
+  readonly name: string;
+  readonly title: string;
+  readonly unit: string;
+  readonly points: ReadonlyArray<{ readonly seconds: number; readonly line: string; readonly value: number }>;
 }
 
 export interface Check {

@@ -1,6 +1,7 @@
 import { Resvg } from '@resvg/resvg-js';
 import * as vega from 'vega';
 import { compile, type TopLevelSpec } from 'vega-lite';
+import type { Series } from '../reliability/scenario-result.js';
 import type { RunSummary } from '../scenario/run-benchmark.js';
 
 export interface Chart {
@@ -113,4 +114,21 @@ export async function benchCharts(
     );
   }
   return charts;
+}
+
+/** A reliability scenario's measurements over time: one line per measured quantity. */
+export function seriesChart(scenario: string, series: Series): Promise<Chart> {
+  return render(`${scenario}-${series.name}`, series.title, {
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    width: 640,
+    height: 280,
+    title: `${scenario}: ${series.title}`,
+    data: { values: series.points.map((point) => ({ ...point, minutes: point.seconds / 60 })) },
+    mark: { type: 'line' },
+    encoding: {
+      x: { field: 'minutes', type: 'quantitative', title: 'minutes since the scenario began' },
+      y: { field: 'value', type: 'quantitative', title: series.unit },
+      color: { field: 'line', type: 'nominal', title: '' },
+    },
+  });
 }
