@@ -14,6 +14,8 @@ export class ProcessSampler {
   readonly #pids: number[];
   readonly #cpu: number[] = [];
   readonly #rss: number[] = [];
+  /** CPU time the processes have used since they started (ms), with when it was read (epoch ms). */
+  readonly #cpuTime: Array<{ atMs: number; cpuTimeMs: number }> = [];
   #timer: NodeJS.Timeout | undefined;
 
   constructor(pids: number[]) {
@@ -23,20 +25,40 @@ export class ProcessSampler {
   start(): void {
     // pidusage's first sample of a process is 0: take one now, keep those from the next tick.
     void pidusage(this.#pids).catch(() => undefined);
-    this.#timer = setInterval(() => {
-      pidusage(this.#pids).then(
-        (stats) => {
-          const values = Object.values(stats);
-          this.#cpu.push(values.reduce((sum, stat) => sum + stat.cpu * 10, 0));
-          this.#rss.push(values.reduce((sum, stat) => sum + stat.memory / 1_048_576, 0));
-        },
-        () => undefined,
-      );
-    }, 1000);
+    this.#timer = setInterval(() => void this.#sample(), 1000);
   }
 
-  stop(): ResourceSummary {
+  async #sample(): Promise<void> {
+    try {
+      const values = Object.values(await pidusage(this.#pids));
+      this.#cpu.push(values.reduce((sum, stat) => sum + stat.cpu * 10, 0));
+      this.#rss.push(values.reduce((sum, stat) => sum + stat.memory / 1_048_576, 0));
+      this.#cpuTime.push({ atMs: Date.now(), cpuTimeMs: values.reduce((sum, stat) => sum + stat.ctime, 0) });
+    } catch {
+      // a process is gone
+    }
+  }
+
+  /**
+   * CPU time the processes used between two moments (ms), read between the once-a-second samples
+   * around each (linearly); null when the samples do not cover the span.
+   */
+  cpuTimeBetween(fromMs: number, toMs: number): number | null {
+    const at = (time: number) => {
+      const after = this.#cpuTime.findIndex((sample) => sample.atMs >= time);
+      if (after <= 0) return after === 0 && this.#cpuTime[0]!.atMs - time < 1_000 ? this.#cpuTime[0]!.cpuTimeMs : null;
+      const [left, right] = [this.#cpuTime[after - 1]!, this.#cpuTime[after]!];
+      return left.cpuTimeMs + ((right.cpuTimeMs - left.cpuTimeMs) * (time - left.atMs)) / Math.max(1, right.atMs - left.atMs);
+    };
+    const from = at(fromMs);
+    const to = at(toMs);
+    return from === null || to === null ? null : to - from;
+  }
+
+  /** Stops sampling after one last sample (so that the span up to now is covered). */
+  async stop(): Promise<ResourceSummary> {
     clearInterval(this.#timer);
+    await this.#sample();
     const mean = (values: number[]) => (values.length === 0 ? 0 : values.reduce((a, b) => a + b, 0) / values.length);
     const round = (value: number) => Math.round(value * 10) / 10;
     return {

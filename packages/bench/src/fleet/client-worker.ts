@@ -11,7 +11,8 @@ import { createParser } from 'eventsource-parser';
 import { elementStamp } from './timestamp.js';
 import type { WorkerJob, WorkerProgress, WorkerReady, WorkerReport } from './worker-protocol.js';
 
-const recorder = new LatencyRecorder();
+/** Per element (by sequence number): when it was generated, and its latency on every client that got it. */
+const elements = new Map<number, { generatedAtMs: number; recorder: LatencyRecorder }>();
 const samples: Array<[number, number]> = [];
 const counters = { requests: 0, notModified: 0, errors: 0, timeouts: 0, reconnects: 0, updates: 0, connected: 0 };
 /** One simulated client's record: when it was first answered, and the elements it got. */
@@ -34,7 +35,12 @@ function record(job: WorkerJob, client: FleetClient, body: string, receivedAt: n
   if (stamp === undefined || stamp.generatedAtMs < from || client.seqs.includes(stamp.seq)) return;
   client.seqs.push(stamp.seq);
   const latencyMs = receivedAt - stamp.generatedAtMs;
-  recorder.record(latencyMs);
+  let element = elements.get(stamp.seq);
+  if (element === undefined) {
+    element = { generatedAtMs: stamp.generatedAtMs, recorder: new LatencyRecorder() };
+    elements.set(stamp.seq, element);
+  }
+  element.recorder.record(latencyMs);
   counters.updates++;
   if (Math.random() < job.sampleRate) samples.push([stamp.seq, latencyMs]);
 }
@@ -195,7 +201,7 @@ process.on('message', (message: WorkerJob | 'stop') => {
     for (const pool of pools.values()) void pool.destroy();
     const report: WorkerReport = {
       type: 'report',
-      histogram: recorder.encode(),
+      elements: [...elements].map(([seq, element]) => ({ seq, generatedAtMs: element.generatedAtMs, histogram: element.recorder.encode() })),
       samples,
       clients,
       requests: counters.requests,

@@ -35,7 +35,8 @@ export interface WorkerProgress {
 /** Sent once the parent says `stop`. */
 export interface WorkerReport {
   readonly type: 'report';
-  readonly histogram: string;
+  /** Each measured element: when it was generated (epoch ms) and its latencies (an encoded HDR histogram). */
+  readonly elements: Array<{ seq: number; generatedAtMs: number; histogram: string }>;
   readonly samples: Array<[number, number]>;
   /** For each client, when its first answer arrived (undefined if never) and the elements it got. */
   readonly clients: Array<{ connectedAt: number | undefined; seqs: number[] }>;

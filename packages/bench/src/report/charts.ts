@@ -97,6 +97,30 @@ export async function benchCharts(
       }),
     );
   }
+  const elements = runs.flatMap((run) =>
+    run.perElement.flatMap((row) =>
+      (['p50', 'p99'] as const).map((statistic) => ({ run: `${label(run)}, ${run.clients}`, statistic, seconds: row.generatedAtSeconds, latencyMs: row[statistic], warmup: row.warmup ? 'warm-up' : 'measured' })),
+    ),
+  );
+  if (elements.length > 0) {
+    charts.push(
+      await render('per-element', 'Latency per element', {
+        $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+        width: 560,
+        height: 260,
+        title: 'Latency per element (p50 and p99; point shape: warm-up, before every client was connected, or measured)',
+        data: { values: elements },
+        mark: { type: 'line', point: true },
+        encoding: {
+          x: { field: 'seconds', type: 'quantitative', title: 'element generated (s after the ramp)' },
+          y: { field: 'latencyMs', type: 'quantitative', title: 'latency (ms)' },
+          color: { field: 'run', type: 'nominal', title: 'run' },
+          strokeDash: { field: 'statistic', type: 'nominal', title: 'percentile' },
+          shape: { field: 'warmup', type: 'nominal', title: '' },
+        },
+      }),
+    );
+  }
   if (mal) {
     charts.push(
       await render('mal', 'Polling users servable by maximum acceptable latency (formula 1)', {

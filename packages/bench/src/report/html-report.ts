@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { RunSummary } from '../scenario/run-benchmark.js';
+import { type RunSummary, STEAL_WARNING_PERCENT } from '../scenario/run-benchmark.js';
 import type { Chart } from './charts.js';
 
 const escape = (text: string) => text.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c] as string);
@@ -19,7 +19,21 @@ export function writeReport(outDir: string, summary: Record<string, unknown>, ru
         `<tr><td>${escape(run.mode)}${run.pollStrategy ? ` (${run.pollStrategy})` : ''}${run.proxy !== 'none' ? ` + ${run.proxy}` : ''}</td><td>${run.clients}</td><td>${run.connected}</td>` +
         `<td>${run.updatesReceived} / ${run.updatesExpected}</td><td>${run.missedUpdates}</td><td>${run.errors}</td>` +
         `<td>${run.latencyMs.p50}</td><td>${run.latencyMs.p90}</td><td>${run.latencyMs.p99}</td><td>${run.latencyMs.max}</td>` +
-        `<td>${run.serverCpuMilli ? `${run.serverCpuMilli.mean} (${run.serverCpuMilli.max})` : '–'}</td><td>${run.serverRssMiB ? `${run.serverRssMiB.mean} (${run.serverRssMiB.max})` : '–'}</td></tr>`,
+        `<td>${run.warmupLatencyMs === null ? '0' : `${run.warmupElements} (p99 ${run.warmupLatencyMs.p99})`}</td>` +
+        `<td>${run.serverCpuMilli ? `${run.serverCpuMilli.mean} (${run.serverCpuMilli.max})` : '–'}</td><td>${run.serverCpuMicrosPerUpdate ?? '–'}</td>` +
+        `<td>${run.serverRssMiB ? `${run.serverRssMiB.mean} (${run.serverRssMiB.max})` : '–'}</td>` +
+        `<td>${run.stealPercent === null ? '–' : `${run.stealPercent}${run.stealPercent > STEAL_WARNING_PERCENT ? ' ⚠' : ''}`}</td><td>${run.listenOverflows ?? '–'}</td></tr>`,
+    )
+    .join('\n');
+  const perElement = runs
+    .map(
+      (run) =>
+        `<details><summary>${escape(run.mode)}${run.pollStrategy ? ` (${run.pollStrategy})` : ''}, ${run.clients} clients: ${run.perElement.length} elements, ${run.warmupElements} of them warm-up</summary>` +
+        `<table><tr><th>seq</th><th>generated (s after the ramp)</th><th>warm-up</th><th>received</th><th>p50 ms</th><th>p99 ms</th><th>max ms</th></tr>` +
+        run.perElement
+          .map((row) => `<tr><td>${row.seq}</td><td>${row.generatedAtSeconds}</td><td>${row.warmup ? 'yes' : ''}</td><td>${row.received}</td><td>${row.p50}</td><td>${row.p99}</td><td>${row.max}</td></tr>`)
+          .join('') +
+        '</table></details>',
     )
     .join('\n');
   const mal = summary.mal as { table: Array<{ malSeconds: number; maxUsers: number }>; cutoffSeconds: number | null; advice: string } | undefined;
@@ -31,9 +45,12 @@ export function writeReport(outDir: string, summary: Record<string, unknown>, ru
 <h1>Benchmark report</h1>
 <p><code>${escape(String(summary.command))}</code> — ${escape(String(summary.startedAt))} — ${escape(JSON.stringify(summary.machine))}</p>
 <h2>Runs</h2>
-<table><tr><th>mode</th><th>clients</th><th>connected</th><th>received / expected</th><th>missed</th><th>errors</th><th>p50 ms</th><th>p90 ms</th><th>p99 ms</th><th>max ms</th><th>server mCPU mean (max)</th><th>server RSS MiB mean (max)</th></tr>
+<table><tr><th>mode</th><th>clients</th><th>connected</th><th>received / expected</th><th>missed</th><th>errors</th><th>p50 ms</th><th>p90 ms</th><th>p99 ms</th><th>max ms</th><th>warm-up elements (p99 ms)</th><th>server mCPU mean (max)</th><th>server µs CPU per update</th><th>server RSS MiB mean (max)</th><th>steal %</th><th>listen overflows</th></tr>
 ${rows}
 </table>
+<p>Latency percentiles are over the elements published once every client had its first answer; the elements before that (warm-up) are counted apart. ⚠: the hypervisor stole more than ${STEAL_WARNING_PERCENT} % of the machine's CPU time during the measurement.</p>
+<h2>Per element</h2>
+${perElement}
 ${charts.map((chart) => `<figure>${chart.svg}<figcaption>${escape(chart.title)}</figcaption></figure>`).join('\n')}
 ${throughput ? `<h2>Throughput (autocannon)</h2><p>Publisher alone: <b>${throughput.requestsPerSecond}</b> requests/s (p50 ${throughput.latencyMs.p50} ms, p99 ${throughput.latencyMs.p99} ms, ${throughput.timeouts} timeouts; load generator ${throughput.loadGeneratorCpuMilli} mCPU)${throughput.viaProxy ? `; behind the proxy: <b>${throughput.viaProxy.requestsPerSecond}</b> requests/s (× ${throughput.proxyRatio})` : ''}.</p>` : ''}
 ${mal ? `<h2>Maximum acceptable latency (formula 1)</h2><table><tr><th>MAL (s)</th>${mal.table.map((row) => `<td>${row.malSeconds}</td>`).join('')}</tr><tr><th>polling users</th>${mal.table.map((row) => `<td>${row.maxUsers}</td>`).join('')}</tr></table><p>${escape(mal.advice)}</p>` : ''}

@@ -3,7 +3,7 @@ import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import type { MalAnalysis } from '../analyze/mal.js';
 import type { ThroughputResult } from '../collect/throughput.js';
-import type { RunSummary } from '../scenario/run-benchmark.js';
+import { type RunSummary, STEAL_WARNING_PERCENT } from '../scenario/run-benchmark.js';
 import { benchCharts } from './charts.js';
 import { writeReport } from './html-report.js';
 
@@ -38,7 +38,7 @@ export async function writeResults(
 
 /** The table printed at the end. */
 export function resultTable(runs: readonly RunSummary[]): string {
-  const header = ['mode', 'clients', 'connected', 'received/expected', 'missed', 'errors', 'p50 ms', 'p99 ms', 'max ms', 'server mCPU', 'server MiB'];
+  const header = ['mode', 'clients', 'connected', 'received/expected', 'missed', 'errors', 'p50 ms', 'p99 ms', 'max ms', 'warm-up', 'server mCPU', 'µs CPU/update', 'server MiB', 'steal %', 'listen overflows'];
   const rows = runs.map((run) => [
     run.mode + (run.pollStrategy ? ` (${run.pollStrategy})` : '') + (run.proxy !== 'none' ? ` +${run.proxy}` : ''),
     String(run.clients),
@@ -49,10 +49,20 @@ export function resultTable(runs: readonly RunSummary[]): string {
     String(run.latencyMs.p50),
     String(run.latencyMs.p99),
     String(run.latencyMs.max),
+    run.warmupLatencyMs === null ? '0' : `${run.warmupElements} (p99 ${run.warmupLatencyMs.p99})`,
     run.serverCpuMilli ? `${run.serverCpuMilli.mean} (max ${run.serverCpuMilli.max})` : '-',
+    String(run.serverCpuMicrosPerUpdate ?? '-'),
     run.serverRssMiB ? `${run.serverRssMiB.mean} (max ${run.serverRssMiB.max})` : '-',
+    run.stealPercent === null ? '-' : `${run.stealPercent}${run.stealPercent > STEAL_WARNING_PERCENT ? ' (!)' : ''}`,
+    String(run.listenOverflows ?? '-'),
   ]);
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)));
   const line = (cells: string[]) => cells.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join('  ');
-  return [line(header), line(widths.map((width) => '-'.repeat(width))), ...rows.map(line)].join('\n');
+  const notes = [
+    'Latency percentiles are over the elements published once every client was connected; warm-up: elements before that (their p99).',
+    ...runs
+      .filter((run) => run.stealPercent !== null && run.stealPercent > STEAL_WARNING_PERCENT)
+      .map((run) => `(!) ${run.mode}, ${run.clients} clients: the hypervisor stole ${run.stealPercent} % of the machine's CPU time; its figures are not the publisher's alone.`),
+  ];
+  return [line(header), line(widths.map((width) => '-'.repeat(width))), ...rows.map(line), '', ...notes].join('\n');
 }

@@ -1,9 +1,10 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { LatencyRecorder } from '@rdf-stream/client';
+import { type ElementRow, elementLatencies } from '../analyze/element-latency.js';
 import { countUpdates } from '../analyze/missed-updates.js';
 import { ElementMonitor } from '../collect/element-monitor.js';
 import { ProcessSampler, type ResourceSummary } from '../collect/process-sampler.js';
+import { readSystemCounters, type SystemCounters, systemDelta } from '../collect/system-counters.js';
 import type { BenchMode, WorkerJob, WorkerProgress, WorkerReady, WorkerReport } from '../fleet/worker-protocol.js';
 import { type BenchOptions, sourceAddresses } from './bench-options.js';
 import { processTree, startProxy, startPublisher, stopProcess, stopProxy } from './services.js';
@@ -23,7 +24,20 @@ export interface RunSummary {
   readonly reconnects: number;
   readonly requests: number;
   readonly notModified: number;
-  readonly latencyMs: { readonly p50: number; readonly p90: number; readonly p99: number; readonly max: number; readonly mean: number };
+  /** Over the elements published once every client was connected (the warm-up's are apart). */
+  readonly latencyMs: Percentiles;
+  /** Elements published after the ramp but before the last client had its first answer. */
+  readonly warmupElements: number;
+  readonly warmupLatencyMs: Percentiles | null;
+  /** Each measured element, warm-up included: a tail that one element causes shows as such. */
+  readonly perElement: ElementRow[];
+  /** Server CPU (publisher and proxy) over the measurement, per update a client received (µs). */
+  readonly serverCpuMicrosPerUpdate: number | null;
+  /** The hypervisor's steal time over the measurement, in % of the machine's CPU time (Linux). */
+  readonly stealPercent: number | null;
+  /** Connections the kernel dropped because a listen queue was full, during the run (Linux, machine-wide). */
+  readonly listenOverflows: number | null;
+  readonly listenDrops: number | null;
   readonly serverCpuMilli: ResourceSummary['cpuMilli'] | null;
   readonly serverRssMiB: ResourceSummary['rssMiB'] | null;
   readonly proxy: BenchOptions['proxy'];
@@ -33,6 +47,17 @@ export interface RunSummary {
   /** The 10 % sample of raw latencies: [seq, latencyMs]. */
   readonly samples: Array<[number, number]>;
 }
+
+export interface Percentiles {
+  readonly p50: number;
+  readonly p90: number;
+  readonly p99: number;
+  readonly max: number;
+  readonly mean: number;
+}
+
+/** Above this much steal time, the machine's figures are the hypervisor's as much as ours (%). */
+export const STEAL_WARNING_PERCENT = 15;
 
 export type ProgressListener = (state: { elapsedSeconds: number; totalSeconds: number; connected: number; updates: number }) => void;
 
@@ -47,15 +72,22 @@ export async function runOne(options: BenchOptions, mode: BenchMode, clients: nu
     const monitor = new ElementMonitor();
     await monitor.start(services.directUrl);
     sampler?.start();
+    const startCounters = readSystemCounters();
     const fleet = await startFleet(options, mode, clients, services.clientUrl);
     const { measureFromMs } = fleet;
+    let measureCounters: SystemCounters | null = null;
+    const atMeasureStart = setTimeout(() => (measureCounters = readSystemCounters()), Math.max(0, measureFromMs - Date.now()));
     const timeline = await followProgress(fleet, options.rampSeconds + options.durationSeconds, onProgress);
+    clearTimeout(atMeasureStart);
     const connected = fleet.connected();
     const endedAt = Date.now();
+    const endCounters = readSystemCounters();
     const reports = await fleet.stop();
-    const resources = sampler?.stop();
+    const resources = await sampler?.stop();
+    const serverCpuMs = sampler?.cpuTimeBetween(measureFromMs, endedAt) ?? null;
     monitor.stop();
-    return summarise({ options, mode, clients, connected, reports, resources, published: monitor.published, measureFromMs, endedAt, timeline });
+    const system = { steal: systemDelta(measureCounters, endCounters), listen: systemDelta(startCounters, endCounters) };
+    return summarise({ options, mode, clients, connected, reports, resources, serverCpuMs, system, published: monitor.published, measureFromMs, endedAt, timeline });
   } finally {
     await services.stop();
   }
@@ -191,19 +223,25 @@ function summarise(run: {
   readonly connected: number;
   readonly reports: readonly WorkerReport[];
   readonly resources: ResourceSummary | undefined;
+  /** Server CPU time over the measurement (ms). */
+  readonly serverCpuMs: number | null;
+  /** Steal over the measurement; listen-queue drops over the whole run, ramp included. */
+  readonly system: { readonly steal: ReturnType<typeof systemDelta>; readonly listen: ReturnType<typeof systemDelta> };
   readonly published: ElementMonitor['published'];
   readonly measureFromMs: number;
   readonly endedAt: number;
   readonly timeline: RunSummary['timeline'];
 }): RunSummary {
   const { options, mode, reports, published, measureFromMs, endedAt } = run;
-  const recorder = new LatencyRecorder();
-  for (const report of reports) recorder.merge(report.histogram);
-  const latency = recorder.summary();
+  // Warm-up ends when the last client had its first answer (never before the end of the ramp).
+  const allConnectedAtMs = Math.max(measureFromMs, ...reports.flatMap((report) => report.clients.map((client) => client.connectedAt ?? 0)));
+  const latencies = elementLatencies(reports.map((report) => report.elements), measureFromMs, allConnectedAtMs);
+  const updatesMeasured = latencies.perElement.reduce((sum, row) => sum + row.received, 0);
   const sum = (key: 'errors' | 'timeouts' | 'reconnects' | 'requests' | 'notModified') => reports.reduce((total, report) => total + report[key], 0);
   const accounting = countUpdates(published, reports.flatMap((report) => report.clients), measureFromMs, endedAt, Math.max(2_000, options.pollIntervalMs * 2));
   const inWindow = [...published.values()].filter((time) => time >= measureFromMs && time <= endedAt).length;
   const round = (value: number) => Math.round(value * 10) / 10;
+  const percentiles = (summary: Percentiles): Percentiles => ({ p50: round(summary.p50), p90: round(summary.p90), p99: round(summary.p99), max: round(summary.max), mean: round(summary.mean) });
   return {
     mode,
     clients: run.clients,
@@ -218,7 +256,14 @@ function summarise(run: {
     reconnects: sum('reconnects'),
     requests: sum('requests'),
     notModified: sum('notModified'),
-    latencyMs: { p50: round(latency.p50), p90: round(latency.p90), p99: round(latency.p99), max: round(latency.max), mean: round(latency.mean) },
+    latencyMs: percentiles(latencies.headline),
+    warmupElements: latencies.warmupElements,
+    warmupLatencyMs: latencies.warmup === null ? null : percentiles(latencies.warmup),
+    perElement: latencies.perElement,
+    serverCpuMicrosPerUpdate: run.serverCpuMs === null || updatesMeasured === 0 ? null : Math.round((run.serverCpuMs * 1000) / updatesMeasured),
+    stealPercent: run.system.steal.stealPercent,
+    listenOverflows: run.system.listen.listenOverflows,
+    listenDrops: run.system.listen.listenDrops,
     serverCpuMilli: run.resources?.cpuMilli ?? null,
     serverRssMiB: run.resources?.rssMiB ?? null,
     proxy: mode === 'sse' ? 'none' : options.proxy,

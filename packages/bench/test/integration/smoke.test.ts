@@ -38,7 +38,21 @@ describe('pnpm bench (smoke run: a few seconds, 200 clients per mode)', () => {
     expect(stdout).toMatch(/mode\s+clients\s+connected/);
     const summary: unknown = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8'));
     expect([...Value.Errors(SummarySchema, summary)].map((error) => `${error.path}: ${error.message}`)).toEqual([]);
-    const { runs } = summary as { runs: Array<{ mode: string; connected: number; updatesExpected: number; missedUpdates: number; errors: number; serverCpuMilli: unknown }> };
+    const { runs } = summary as {
+      runs: Array<{
+        mode: string;
+        connected: number;
+        updatesExpected: number;
+        updatesReceived: number;
+        missedUpdates: number;
+        errors: number;
+        serverCpuMilli: unknown;
+        serverCpuMicrosPerUpdate: number | null;
+        stealPercent: number | null;
+        listenOverflows: number | null;
+        perElement: Array<{ received: number; warmup: boolean }>;
+      }>;
+    };
     expect(runs.map((r) => r.mode)).toEqual(['poll', 'sse', 'long-poll']);
     for (const r of runs) {
       expect(r.connected).toBe(200);
@@ -46,6 +60,12 @@ describe('pnpm bench (smoke run: a few seconds, 200 clients per mode)', () => {
       expect(r.missedUpdates).toBe(0);
       expect(r.errors).toBe(0);
       expect(r.serverCpuMilli).not.toBeNull();
+      expect(r.serverCpuMicrosPerUpdate).toBeGreaterThan(0);
+      expect(r.stealPercent).not.toBeNull();
+      expect(r.listenOverflows).not.toBeNull();
+      // Every update received is in the per-element table, warm-up or measured.
+      expect(r.perElement.length).toBeGreaterThan(0);
+      expect(r.perElement.reduce((sum, row) => sum + row.received, 0)).toBeGreaterThanOrEqual(r.updatesReceived);
     }
     const { throughput, mal } = summary as { throughput: { requestsPerSecond: number }; mal: { table: unknown[] } };
     expect(throughput.requestsPerSecond).toBeGreaterThan(0);
@@ -54,6 +74,8 @@ describe('pnpm bench (smoke run: a few seconds, 200 clients per mode)', () => {
     expect(html).toContain('<svg');
     expect(html).not.toMatch(/<script|https?:\/\/(?!www\.w3\.org)/);
     expect(readFileSync(join(out, 'server-cpu.png')).subarray(1, 4).toString()).toBe('PNG');
+    expect(readFileSync(join(out, 'per-element.png')).subarray(1, 4).toString()).toBe('PNG');
+    expect(html).toContain('<h2>Per element</h2>');
     const csv = readFileSync(join(out, 'latencies.csv'), 'utf8').trim().split('\n');
     expect(csv[0]).toBe('mode,clients,seq,latencyMs');
     expect(csv.length).toBeGreaterThan(1);
