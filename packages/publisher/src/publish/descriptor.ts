@@ -1,6 +1,6 @@
 import type { Quad } from '@rdfjs/types';
 import { DataFactory } from 'n3';
-import { EVENT_STREAM_MEDIA_TYPE, type FormatName, formatNames, mediaTypeIri, mediaTypes } from '@rdf-stream/protocol';
+import { EVENT_STREAM_MEDIA_TYPE, type FormatName, formatDuration, formatNames, mediaTypeIri, mediaTypes } from '@rdf-stream/protocol';
 import { ns, prov, rdf, rdfStream, xsd } from '../model/vocabulary.js';
 import type { StreamDefinition } from './stream-hub.js';
 import { baseUrlOfStream, subscriptionServiceLinks, subscriptionServiceQuads } from './subscription-service.js';
@@ -69,7 +69,7 @@ export function descriptorQuads(stream: StreamDefinition): Quad[] {
       quad(
         subject,
         dcat('temporalResolution'),
-        literal(`PT${stream.expectedIntervalMs / 1000}S`, namedNode(`${ns.xsd}duration`)),
+        literal(formatDuration(stream.expectedIntervalMs), namedNode(`${ns.xsd}duration`)),
       ),
     );
   }

@@ -1,5 +1,5 @@
 import { echoed, PublisherError } from '../errors.js';
-import { parseDayTimeDuration } from '../model/xsd-duration.js';
+import { parseDayTimeDuration } from '@rdf-stream/protocol';
 import { EVENT_SOURCE_CHANNEL, NOTIFICATION_CONTEXT, NOTIFY } from './subscription-service.js';
 
 /** What a topic IRI names: a stream (each element is an `Add`) or its `/latest` (an `Update`). */

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { PublisherError } from '../../errors.js';
 import { streamIri } from '../../model/stream-element.js';
 import { ns } from '../../model/vocabulary.js';
-import { formatDuration } from '../../model/xsd-duration.js';
+import { formatDuration } from '@rdf-stream/protocol';
 import { NotificationChannels, type NotificationChannel } from '../../publish/notification-channels.js';
 import { type NotificationTopic, parseSubscriptionRequest } from '../../publish/notification-request.js';
 import {

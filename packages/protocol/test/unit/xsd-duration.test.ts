@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatDuration, parseDayTimeDuration } from '../../../src/model/xsd-duration.js';
+import { formatDuration, parseDayTimeDuration } from '../../src/index.js';
 
 describe('parseDayTimeDuration', () => {
   it.each([
