@@ -5,6 +5,8 @@ export { type ClockOffset, type ClockSample, estimateOffset, measureClockOffset 
 export { LatencyRecorder, type LatencySummary } from './latency/latency-recorder.js';
 export {
   chooseTransport,
+  readDescriptor,
+  type StreamDescriptorFacts,
   type DecodeErrorEvent,
   type StreamUpdate,
   type SubscribeOptions,
@@ -17,6 +19,7 @@ export { type BackoffOptions, backoffDelay, retryAfterMs } from './transport/bac
 export { type HistoryDocumentFormat, type HistoryMember, type HistoryPage, parseHistoryPage } from './transport/history-page.js';
 export { type HistoryPosition, historyReader, type HistoryStart } from './transport/history-reader.js';
 export { longPollTransport } from './transport/long-poll-transport.js';
+export { adaptMargin, type PollHints, type PollMoment, type SmartPollOptions, smartPollDelay } from './transport/poll-schedule.js';
 export { type PollStrategy, pollTransport } from './transport/poll-transport.js';
 export { sseTransport } from './transport/sse-transport.js';
 export { SubscriptionError } from './transport/subscription-error.js';

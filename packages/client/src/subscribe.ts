@@ -1,12 +1,13 @@
 import type { Quad } from '@rdfjs/types';
 import { DataFactory, Parser } from 'n3';
-import { EVENT_STREAM_MEDIA_TYPE, type FormatName, mediaTypeIri, mediaTypes } from '@rdf-stream/protocol';
+import { EVENT_STREAM_MEDIA_TYPE, type FormatName, mediaTypeIri, mediaTypes, parseDayTimeDuration } from '@rdf-stream/protocol';
 import { DecodeError, decodeElement } from './decode/decode-element.js';
 import { parseElementId } from './element-id.js';
 import { type ClockOffset, measureClockOffset } from './latency/clock-offset.js';
 import type { BackoffOptions } from './transport/backoff.js';
 import { type HistoryPosition, historyReader, type HistoryStart } from './transport/history-reader.js';
 import { longPollTransport } from './transport/long-poll-transport.js';
+import type { PollHints } from './transport/poll-schedule.js';
 import { type PollStrategy, pollTransport } from './transport/poll-transport.js';
 import { sseTransport } from './transport/sse-transport.js';
 import type { GapEvent, ReconnectEvent, TransportEvent, TransportName } from './transport/transport-event.js';
@@ -17,13 +18,17 @@ export interface SubscribeOptions {
   readonly transport?: TransportName | 'auto';
   /** Default `turtle` (the cheapest to decode). */
   readonly format?: FormatName;
-  /** Polling: `smart` (default) or `fixed`, see `pollTransport`. */
+  /**
+   * Polling: `smart` (default: one request when the next element is due, from the descriptor's
+   * interval, the newest element's time and the clock offset; see `smartPollDelay`) or `fixed`
+   * (the study's clients), see `pollTransport`.
+   */
   readonly pollStrategy?: PollStrategy;
   /** Fixed polling: pause after each response. Default 500 ms, as in the study. */
   readonly pollIntervalMs?: number;
   /** Smart polling: random extra wait, so that clients do not poll in step. Default 250 ms. */
   readonly jitterMs?: number;
-  /** Smart polling: shortest wait between requests. Default 250 ms. */
+  /** Smart polling: shortest wait between requests, and the first wait when an element is late. Default 250 ms. */
   readonly minPollIntervalMs?: number;
   /** Long-polling: `Prefer: wait=N`. Default 30 s. */
   readonly longPollWaitSeconds?: number;
@@ -48,6 +53,11 @@ export interface SubscribeOptions {
   readonly clockOffset?: 'measure' | number | false;
   readonly signal?: AbortSignal;
   readonly fetch?: typeof fetch;
+  /**
+   * Smart polling without `subscribe`'s decoding (`streamEvents`): what the caller knows of the
+   * stream, updated as it reads each element's time. `subscribe` fills its own.
+   */
+  readonly pollHints?: PollHints;
 }
 
 /** One element as the client got it. Times on the client's clock unless said otherwise. */
@@ -127,8 +137,12 @@ export function subscribe(streamUrl: string, options: SubscribeOptions = {}): Su
     async *[Symbol.asyncIterator]() {
       const { format = 'turtle', signal, fetch: fetchImpl = fetch } = options;
       const offsetMs = await resolveOffset(base, options, fetchImpl, state);
-      const transport = options.transport === undefined || options.transport === 'auto' ? await chooseTransport(base, fetchImpl, signal) : options.transport;
+      const auto = options.transport === undefined || options.transport === 'auto';
+      // The descriptor says whether SSE is offered and how often elements come (smart polling).
+      const descriptor = auto || (options.transport === 'poll' && options.pollStrategy !== 'fixed') ? await readDescriptor(base, fetchImpl, signal) : undefined;
+      const transport = auto ? (descriptor?.offersSse ? 'sse' : 'poll') : (options.transport as TransportName);
       state.transport = transport;
+      const pollHints: PollHints = { clockOffsetMs: offsetMs, expectedIntervalMs: descriptor?.expectedIntervalMs ?? null };
       let lastSeq: number | undefined;
       /** Live elements the replay covered already, or before `from`: skipped until a newer one comes. */
       let skip: { readonly epoch: string | undefined; readonly throughSeq: number } | undefined;
@@ -142,7 +156,7 @@ export function subscribe(streamUrl: string, options: SubscribeOptions = {}): Su
           if (handOver.lastId !== undefined) live = { ...options, lastEventId: handOver.lastId };
         }
         state.replaying = false;
-        yield* openTransport(transport, base, format, live, stats);
+        yield* openTransport(transport, base, format, { ...live, pollHints }, stats);
       }
 
       for await (const event of elements()) {
@@ -173,6 +187,8 @@ export function subscribe(streamUrl: string, options: SubscribeOptions = {}): Su
           skip = undefined;
         }
         const generatedAtMs = decoded.generatedAt?.getTime() ?? Number.NaN;
+        // The poll transport reads it when this update has been handed over: the next is due an interval later.
+        if (!replayed && Number.isFinite(generatedAtMs)) pollHints.generatedAtMs = generatedAtMs;
         yield {
           type: 'update',
           seq,
@@ -237,6 +253,7 @@ function openTransport(
         pollIntervalMs: options.pollIntervalMs ?? 500,
         jitterMs: options.jitterMs ?? 250,
         minPollIntervalMs: options.minPollIntervalMs ?? 250,
+        ...(options.pollHints ? { hints: options.pollHints } : {}),
       });
     case 'long-poll':
       return longPollTransport(`${base}/latest`, { ...common, waitSeconds: options.longPollWaitSeconds ?? 30 });
@@ -259,19 +276,36 @@ async function resolveOffset(
   return state.clockOffset?.offsetMs ?? 0;
 }
 
-/** Reads the stream descriptor: SSE when it offers an event-stream distribution, else polling. */
-export async function chooseTransport(base: string, fetchImpl: typeof fetch = fetch, signal?: AbortSignal): Promise<TransportName> {
+/** What a client reads of a stream descriptor before it subscribes. */
+export interface StreamDescriptorFacts {
+  /** It offers an event-stream (SSE) distribution. */
+  readonly offersSse: boolean;
+  /** `dcat:temporalResolution` in milliseconds; null for an irregular stream (or none stated). */
+  readonly expectedIntervalMs: number | null;
+}
+
+/** Reads the stream descriptor (Turtle); undefined when it cannot be read. */
+export async function readDescriptor(base: string, fetchImpl: typeof fetch = fetch, signal?: AbortSignal): Promise<StreamDescriptorFacts | undefined> {
   try {
     const response = await fetchImpl(base, { headers: { accept: mediaTypes.turtle }, signal: signal ?? null });
-    if (!response.ok) return 'poll';
+    if (!response.ok) return undefined;
     const quads = new Parser({ baseIRI: base }).parse(await response.text());
     const offersSse = quads.some(
       (q) =>
         q.predicate.equals(DataFactory.namedNode('http://www.w3.org/ns/dcat#mediaType')) &&
         (q.object.value === mediaTypeIri(EVENT_STREAM_MEDIA_TYPE) || q.object.value === EVENT_STREAM_MEDIA_TYPE),
     );
-    return offersSse ? 'sse' : 'poll';
+    // The stream's resolution: the descriptor describes one stream, named by the publisher's base
+    // URL (which is not the URL a client behind a proxy used when they differ).
+    const resolutions = quads.filter((q) => q.predicate.value === 'http://www.w3.org/ns/dcat#temporalResolution');
+    const resolution = resolutions.find((q) => q.subject.value === base) ?? resolutions[0];
+    return { offersSse, expectedIntervalMs: (resolution && parseDayTimeDuration(resolution.object.value)) ?? null };
   } catch {
-    return 'poll';
+    return undefined;
   }
+}
+
+/** Reads the stream descriptor: SSE when it offers an event-stream distribution, else polling. */
+export async function chooseTransport(base: string, fetchImpl: typeof fetch = fetch, signal?: AbortSignal): Promise<TransportName> {
+  return (await readDescriptor(base, fetchImpl, signal))?.offersSse ? 'sse' : 'poll';
 }

@@ -5,7 +5,7 @@
  */
 import { request } from 'node:http';
 import { Pool } from 'undici';
-import { LatencyRecorder } from '@rdf-stream/client';
+import { adaptMargin, LatencyRecorder, measureClockOffset, type PollHints, readDescriptor, smartPollDelay } from '@rdf-stream/client';
 import { EVENT_STREAM_MEDIA_TYPE, mediaTypes, preferWait } from '@rdf-stream/protocol';
 import { createParser } from 'eventsource-parser';
 import { elementStamp } from './timestamp.js';
@@ -100,16 +100,38 @@ function handleLatest(job: WorkerJob, client: FleetClient, answer: Answer, etag:
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** The study's client: a request, then a pause; a fresh cached copy answers without a request. */
+/**
+ * The smart strategy's settings: the client library's defaults (`subscribe`), so that the fleet
+ * measures what a user of the library gets.
+ */
+const SMART_POLL = { jitterMs: 250, minPollIntervalMs: 250 } as const;
+
+/** What every smart poller of this worker knows of the stream: its interval and the clock offset (read once). */
+let streamFacts: Promise<Pick<PollHints, 'expectedIntervalMs' | 'clockOffsetMs'>> | undefined;
+function readStreamFacts(job: WorkerJob) {
+  streamFacts ??= Promise.all([readDescriptor(job.streamUrl), measureClockOffset(new URL('/time', job.streamUrl).href).catch(() => undefined)]).then(
+    ([descriptor, offset]) => ({ expectedIntervalMs: descriptor?.expectedIntervalMs ?? null, clockOffsetMs: offset?.offsetMs ?? 0 }),
+  );
+  return streamFacts;
+}
+
+/**
+ * The study's client (`fixed`): a request, then a pause; a fresh cached copy answers without a
+ * request. `smart`: the client library's schedule (`smartPollDelay`): one request when the next
+ * element is due, a learnt margin after it, jitter; cache freshness for an irregular stream.
+ */
 async function pollClient(job: WorkerJob, client: FleetClient, localAddress: string) {
   const url = new URL(`${job.streamUrl}/latest`);
   const pool = poolFor(url, localAddress, job.clients);
+  const hints: PollHints = job.pollStrategy === 'smart' ? { ...(await readStreamFacts(job)) } : {};
   let etag: string | undefined;
   let freshUntil = 0;
+  let unchanged = 0;
+  let marginMs = 0;
   counters.connected++;
   while (!stopping) {
-    if (Date.now() < freshUntil) {
-      await pause(job.pollStrategy === 'fixed' ? job.pollIntervalMs : freshUntil - Date.now());
+    if (job.pollStrategy === 'fixed' && Date.now() < freshUntil) {
+      await pause(job.pollIntervalMs);
       continue;
     }
     try {
@@ -119,11 +141,22 @@ async function pollClient(job: WorkerJob, client: FleetClient, localAddress: str
       const maxAge = /max-age=(\d+)/.exec(String(answer.headers['cache-control'] ?? ''));
       const age = Number(answer.headers.age ?? 0);
       freshUntil = Date.now() + Math.max(0, Number(maxAge?.[1] ?? 0) - age) * 1000;
+      const previous = etag;
       ({ etag } = handleLatest(job, client, answer, etag));
+      if (answer.status === 200 && etag !== previous) {
+        const stamp = elementStamp(answer.body);
+        if (hints.generatedAtMs !== undefined) marginMs = adaptMargin(marginMs, unchanged, hints.expectedIntervalMs);
+        if (stamp !== undefined) hints.generatedAtMs = stamp.generatedAtMs;
+        unchanged = 0;
+      } else unchanged++;
     } catch {
       counters.errors++;
     }
-    await pause(job.pollStrategy === 'fixed' ? job.pollIntervalMs : Math.max(200, freshUntil - Date.now()) + Math.random() * 200);
+    await pause(
+      job.pollStrategy === 'fixed'
+        ? job.pollIntervalMs
+        : smartPollDelay(hints, { nowMs: Date.now(), lateAttempts: unchanged, freshForMs: Math.max(0, freshUntil - Date.now()), marginMs }, SMART_POLL),
+    );
   }
 }
 

@@ -1,6 +1,7 @@
 import CachePolicy from 'http-cache-semantics';
 import { type FormatName, mediaTypes } from '@rdf-stream/protocol';
 import { type BackoffOptions, backoffDelay, delay } from './backoff.js';
+import { adaptMargin, type PollHints, smartPollDelay } from './poll-schedule.js';
 import { httpFailure, RetryableHttpError } from './subscription-error.js';
 import type { TransportEvent } from './transport-event.js';
 import type { TransportStats } from './transport-stats.js';
@@ -10,11 +11,15 @@ export type PollStrategy = 'smart' | 'fixed';
 export interface PollTransportOptions {
   readonly format: FormatName;
   /**
-   * `smart`: ask again when the response stops being fresh (Cache-Control, Age, Expires, Date),
-   * plus up to `jitterMs`, revalidating with If-None-Match. `fixed`: the study's clients — wait
-   * `pollIntervalMs` after each response, and skip any request the cached response still answers.
+   * `smart`: ask again when the next element is due (from `hints`: the newest element's time and
+   * the stream's interval), plus up to `jitterMs`, backing off while it is late; without hints,
+   * when the response stops being fresh (Cache-Control, Age, Expires, Date). Revalidates with
+   * If-None-Match. `fixed`: the study's clients — wait `pollIntervalMs` after each response, and
+   * skip any request the cached response still answers. See `smartPollDelay`.
    */
   readonly strategy: PollStrategy;
+  /** What the smart strategy knows of the stream; read after each element is handed over. */
+  readonly hints?: PollHints;
   readonly pollIntervalMs: number;
   readonly jitterMs: number;
   /** Shortest wait between two requests of the smart strategy (a stale or max-age=0 answer). */
@@ -39,6 +44,10 @@ export async function* pollTransport(latestUrl: string, options: PollTransportOp
   let policy: CachePolicy | undefined;
   let lastEtag: string | undefined;
   let attempt = 0;
+  /** Answers in a row that brought no new element. */
+  let unchanged = 0;
+  /** How long after an element is due to ask for it (ms): learnt, see `adaptMargin`. */
+  let marginMs = 0;
 
   while (!signal?.aborted) {
     let waitMs: number;
@@ -47,6 +56,7 @@ export async function* pollTransport(latestUrl: string, options: PollTransportOp
       stats.requests++;
       const response = await fetchImpl(latestUrl, { headers, signal: signal ?? null });
       const responseLike = { status: response.status, headers: Object.fromEntries(response.headers) };
+      let changed = false;
       if (response.status === 304 && policy) {
         stats.notModified++;
         policy = policy.revalidatedPolicy(request, responseLike).policy;
@@ -58,6 +68,7 @@ export async function* pollTransport(latestUrl: string, options: PollTransportOp
         const etag = response.headers.get('etag') ?? undefined;
         if (etag === undefined || etag !== lastEtag) {
           lastEtag = etag;
+          changed = true;
           stats.elements++;
           yield { type: 'element', text, format, receivedAt };
         }
@@ -65,7 +76,15 @@ export async function* pollTransport(latestUrl: string, options: PollTransportOp
         throw await httpFailure(response, latestUrl);
       }
       attempt = 0;
-      waitMs = strategy === 'smart' ? smartWait(policy, options, random) : options.pollIntervalMs;
+      if (changed) {
+        // Only an element asked for at its due moment says something about the margin.
+        if (options.hints?.generatedAtMs !== undefined) marginMs = adaptMargin(marginMs, unchanged, options.hints.expectedIntervalMs);
+        unchanged = 0;
+      } else unchanged++;
+      waitMs =
+        strategy === 'smart'
+          ? smartPollDelay(options.hints ?? {}, { nowMs: Date.now(), lateAttempts: unchanged, freshForMs: policy?.timeToLive() ?? 0, marginMs }, options, random)
+          : options.pollIntervalMs;
     } catch (error) {
       if (signal?.aborted) return;
       if ((error as Error).name === 'SubscriptionError') throw error;
@@ -79,9 +98,4 @@ export async function* pollTransport(latestUrl: string, options: PollTransportOp
       if (!(await delay(options.pollIntervalMs, signal))) return;
     }
   }
-}
-
-function smartWait(policy: CachePolicy | undefined, options: PollTransportOptions, random: () => number): number {
-  const freshMs = policy === undefined ? 0 : policy.timeToLive();
-  return Math.max(options.minPollIntervalMs, freshMs) + Math.round(random() * options.jitterMs);
 }

@@ -75,6 +75,43 @@ describe('smart polling', () => {
   });
 });
 
+describe('smart polling on a regular stream', () => {
+  it('asks about once per element: when the next is due by the descriptor\'s interval and the newest element\'s time', async () => {
+    // The stream's source: an element every 800 ms, on schedule (what the descriptor announces).
+    running = await startTestPublisher([], 800);
+    await running.push();
+    const source = setInterval(() => void running?.push(), 800);
+    try {
+      const log: Exchange[] = [];
+      const updates: StreamUpdate[] = [];
+      stop = new AbortController();
+      const subscription = subscribe(running.streamUrl, {
+        transport: 'poll',
+        pollStrategy: 'smart',
+        jitterMs: 50,
+        minPollIntervalMs: 50,
+        clockOffset: false,
+        signal: stop.signal,
+        fetch: loggingFetch(log),
+      });
+      const consuming = consume(subscription, updates);
+      await waitUntil(() => updates.length >= 12, 30_000);
+      stop.abort();
+      await consuming;
+      const seqs = updates.map((update) => update.seq!);
+      // Nothing skipped: each element in turn (the first is whichever was newest).
+      expect(seqs).toEqual(seqs.map((_, index) => seqs[0]! + index));
+      // Once the poller has learnt how long after its due moment an element is served (the first
+      // four elements), it asks about once per element — polling every 50 ms would ask 16 times.
+      const learntAt = updates[3]!.receivedAt.getTime();
+      const after = log.filter((exchange) => exchange.sentAt > learntAt);
+      expect(after.length / (updates.length - 4)).toBeLessThanOrEqual(1.5);
+    } finally {
+      clearInterval(source);
+    }
+  });
+});
+
 describe('fixed polling (the study\'s clients)', () => {
   it('pauses after each response and asks nothing while its cached copy is fresh', async () => {
     running = await startTestPublisher([], 3_000);

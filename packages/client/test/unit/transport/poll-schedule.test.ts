@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest';
+import { adaptMargin, smartPollDelay } from '../../../src/transport/poll-schedule.js';
+
+const options = { jitterMs: 200, minPollIntervalMs: 100 };
+const noJitter = () => 0;
+const fullJitter = () => 1;
+const T = 1_700_000_000_000;
+
+describe('smartPollDelay', () => {
+  const regular = { generatedAtMs: T, expectedIntervalMs: 5_000, clockOffsetMs: 0 };
+
+  it('waits until the next element is due, plus jitter', () => {
+    expect(smartPollDelay(regular, { nowMs: T + 300, lateAttempts: 0, freshForMs: 4_000, marginMs: 0 }, options, noJitter)).toBe(4_700);
+    expect(smartPollDelay(regular, { nowMs: T + 300, lateAttempts: 0, freshForMs: 4_000, marginMs: 0 }, options, fullJitter)).toBe(4_900);
+  });
+
+  it('asks the learnt margin after the due moment', () => {
+    expect(smartPollDelay(regular, { nowMs: T + 300, lateAttempts: 0, freshForMs: 0, marginMs: 40 }, options, noJitter)).toBe(4_740);
+  });
+
+  it('moves the due moment onto the client clock', () => {
+    // The server's clock is 1 s ahead of ours: its element due at T + 5 s is due at T + 4 s here.
+    expect(smartPollDelay({ ...regular, clockOffsetMs: 1_000 }, { nowMs: T + 300, lateAttempts: 0, freshForMs: 0, marginMs: 0 }, options, noJitter)).toBe(3_700);
+  });
+
+  it('backs off from minPollIntervalMs, doubling while the element is late, at most a quarter of the interval', () => {
+    const late = (lateAttempts: number) => smartPollDelay(regular, { nowMs: T + 5_050, lateAttempts, freshForMs: 0, marginMs: 0 }, options, noJitter);
+    expect([1, 2, 3, 4, 5, 6].map(late)).toEqual([100, 200, 400, 800, 1_250, 1_250]);
+  });
+
+  it('asks soon when the next element is due already (the newest came late)', () => {
+    expect(smartPollDelay(regular, { nowMs: T + 6_000, lateAttempts: 0, freshForMs: 0, marginMs: 0 }, options, noJitter)).toBe(100);
+  });
+
+  it('falls back to the cached answer’s freshness for an irregular stream or before the first element', () => {
+    const moment = { nowMs: T, lateAttempts: 0, freshForMs: 3_000, marginMs: 0 };
+    expect(smartPollDelay({ expectedIntervalMs: null, generatedAtMs: T }, moment, options, noJitter)).toBe(3_000);
+    expect(smartPollDelay({ expectedIntervalMs: 5_000 }, moment, options, noJitter)).toBe(3_000);
+    expect(smartPollDelay({}, { ...moment, freshForMs: 0 }, options, fullJitter)).toBe(300);
+  });
+});
+
+describe('adaptMargin', () => {
+  it('doubles the margin after an element that was not there at its due moment (at least 20 ms, at most a quarter interval)', () => {
+    expect(adaptMargin(0, 1, 5_000)).toBe(20);
+    expect(adaptMargin(20, 2, 5_000)).toBe(40);
+    expect(adaptMargin(1_000, 1, 5_000)).toBe(1_250);
+    expect(adaptMargin(0, 1, null)).toBe(20);
+  });
+
+  it('shrinks it slowly after each element found at the first request', () => {
+    expect(adaptMargin(100, 0, 5_000)).toBeCloseTo(90, 6);
+    // Misses stay rare: from 40 ms, seven hits in a row before the margin is back under 20 ms.
+    let margin = 40;
+    let hits = 0;
+    while (margin >= 20) {
+      margin = adaptMargin(margin, 0, 5_000);
+      hits++;
+    }
+    expect(hits).toBe(7);
+  });
+});
