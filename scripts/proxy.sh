@@ -261,12 +261,14 @@ start_varnish() {
   render_varnish >"$vcl"
   # backend_idle_timeout (below): idle connections to the publisher are closed before the
   # publisher's own keep-alive timeout (5 s) closes them under a request.
-  # Run as root, varnishd hands its working directory to its own users (varnish, vcache):
-  # they must be able to reach it.
-  if [[ $(id -u) -eq 0 ]]; then chmod a+x "$dir"; fi
-  output=$(varnishd -C -f "$vcl" -n "$workdir" 2>&1 >/dev/null) \
+  # Run as root, varnishd's default jail hands the VCL and its working directory to its own
+  # users (varnish, vcache), who cannot reach a DIR under a private directory (mktemp -d is
+  # 0700): without a jail (-j none) it runs as the caller, like nginx here (loopback only).
+  local jail=()
+  if [[ $(id -u) -eq 0 ]]; then jail=(-j none); fi
+  output=$(varnishd "${jail[@]}" -C -f "$vcl" -n "$workdir" 2>&1 >/dev/null) \
     || die "varnishd rejected $vcl: $output"
-  output=$(varnishd -a "$(listen_address)" -f "$vcl" -n "$workdir" -P "$pid_file" \
+  output=$(varnishd "${jail[@]}" -a "$(listen_address)" -f "$vcl" -n "$workdir" -P "$pid_file" \
     -s "$varnish_storage" -p backend_idle_timeout=4 2>&1) \
     || die "varnishd failed to start: $output"
   local pid i

@@ -1,0 +1,89 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { request } from 'undici';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { BenchOptions } from '../../src/scenario/bench-options.js';
+import { startProxy, startPublisher, stopProcess, stopProxy } from '../../src/scenario/services.js';
+
+const dirs: string[] = [];
+afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+
+/** Requests the publisher on `port` answered on /latest, from its own metrics. */
+async function publisherLatestRequests(port: number): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  return [...text.matchAll(/^rdf_stream_http_requests_total\{route="\/streams\/:id\/latest",method="GET",status="\dxx"\} (\d+)$/gm)].reduce(
+    (sum, match) => sum + Number(match[1]),
+    0,
+  );
+}
+
+// The proxies as the benchmark starts them (scripts/proxy.sh, from Debian's packages, with the
+// configurations of docker/), each in front of its own publisher.
+// Freshness as each sends it for /latest (docker/README.md): nginx would not lower max-age for a
+// cached copy, so it sends Expires without Cache-Control; Varnish keeps Cache-Control and adds Age.
+describe.each([
+  { proxy: 'nginx', port: 18_960, freshness: 'expires' },
+  { proxy: 'varnish', port: 18_970, freshness: 'cache-control' },
+] as const)('polling through a real $proxy (docker/, scripts/proxy.sh)', ({ proxy, port, freshness }) => {
+  const options = { port, intervalSeconds: 2, facilities: 13, seed: 1 } as BenchOptions;
+  // Its own directory, which proxy.sh opens to the proxy's workers (a subdirectory of a private
+  // mkdtemp directory would not be reachable by them).
+  const proxyDir = mkdtempSync(join(tmpdir(), `${proxy}-`));
+  dirs.push(proxyDir);
+  const latestUrl = `http://127.0.0.1:${port + 1}/streams/parking/latest`;
+
+  it('the publisher sees about one request per second and element while 50 clients poll every 50 ms', async () => {
+    const publisher = await startPublisher(options, 100);
+    try {
+      await startProxy(proxy, `127.0.0.1:${port}`, port + 1, proxyDir);
+      try {
+        const before = await publisherLatestRequests(port);
+        const statuses: string[] = [];
+        const startedAt = Date.now();
+        const durationMs = 6_000;
+        // 50 clients, each a bounded loop: one request every 50 ms for 6 s.
+        await Promise.all(
+          Array.from({ length: 50 }, async () => {
+            while (Date.now() - startedAt < durationMs) {
+              const response = await request(latestUrl, { headers: { accept: 'text/turtle' } });
+              await response.body.text();
+              statuses.push(`${response.statusCode} ${String(response.headers['x-cache-status'])}`);
+              await new Promise((resolve) => setTimeout(resolve, 50));
+            }
+          }),
+        );
+        const elapsedSeconds = (Date.now() - startedAt) / 1000;
+        const reached = (await publisherLatestRequests(port)) - before;
+        expect(statuses.length).toBeGreaterThan(1_000);
+        expect(reached).toBeGreaterThan(0);
+        // Per second at most one fetch of the fragment (1 s micro-cache or max-age), plus one per new element.
+        expect(reached).toBeLessThanOrEqual(Math.ceil(elapsedSeconds) + Math.ceil(elapsedSeconds / options.intervalSeconds) + 2);
+        expect(statuses.filter((status) => !status.startsWith('200 '))).toEqual([]);
+        expect(statuses.filter((status) => status === '200 HIT').length / statuses.length).toBeGreaterThan(0.95);
+
+        // The publisher's validators reach the client, and revalidation through the cache works.
+        const first = await request(latestUrl, { headers: { accept: 'text/turtle' } });
+        await first.body.text();
+        const etag = String(first.headers.etag);
+        expect(etag).toMatch(/^(W\/)?"/);
+        if (freshness === 'expires') {
+          expect(Date.parse(String(first.headers.expires))).not.toBeNaN();
+          expect(first.headers['cache-control']).toBeUndefined();
+        } else {
+          expect(String(first.headers['cache-control'])).toMatch(/max-age=\d+/);
+          expect(Number(first.headers.age)).toBeGreaterThanOrEqual(0);
+        }
+        const revalidated = await request(latestUrl, { headers: { accept: 'text/turtle', 'if-none-match': etag } });
+        await revalidated.body.text();
+        // 304 while the element is the same; 200 with another ETag if one was published meanwhile.
+        if (revalidated.statusCode === 200) expect(String(revalidated.headers.etag)).not.toBe(etag);
+        else expect(revalidated.statusCode).toBe(304);
+      } finally {
+        await stopProxy(proxy, proxyDir);
+      }
+    } finally {
+      await stopProcess(publisher);
+    }
+  }, 60_000);
+});
