@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { durationMs, parseRspQl, RspQlSyntaxError } from '../../src/query/rspql-parser.js';
+import { durationMs, parseRspQl, RspQlSyntaxError } from '../../../src/query/rspql-parser.js';
 
-const example = readFileSync(new URL('../../examples/average-free-spaces.rq', import.meta.url), 'utf8');
+const example = readFileSync(new URL('../../../examples/average-free-spaces.rq', import.meta.url), 'utf8');
 
 describe('parseRspQl', () => {
   it('parses the example: operator, name, window and a plain SPARQL query over GRAPH <w>', () => {

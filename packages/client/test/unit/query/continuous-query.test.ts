@@ -1,7 +1,7 @@
 import type { Quad } from '@rdfjs/types';
 import { DataFactory } from 'n3';
 import { describe, expect, it } from 'vitest';
-import { ContinuousQuery, type WindowItem } from '../../src/query/continuous-query.js';
+import { ContinuousQuery, type WindowItem } from '../../../src/query/continuous-query.js';
 
 const { namedNode, literal, quad } = DataFactory;
 const SOSA = 'http://www.w3.org/ns/sosa/';

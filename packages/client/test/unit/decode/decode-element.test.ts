@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { FormatName } from '@rdf-stream/protocol';
-import { DecodeError, decodeElement } from '../../src/decode/decode-element.js';
-import { sosaStreamContext } from '../../src/decode/sosa-stream-context.js';
+import { DecodeError, decodeElement } from '../../../src/decode/decode-element.js';
+import { sosaStreamContext } from '../../../src/decode/sosa-stream-context.js';
 
 const example = (extension: string) =>
-  readFileSync(new URL(`../../../../ontologies/examples/parking-element.${extension}`, import.meta.url), 'utf8');
+  readFileSync(new URL(`../../../../../ontologies/examples/parking-element.${extension}`, import.meta.url), 'utf8');
 const extensions: Record<FormatName, string> = { turtle: 'ttl', trig: 'trig', ntriples: 'nt', nquads: 'nq', jsonld: 'jsonld' };
 
 describe('decodeElement', () => {
@@ -28,7 +28,7 @@ describe('decodeElement', () => {
   });
 
   it('the bundled context is the one the publisher serves', () => {
-    const served = JSON.parse(readFileSync(new URL('../../../../ontologies/context/sosa-stream.jsonld', import.meta.url), 'utf8'));
+    const served = JSON.parse(readFileSync(new URL('../../../../../ontologies/context/sosa-stream.jsonld', import.meta.url), 'utf8'));
     expect(sosaStreamContext).toEqual(served);
   });
 });
