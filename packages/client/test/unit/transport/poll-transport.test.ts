@@ -1,0 +1,119 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { PollHints } from '../../../src/transport/poll-schedule.js';
+import { pollTransport } from '../../../src/transport/poll-transport.js';
+import type { TransportEvent } from '../../../src/transport/transport-event.js';
+import { emptyStats } from '../../../src/transport/transport-stats.js';
+
+const T0 = Date.UTC(2026, 10, 24, 12, 0, 0);
+const INTERVAL_MS = 1_000;
+/** Element n is generated at T0 − 500 ms + (n − 1) × interval, and served from 30 ms later. */
+const generatedAt = (n: number) => T0 - 500 + (n - 1) * INTERVAL_MS;
+const SERVED_AFTER_MS = 30;
+
+/**
+ * A fake /latest on the fake clock, serving the newest element (see `generatedAt`);
+ * `If-None-Match` with its ETag gets a 304. Logs when each request came.
+ */
+function fakeLatest(log: Array<{ atMs: number; status: number }>): typeof fetch {
+  return async (_input, init) => {
+    const now = Date.now();
+    const newest = Math.floor((now - generatedAt(1) - SERVED_AFTER_MS) / INTERVAL_MS) + 1;
+    const etag = `"e${newest}"`;
+    const status = new Headers(init?.headers).get('if-none-match') === etag ? 304 : 200;
+    log.push({ atMs: now - T0, status });
+    const headers = { etag, 'cache-control': 'max-age=0', date: new Date(now).toUTCString(), 'content-type': 'text/turtle' };
+    return status === 304 ? new Response(null, { status, headers }) : new Response(`element ${newest}`, { status, headers });
+  };
+}
+
+beforeEach(() => {
+  vi.useFakeTimers({ now: T0 });
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('pollTransport, smart, on a regular stream', () => {
+  it('asks when the next element is due, retries a late one after minPollIntervalMs, and learns the margin', async () => {
+    const log: Array<{ atMs: number; status: number }> = [];
+    const hints: PollHints = { expectedIntervalMs: INTERVAL_MS, clockOffsetMs: 0 };
+    const stop = new AbortController();
+    const transport = pollTransport('http://publisher.test/streams/s/latest', {
+      format: 'turtle',
+      strategy: 'smart',
+      pollIntervalMs: 500,
+      jitterMs: 0,
+      minPollIntervalMs: 100,
+      backoff: { initialDelayMs: 1_000, maxDelayMs: 30_000 },
+      stats: emptyStats(),
+      signal: stop.signal,
+      fetch: fakeLatest(log),
+      hints,
+      random: () => 0,
+    });
+    const elements: string[] = [];
+    const consuming = (async () => {
+      for await (const event of transport as AsyncGenerator<TransportEvent>) {
+        if (event.type !== 'element') continue;
+        elements.push(event.text);
+        // What subscribe does once it has decoded the element: its generation time.
+        const n = Number(event.text.split(' ')[1]);
+        hints.generatedAtMs = generatedAt(n);
+        if (elements.length === 5) stop.abort();
+      }
+    })();
+    await vi.advanceTimersByTimeAsync(10_000);
+    await consuming;
+    expect(elements).toEqual(['element 1', 'element 2', 'element 3', 'element 4', 'element 5']);
+    expect(log).toEqual([
+      { atMs: 0, status: 200 }, // element 1, generated 500 ms before
+      { atMs: 500, status: 304 }, // element 2 is due, but served only 30 ms after
+      { atMs: 600, status: 200 }, // minPollIntervalMs later; the margin becomes 20 ms
+      { atMs: 1_520, status: 304 }, // element 3: due + 20 ms, still 10 ms early
+      { atMs: 1_620, status: 200 }, // the margin doubles: 40 ms
+      { atMs: 2_540, status: 200 }, // found at the first request from now on; the margin shrinks by 10 %
+      { atMs: 3_536, status: 200 },
+    ]);
+  });
+});
+
+describe('pollTransport, smart, on an irregular stream', () => {
+  it('asks again when the cached answer stops being fresh, and hands over an element once', async () => {
+    const requests: number[] = [];
+    let etag = '"a"';
+    const fetchImpl: typeof fetch = async (_input, init) => {
+      requests.push(Date.now() - T0);
+      const headers = { etag, 'cache-control': 'max-age=2', date: new Date().toUTCString(), 'content-type': 'text/turtle' };
+      if (new Headers(init?.headers).get('if-none-match') === etag) return new Response(null, { status: 304, headers });
+      return new Response(`element ${etag}`, { status: 200, headers });
+    };
+    const stop = new AbortController();
+    const stats = emptyStats();
+    const transport = pollTransport('http://publisher.test/streams/s/latest', {
+      format: 'turtle',
+      strategy: 'smart',
+      pollIntervalMs: 500,
+      jitterMs: 0,
+      minPollIntervalMs: 100,
+      backoff: { initialDelayMs: 1_000, maxDelayMs: 30_000 },
+      stats,
+      signal: stop.signal,
+      fetch: fetchImpl,
+      hints: { expectedIntervalMs: null },
+      random: () => 0,
+    });
+    const elements: string[] = [];
+    const consuming = (async () => {
+      for await (const event of transport) if (event.type === 'element') elements.push(event.text);
+    })();
+    await vi.advanceTimersByTimeAsync(4_500);
+    etag = '"b"';
+    await vi.advanceTimersByTimeAsync(2_000);
+    stop.abort();
+    await vi.advanceTimersByTimeAsync(2_000);
+    await consuming;
+    expect(requests).toEqual([0, 2_000, 4_000, 6_000]);
+    expect(elements).toEqual(['element "a"', 'element "b"']);
+    expect(stats).toMatchObject({ requests: 4, notModified: 2, elements: 2 });
+  });
+});
