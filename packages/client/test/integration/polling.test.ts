@@ -42,6 +42,10 @@ async function consume(iterable: AsyncIterable<unknown>, updates: StreamUpdate[]
   for await (const event of iterable) if ((event as StreamUpdate).type === 'update') updates.push(event as StreamUpdate);
 }
 
+/** A smart-polling subscription that logs its exchanges, stopped by `stop`. */
+const smartSubscription = (streamUrl: string, log: Exchange[], schedule: { jitterMs: number; minPollIntervalMs: number }) =>
+  subscribe(streamUrl, { transport: 'poll', pollStrategy: 'smart', ...schedule, clockOffset: false, signal: stop.signal, fetch: loggingFetch(log) });
+
 describe('smart polling', () => {
   it('makes no request while the fragment is fresh, revalidates with If-None-Match (304), then gets the next element', async () => {
     running = await startTestPublisher([], 3_000);
@@ -49,15 +53,7 @@ describe('smart polling', () => {
     const log: Exchange[] = [];
     const updates: StreamUpdate[] = [];
     stop = new AbortController();
-    const subscription = subscribe(running.streamUrl, {
-      transport: 'poll',
-      pollStrategy: 'smart',
-      jitterMs: 0,
-      minPollIntervalMs: 200,
-      clockOffset: false,
-      signal: stop.signal,
-      fetch: loggingFetch(log),
-    });
+    const subscription = smartSubscription(running.streamUrl, log, { jitterMs: 0, minPollIntervalMs: 200 });
     const consuming = consume(subscription, updates);
     await waitUntil(() => log.some((exchange) => exchange.status === 304), 10_000);
     const [first, second] = log;
@@ -85,15 +81,7 @@ describe('smart polling on a regular stream', () => {
       const log: Exchange[] = [];
       const updates: StreamUpdate[] = [];
       stop = new AbortController();
-      const subscription = subscribe(running.streamUrl, {
-        transport: 'poll',
-        pollStrategy: 'smart',
-        jitterMs: 50,
-        minPollIntervalMs: 50,
-        clockOffset: false,
-        signal: stop.signal,
-        fetch: loggingFetch(log),
-      });
+      const subscription = smartSubscription(running.streamUrl, log, { jitterMs: 50, minPollIntervalMs: 50 });
       const consuming = consume(subscription, updates);
       await waitUntil(() => updates.length >= 12, 30_000);
       stop.abort();

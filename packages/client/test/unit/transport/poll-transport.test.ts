@@ -1,7 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { PollHints } from '../../../src/transport/poll-schedule.js';
 import { pollTransport } from '../../../src/transport/poll-transport.js';
-import type { TransportEvent } from '../../../src/transport/transport-event.js';
 import { emptyStats } from '../../../src/transport/transport-stats.js';
 
 const T0 = Date.UTC(2026, 10, 24, 12, 0, 0);
@@ -26,6 +25,22 @@ function fakeLatest(log: Array<{ atMs: number; status: number }>): typeof fetch 
   };
 }
 
+/** A smart poll transport on the fake clock, without jitter. */
+const smartTransport = (fetchImpl: typeof fetch, hints: PollHints, signal: AbortSignal, stats = emptyStats()) =>
+  pollTransport('http://publisher.test/streams/s/latest', {
+    format: 'turtle',
+    strategy: 'smart',
+    pollIntervalMs: 500,
+    jitterMs: 0,
+    minPollIntervalMs: 100,
+    backoff: { initialDelayMs: 1_000, maxDelayMs: 30_000 },
+    stats,
+    signal,
+    fetch: fetchImpl,
+    hints,
+    random: () => 0,
+  });
+
 beforeEach(() => {
   vi.useFakeTimers({ now: T0 });
 });
@@ -38,22 +53,10 @@ describe('pollTransport, smart, on a regular stream', () => {
     const log: Array<{ atMs: number; status: number }> = [];
     const hints: PollHints = { expectedIntervalMs: INTERVAL_MS, clockOffsetMs: 0 };
     const stop = new AbortController();
-    const transport = pollTransport('http://publisher.test/streams/s/latest', {
-      format: 'turtle',
-      strategy: 'smart',
-      pollIntervalMs: 500,
-      jitterMs: 0,
-      minPollIntervalMs: 100,
-      backoff: { initialDelayMs: 1_000, maxDelayMs: 30_000 },
-      stats: emptyStats(),
-      signal: stop.signal,
-      fetch: fakeLatest(log),
-      hints,
-      random: () => 0,
-    });
+    const transport = smartTransport(fakeLatest(log), hints, stop.signal);
     const elements: string[] = [];
     const consuming = (async () => {
-      for await (const event of transport as AsyncGenerator<TransportEvent>) {
+      for await (const event of transport) {
         if (event.type !== 'element') continue;
         elements.push(event.text);
         // What subscribe does once it has decoded the element: its generation time.
@@ -89,19 +92,7 @@ describe('pollTransport, smart, on an irregular stream', () => {
     };
     const stop = new AbortController();
     const stats = emptyStats();
-    const transport = pollTransport('http://publisher.test/streams/s/latest', {
-      format: 'turtle',
-      strategy: 'smart',
-      pollIntervalMs: 500,
-      jitterMs: 0,
-      minPollIntervalMs: 100,
-      backoff: { initialDelayMs: 1_000, maxDelayMs: 30_000 },
-      stats,
-      signal: stop.signal,
-      fetch: fetchImpl,
-      hints: { expectedIntervalMs: null },
-      random: () => 0,
-    });
+    const transport = smartTransport(fetchImpl, { expectedIntervalMs: null }, stop.signal, stats);
     const elements: string[] = [];
     const consuming = (async () => {
       for await (const event of transport) if (event.type === 'element') elements.push(event.text);
