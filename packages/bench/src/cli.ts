@@ -3,7 +3,9 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { SingleBar } from 'cli-progress';
 import type { BenchMode } from './fleet/worker-protocol.js';
 import { analyzeMal } from './analyze/mal.js';
+import { capacityPlan } from './analyze/capacity-plan.js';
 import { measureThroughput, type ThroughputResult } from './collect/throughput.js';
+import { capacityTable } from './report/capacity-table.js';
 import { resultTable, writeResults } from './report/write-results.js';
 import { startProxy, startPublisher, stopProcess, stopProxy } from './scenario/services.js';
 import { type BenchOptions, facilitiesForPayload } from './scenario/bench-options.js';
@@ -120,8 +122,16 @@ const throughput = await throughputPhase();
 const capacity = throughput?.proxy?.requestsPerSecond ?? throughput?.publisher.requestsPerSecond;
 const sseThatMet = runs.filter((run) => run.mode === 'sse' && run.missedUpdates === 0 && run.latencyMs.p99 <= flags.latencyTarget);
 const mal = capacity === undefined ? undefined : analyzeMal(capacity, sseThatMet.length > 0 ? Math.max(...sseThatMet.map((run) => run.clients)) : undefined);
+/** The largest run of a mode that measured its CPU per update. */
+const costOf = (mode: 'sse' | 'long-poll') =>
+  runs.filter((run) => run.mode === mode && run.serverCpuMicrosPerUpdate !== null).sort((a, b) => b.clients - a.clients)[0]?.serverCpuMicrosPerUpdate ?? null;
+const plan = capacityPlan({
+  cpuMicrosPerUpdate: { sse: costOf('sse'), 'long-poll': costOf('long-poll') },
+  pollRequestsPerSecond: throughput?.publisher.requestsPerSecond ?? null,
+  bytes: runs.find((run) => run.elementBytes !== null)?.elementBytes ?? null,
+});
 const command = `pnpm bench ${process.argv.slice(2).filter((arg) => arg !== '--').join(' ')}`.trim();
-const written = await writeResults(options.outDir, command, runs, throughput, mal);
+const written = await writeResults(options.outDir, command, runs, plan, throughput, mal);
 console.log(`\n${resultTable(runs)}`);
 if (throughput) {
   const line = (name: string, result: ThroughputResult) =>
@@ -133,4 +143,5 @@ if (mal) {
   console.log(`\nMAL (formula 1, ${capacity} req/s): ${mal.table.map((row) => `${row.malSeconds} s → ${row.maxUsers} users`).join(', ')}`);
   console.log(mal.advice);
 }
+console.log(`\n${capacityTable(plan)}`);
 console.log(`\n${Object.values(written).join('\n')}`);

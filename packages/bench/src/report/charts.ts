@@ -1,6 +1,7 @@
 import { Resvg } from '@resvg/resvg-js';
 import * as vega from 'vega';
 import { compile, type TopLevelSpec } from 'vega-lite';
+import type { CapacityPlan } from '../analyze/capacity-plan.js';
 import type { Series } from '../reliability/scenario-result.js';
 import type { RunSummary } from '../scenario/run-benchmark.js';
 
@@ -28,6 +29,7 @@ async function render(name: string, title: string, spec: TopLevelSpec): Promise<
  */
 export async function benchCharts(
   runs: readonly RunSummary[],
+  plan: CapacityPlan,
   mal?: { table: ReadonlyArray<{ malSeconds: number; maxUsers: number }> },
 ): Promise<Chart[]> {
   const charts: Chart[] = [];
@@ -117,6 +119,31 @@ export async function benchCharts(
           color: { field: 'run', type: 'nominal', title: 'run' },
           strokeDash: { field: 'statistic', type: 'nominal', title: 'percentile' },
           shape: { field: 'warmup', type: 'nominal', title: '' },
+        },
+      }),
+    );
+  }
+  const planned = plan.rows
+    .filter((row) => row.cores !== null && (row.malSeconds === null || row.malSeconds === 1 || row.malSeconds === 5 || row.malSeconds === 30))
+    .map((row) => ({
+      transport: `${row.transport}${row.malSeconds === null ? '' : ` (MAL ${row.malSeconds} s)`}`,
+      stream: `${row.clients.toLocaleString('en')} clients, an element every ${row.intervalSeconds} s`,
+      cores: row.cores,
+    }));
+  if (planned.length > 0) {
+    charts.push(
+      await render('capacity-plan', 'Capacity plan: cores', {
+        $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+        width: 560,
+        height: 220,
+        title: 'Cores to serve a stream, from this run’s costs (log scale)',
+        data: { values: planned },
+        mark: { type: 'bar' },
+        encoding: {
+          y: { field: 'transport', type: 'nominal', title: '' },
+          x: { field: 'cores', type: 'quantitative', title: 'cores', scale: { type: 'symlog' } },
+          color: { field: 'stream', type: 'nominal', title: '' },
+          yOffset: { field: 'stream' },
         },
       }),
     );

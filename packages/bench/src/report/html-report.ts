@@ -1,12 +1,14 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type RunSummary, STEAL_WARNING_PERCENT } from '../scenario/run-benchmark.js';
+import type { CapacityPlan } from '../analyze/capacity-plan.js';
 import type { Chart } from './charts.js';
+import { capacityCells } from './capacity-table.js';
 
 const escape = (text: string) => text.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c] as string);
 
 /** Writes each chart as SVG and PNG, and `report.html` that opens offline (charts inline). */
-export function writeReport(outDir: string, summary: Record<string, unknown>, runs: readonly RunSummary[], charts: readonly Chart[]): Record<string, string> {
+export function writeReport(outDir: string, summary: Record<string, unknown>, runs: readonly RunSummary[], plan: CapacityPlan, charts: readonly Chart[]): Record<string, string> {
   const files: Record<string, string> = {};
   for (const chart of charts) {
     writeFileSync(join(outDir, `${chart.name}.svg`), chart.svg);
@@ -36,6 +38,11 @@ export function writeReport(outDir: string, summary: Record<string, unknown>, ru
         '</table></details>',
     )
     .join('\n');
+  const cells = capacityCells(plan);
+  const capacity =
+    `<h2>Capacity plan</h2><p>Cores and network to serve a stream beyond this machine, computed from this run's own measurements (server CPU per update: SSE ${plan.inputs.cpuMicrosPerUpdate.sse ?? '–'} µs, long-poll ${plan.inputs.cpuMicrosPerUpdate['long-poll'] ?? '–'} µs; polling ${plan.inputs.pollRequestsPerSecond ?? '–'} requests/s per core; ${plan.inputs.bytes ? `${plan.inputs.bytes.identity} bytes per element, ${plan.inputs.bytes.gzip} gzipped` : 'element size not measured'}).</p>` +
+    `<table><tr>${cells.header.map((title) => `<th>${escape(title)}</th>`).join('')}</tr>${cells.rows.map((row) => `<tr>${row.map((cell) => `<td>${escape(cell)}</td>`).join('')}</tr>`).join('')}</table>` +
+    `<ul>${plan.assumptions.map((assumption) => `<li>${escape(assumption)}</li>`).join('')}</ul>`;
   const mal = summary.mal as { table: Array<{ malSeconds: number; maxUsers: number }>; cutoffSeconds: number | null; advice: string } | undefined;
   const throughput = summary.throughput as { requestsPerSecond: number; latencyMs: { p50: number; p99: number }; timeouts: number; loadGeneratorCpuMilli: number; viaProxy?: { requestsPerSecond: number }; proxyRatio?: number } | undefined;
   const html = `<!doctype html>
@@ -52,6 +59,7 @@ ${rows}
 <h2>Per element</h2>
 ${perElement}
 ${charts.map((chart) => `<figure>${chart.svg}<figcaption>${escape(chart.title)}</figcaption></figure>`).join('\n')}
+${capacity}
 ${throughput ? `<h2>Throughput (autocannon)</h2><p>Publisher alone: <b>${throughput.requestsPerSecond}</b> requests/s (p50 ${throughput.latencyMs.p50} ms, p99 ${throughput.latencyMs.p99} ms, ${throughput.timeouts} timeouts; load generator ${throughput.loadGeneratorCpuMilli} mCPU)${throughput.viaProxy ? `; behind the proxy: <b>${throughput.viaProxy.requestsPerSecond}</b> requests/s (× ${throughput.proxyRatio})` : ''}.</p>` : ''}
 ${mal ? `<h2>Maximum acceptable latency (formula 1)</h2><table><tr><th>MAL (s)</th>${mal.table.map((row) => `<td>${row.malSeconds}</td>`).join('')}</tr><tr><th>polling users</th>${mal.table.map((row) => `<td>${row.maxUsers}</td>`).join('')}</tr></table><p>${escape(mal.advice)}</p>` : ''}
 </body></html>

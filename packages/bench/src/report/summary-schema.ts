@@ -48,6 +48,10 @@ export const SummarySchema = Type.Object({
       stealPercent: Type.Union([Type.Number({ minimum: 0, maximum: 100 }), Type.Null()]),
       listenOverflows: Type.Union([count, Type.Null()]),
       listenDrops: Type.Union([count, Type.Null()]),
+      elementBytes: Type.Union([
+        Type.Object({ identity: count, gzip: count, headers200: count, response304: count, sseEvent: count }),
+        Type.Null(),
+      ]),
       serverCpuMilli: Type.Union([meanMax, Type.Null()]),
       serverRssMiB: Type.Union([meanMax, Type.Null()]),
       timeline: Type.Array(Type.Object({ seconds: count, connected: count, updates: count })),
@@ -68,6 +72,24 @@ export const SummarySchema = Type.Object({
       proxyRatio: Type.Optional(Type.Number()),
     }),
   ),
+  capacityPlan: Type.Object({
+    inputs: Type.Object({
+      cpuMicrosPerUpdate: Type.Object({ sse: Type.Union([Type.Number(), Type.Null()]), 'long-poll': Type.Union([Type.Number(), Type.Null()]) }),
+      pollRequestsPerSecond: Type.Union([Type.Number(), Type.Null()]),
+      bytes: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()]),
+    }),
+    assumptions: Type.Array(Type.String()),
+    rows: Type.Array(
+      Type.Object({
+        transport: Type.Union([Type.Literal('sse'), Type.Literal('long-poll'), Type.Literal('poll')]),
+        malSeconds: Type.Union([Type.Number(), Type.Null()]),
+        clients: count,
+        intervalSeconds: Type.Number({ exclusiveMinimum: 0 }),
+        cores: Type.Union([Type.Number({ minimum: 0 }), Type.Null()]),
+        gbitPerSecond: Type.Union([Type.Number({ minimum: 0 }), Type.Null()]),
+      }),
+    ),
+  }),
   mal: Type.Optional(
     Type.Object({
       table: Type.Array(Type.Object({ malSeconds: Type.Number(), maxUsers: count })),

@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
+import type { CapacityPlan } from '../analyze/capacity-plan.js';
 import type { MalAnalysis } from '../analyze/mal.js';
 import type { ThroughputResult } from '../collect/throughput.js';
 import { type RunSummary, STEAL_WARNING_PERCENT } from '../scenario/run-benchmark.js';
@@ -15,6 +16,7 @@ export async function writeResults(
   outDir: string,
   command: string,
   runs: readonly RunSummary[],
+  plan: CapacityPlan,
   throughput?: { publisher: ThroughputResult; proxy?: ThroughputResult },
   mal?: MalAnalysis,
 ): Promise<Record<string, string>> {
@@ -25,6 +27,7 @@ export async function writeResults(
     machine: { cores: cpus().length, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, platform: process.platform },
     runs: runs.map(({ samples: _samples, ...run }) => run),
     ...(throughput ? { throughput: { ...throughput.publisher, ...(throughput.proxy ? { viaProxy: throughput.proxy, proxyRatio: Math.round((throughput.proxy.requestsPerSecond / throughput.publisher.requestsPerSecond) * 100) / 100 } : {}) } } : {}),
+    capacityPlan: plan,
     ...(mal ? { mal } : {}),
   };
   const summaryPath = join(outDir, 'summary.json');
@@ -33,7 +36,7 @@ export async function writeResults(
   const lines = ['mode,clients,seq,latencyMs'];
   for (const run of runs) for (const [seq, latency] of run.samples) lines.push(`${run.mode},${run.clients},${seq},${latency}`);
   writeFileSync(csvPath, `${lines.join('\n')}\n`);
-  return { summary: summaryPath, csv: csvPath, ...writeReport(outDir, summary, runs, await benchCharts(runs, mal)) };
+  return { summary: summaryPath, csv: csvPath, ...writeReport(outDir, summary, runs, plan, await benchCharts(runs, plan, mal)) };
 }
 
 /** The table printed at the end. */

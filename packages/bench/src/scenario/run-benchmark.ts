@@ -2,6 +2,7 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { type ElementRow, elementLatencies } from '../analyze/element-latency.js';
 import { countUpdates } from '../analyze/missed-updates.js';
+import { type ElementBytes, measureElementBytes } from '../collect/element-bytes.js';
 import { ElementMonitor } from '../collect/element-monitor.js';
 import { ProcessSampler, type ResourceSummary } from '../collect/process-sampler.js';
 import { readSystemCounters, type SystemCounters, systemDelta } from '../collect/system-counters.js';
@@ -38,6 +39,8 @@ export interface RunSummary {
   /** Connections the kernel dropped because a listen queue was full, during the run (Linux, machine-wide). */
   readonly listenOverflows: number | null;
   readonly listenDrops: number | null;
+  /** One update on the wire, read from `/latest` after the run; null when it could not be read. */
+  readonly elementBytes: ElementBytes | null;
   readonly serverCpuMilli: ResourceSummary['cpuMilli'] | null;
   readonly serverRssMiB: ResourceSummary['rssMiB'] | null;
   readonly proxy: BenchOptions['proxy'];
@@ -83,11 +86,12 @@ export async function runOne(options: BenchOptions, mode: BenchMode, clients: nu
     const endedAt = Date.now();
     const endCounters = readSystemCounters();
     const reports = await fleet.stop();
+    const elementBytes = await measureElementBytes(`${services.directUrl}/latest`).catch(() => null);
     const resources = await sampler?.stop();
     const serverCpuMs = sampler?.cpuTimeBetween(measureFromMs, endedAt) ?? null;
     monitor.stop();
     const system = { steal: systemDelta(measureCounters, endCounters), listen: systemDelta(startCounters, endCounters) };
-    return summarise({ options, mode, clients, connected, reports, resources, serverCpuMs, system, published: monitor.published, measureFromMs, endedAt, timeline });
+    return summarise({ options, mode, clients, connected, reports, resources, serverCpuMs, system, elementBytes, published: monitor.published, measureFromMs, endedAt, timeline });
   } finally {
     await services.stop();
   }
@@ -227,6 +231,7 @@ function summarise(run: {
   readonly serverCpuMs: number | null;
   /** Steal over the measurement; listen-queue drops over the whole run, ramp included. */
   readonly system: { readonly steal: ReturnType<typeof systemDelta>; readonly listen: ReturnType<typeof systemDelta> };
+  readonly elementBytes: ElementBytes | null;
   readonly published: ElementMonitor['published'];
   readonly measureFromMs: number;
   readonly endedAt: number;
@@ -264,6 +269,7 @@ function summarise(run: {
     stealPercent: run.system.steal.stealPercent,
     listenOverflows: run.system.listen.listenOverflows,
     listenDrops: run.system.listen.listenDrops,
+    elementBytes: run.elementBytes,
     serverCpuMilli: run.resources?.cpuMilli ?? null,
     serverRssMiB: run.resources?.rssMiB ?? null,
     proxy: mode === 'sse' ? 'none' : options.proxy,

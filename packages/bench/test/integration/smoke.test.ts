@@ -75,6 +75,12 @@ describe('pnpm bench (smoke run: a few seconds, 200 clients per mode)', () => {
     expect(html).not.toMatch(/<script|https?:\/\/(?!www\.w3\.org)/);
     expect(readFileSync(join(out, 'server-cpu.png')).subarray(1, 4).toString()).toBe('PNG');
     expect(readFileSync(join(out, 'per-element.png')).subarray(1, 4).toString()).toBe('PNG');
+    expect(readFileSync(join(out, 'capacity-plan.png')).subarray(1, 4).toString()).toBe('PNG');
+    expect(html).toContain('<h2>Capacity plan</h2>');
+    // Every figure of the plan measured in this run: CPU per update, requests/s, bytes.
+    const { capacityPlan } = summary as { capacityPlan: { rows: Array<{ cores: number | null; gbitPerSecond: number | null }> } };
+    expect(capacityPlan.rows.filter((row) => row.cores === null || row.gbitPerSecond === null)).toEqual([]);
+    expect(stdout).toMatch(/Capacity plan/);
     expect(html).toContain('<h2>Per element</h2>');
     const csv = readFileSync(join(out, 'latencies.csv'), 'utf8').trim().split('\n');
     expect(csv[0]).toBe('mode,clients,seq,latencyMs');

@@ -1,0 +1,90 @@
+import type { ElementBytes } from '../collect/element-bytes.js';
+import { MAL_SECONDS } from './mal.js';
+
+/** What the plan is computed from: this run's own measurements. */
+export interface CapacityInputs {
+  /** Server CPU per delivered update (µs), by push transport, from the largest run of each. */
+  readonly cpuMicrosPerUpdate: { readonly sse: number | null; readonly 'long-poll': number | null };
+  /** `/latest` requests per second the publisher answered alone (the throughput phase); null if not run. */
+  readonly pollRequestsPerSecond: number | null;
+  readonly bytes: ElementBytes | null;
+}
+
+export interface CapacityRow {
+  /** `sse`, `long-poll`, or `poll` at a maximum acceptable latency. */
+  readonly transport: 'sse' | 'long-poll' | 'poll';
+  readonly malSeconds: number | null;
+  readonly clients: number;
+  readonly intervalSeconds: number;
+  /** Cores the publisher needs (null: not measured in this run). */
+  readonly cores: number | null;
+  /** Network it sends (Gbit/s), bodies and headers, identity. */
+  readonly gbitPerSecond: number | null;
+}
+
+export interface CapacityPlan {
+  readonly inputs: CapacityInputs;
+  readonly assumptions: readonly string[];
+  readonly rows: readonly CapacityRow[];
+}
+
+export const PLAN_CLIENTS = [100_000, 1_000_000] as const;
+export const PLAN_INTERVAL_SECONDS = [1, 5] as const;
+
+const round = (value: number, digits: number) => Math.round(value * 10 ** digits) / 10 ** digits;
+const gbit = (bytesPerSecond: number) => round((bytesPerSecond * 8) / 1e9, 3);
+
+/**
+ * Cores and bandwidth to serve 100 000 and 1 000 000 clients of a stream with an element every
+ * 1 s or 5 s, by SSE, long-poll and polling at each MAL of formula (1), from the CPU per update,
+ * requests per second and bytes this run measured. Linear in the number of clients by
+ * construction: see `assumptions`, which the report prints beside the table.
+ */
+export function capacityPlan(inputs: CapacityInputs): CapacityPlan {
+  const { cpuMicrosPerUpdate, pollRequestsPerSecond, bytes } = inputs;
+  const rows: CapacityRow[] = [];
+  for (const clients of PLAN_CLIENTS) {
+    for (const intervalSeconds of PLAN_INTERVAL_SECONDS) {
+      const updatesPerSecond = clients / intervalSeconds;
+      const push = (transport: 'sse' | 'long-poll', bytesPerUpdate: number | null): CapacityRow => {
+        const cpu = cpuMicrosPerUpdate[transport];
+        return {
+          transport,
+          malSeconds: null,
+          clients,
+          intervalSeconds,
+          cores: cpu === null ? null : round((updatesPerSecond * cpu) / 1e6, 1),
+          gbitPerSecond: bytesPerUpdate === null ? null : gbit(updatesPerSecond * bytesPerUpdate),
+        };
+      };
+      rows.push(push('sse', bytes?.sseEvent ?? null));
+      // A long-poll answer is a whole response: headers and body.
+      rows.push(push('long-poll', bytes === null ? null : bytes.headers200 + bytes.identity));
+      for (const malSeconds of MAL_SECONDS) {
+        // Formula (1): one request per client and MAL; a new element since the client's last
+        // request comes as a 200 with the body, otherwise the answer is a 304.
+        const requestsPerSecond = clients / malSeconds;
+        const fullPerSecond = clients * Math.min(1 / malSeconds, 1 / intervalSeconds);
+        rows.push({
+          transport: 'poll',
+          malSeconds,
+          clients,
+          intervalSeconds,
+          cores: pollRequestsPerSecond === null || pollRequestsPerSecond <= 0 ? null : round(requestsPerSecond / pollRequestsPerSecond, 1),
+          gbitPerSecond:
+            bytes === null ? null : gbit(fullPerSecond * (bytes.headers200 + bytes.identity) + (requestsPerSecond - fullPerSecond) * bytes.response304),
+        });
+      }
+    }
+  }
+  return {
+    inputs,
+    assumptions: [
+      'CPU grows linearly with delivered updates (SSE, long-poll) or requests (polling), at the cost per update or request measured in this run, on cores like this machine’s; the largest run of each mode gives its cost.',
+      'Polling: requests per second per core are the throughput phase’s (the publisher is one process, so it used at most one core); each client polls once per MAL (formula 1), and only a request after a new element carries the body.',
+      'Bytes are identity (no compression) and count HTTP headers and SSE framing but not TCP/IP overhead; one connection per client; a cache in front of the publisher (nginx, Varnish) or more processes are not counted.',
+      'SSE compressed once per event would send about gzip/identity of the SSE bandwidth (the publisher does not compress SSE yet).',
+    ],
+    rows,
+  };
+}
