@@ -1,6 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { request as httpRequest } from 'node:http';
+import { createGunzip } from 'node:zlib';
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { request } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { BenchOptions } from '../../src/scenario/bench-options.js';
@@ -86,4 +89,60 @@ describe.each([
       await stopProcess(publisher);
     }
   }, 60_000);
+
+  it('passes the event stream through as the publisher sends it: gzip, each event before the next is published', async () => {
+    const publisherPort = port + 5;
+    const proxyPort = port + 6;
+    const publisher = await startPublisher({ ...options, port: publisherPort, intervalSeconds: 3 } as BenchOptions, 10);
+    const sseDir = mkdtempSync(join(tmpdir(), `${proxy}-sse-`));
+    dirs.push(sseDir);
+    try {
+      await startProxy(proxy, `127.0.0.1:${publisherPort}`, proxyPort, sseDir);
+      const stream = await openEvents(`http://127.0.0.1:${proxyPort}/streams/parking/events?format=turtle`, { 'accept-encoding': 'gzip, deflate, br' });
+      try {
+        // Not buffered: when an event comes out of the proxy, it is still the publisher's latest
+        // element (the next one is 3 s away); a buffering proxy would hold it back.
+        expect(stream.headers['content-encoding']).toBe('gzip');
+        for (let count = 1; count <= 2; count++) {
+          const event = await stream.event(count);
+          const health = (await (await fetch(`http://127.0.0.1:${publisherPort}/health`)).json()) as { streams: Record<string, { latestSeq: number }> };
+          expect(Number(event.id!.split('-')[1])).toBe(health.streams['parking']!.latestSeq);
+        }
+      } finally {
+        stream.close();
+        await stopProxy(proxy, sseDir);
+      }
+    } finally {
+      await stopProcess(publisher);
+    }
+  }, 60_000);
 });
+
+/** An event stream read with node:http, decoding gzip as it arrives; `event(n)` waits for the n-th element. */
+function openEvents(url: string, headers: Record<string, string>) {
+  return new Promise<{ headers: Record<string, unknown>; event(count: number): Promise<EventSourceMessage>; close(): void }>((resolve, reject) => {
+    const req = httpRequest(url, { headers: { accept: 'text/event-stream', ...headers } }, (response) => {
+      const events: EventSourceMessage[] = [];
+      const waiters: Array<() => void> = [];
+      const parser = createParser({
+        onEvent: (event) => {
+          if (event.event === undefined) events.push(event);
+          waiters.splice(0).forEach((wake) => wake());
+        },
+      });
+      const body = response.headers['content-encoding'] === 'gzip' ? response.pipe(createGunzip()) : response;
+      body.setEncoding('utf8').on('data', (text: string) => parser.feed(text));
+      resolve({
+        headers: response.headers,
+        event: (count) =>
+          new Promise((resolveEvent) => {
+            const check = () => (events.length >= count ? resolveEvent(events[count - 1]!) : waiters.push(check));
+            check();
+          }),
+        close: () => req.destroy(),
+      });
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}

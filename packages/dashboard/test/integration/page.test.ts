@@ -68,6 +68,33 @@ describe('the stream IRI, for people and for machines', () => {
   });
 });
 
+describe("Chromium's own EventSource", () => {
+  it('reads the event stream gzip-compressed, each event as it arrives', async () => {
+    const { page, errors } = await watchedPage(browser);
+    // A JSON page of the publisher's origin to run the script in; no favicon request to answer 404.
+    await page.route('**/favicon.ico', (route) => route.fulfill({ status: 204 }));
+    await page.goto(`${live.origin}/health`);
+    const opened = page.waitForResponse((response) => response.url().endsWith('/streams/parking/events?format=turtle'));
+    await page.evaluate(() => {
+      const received: string[] = [];
+      Object.assign(window, { received });
+      new EventSource('/streams/parking/events?format=turtle').onmessage = (event) => received.push(event.lastEventId);
+    });
+    const headers = await (await opened).allHeaders();
+    expect(headers['content-encoding']).toBe('gzip');
+    // Each element is seen before the next is published: no member waits for the next to decode.
+    const seqs = [];
+    for (let index = 1; index <= 2; index++) {
+      seqs.push(await live.push(++pushed));
+      await page.waitForFunction((count) => (window as unknown as { received: string[] }).received.length >= count, index);
+    }
+    const received = await page.evaluate(() => (window as unknown as { received: string[] }).received);
+    expect(received.map((id) => Number(id.split('-')[1]))).toEqual(seqs);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+});
+
 describe('the live page in Chromium', () => {
   it('loads from the publisher alone, fills the charts from history, shows live updates and their latency', async () => {
     const { page, errors, requests } = await watchedPage(browser);

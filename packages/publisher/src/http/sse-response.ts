@@ -1,6 +1,7 @@
 import type { FastifyReply } from 'fastify';
 import { EVENT_STREAM_MEDIA_TYPE, sseEvents } from '@rdf-stream/protocol';
 import type { PublisherConfig } from '../config/config-schema.js';
+import type { SseEncoding } from '../render/event-stream-encoder.js';
 import { sseFrame } from '../render/sse-frame.js';
 
 /** The headers of every event stream. */
@@ -10,13 +11,21 @@ export const eventStreamHeaders = Object.freeze({
   'x-accel-buffering': 'no',
 });
 
-/** SSE headers plus those other hooks (CORS) set on the reply before it was hijacked. */
-export function streamHeaders(reply: FastifyReply): Record<string, string> {
+/**
+ * SSE headers plus those other hooks (CORS) set on the reply before it was hijacked; with
+ * `encoding` (the events route negotiates it), `Content-Encoding` and `Vary: Accept-Encoding`.
+ */
+export function streamHeaders(reply: FastifyReply, encoding?: SseEncoding): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(reply.getHeaders())) {
     if (value !== undefined) headers[name] = String(value);
   }
-  return { ...headers, ...eventStreamHeaders };
+  Object.assign(headers, eventStreamHeaders);
+  if (encoding !== undefined) {
+    headers.vary = headers.vary === undefined ? 'Accept-Encoding' : `${headers.vary}, Accept-Encoding`;
+    if (encoding === 'gzip') headers['content-encoding'] = 'gzip';
+  }
+  return headers;
 }
 
 /**

@@ -3,6 +3,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { elementId } from '@rdf-stream/protocol';
 import type { EventLog } from '../log/event-log.js';
 import type { LoggedElement } from '../render/render-element.js';
+import { type EncodedFrame, encodedFrame, wireBytes } from '../render/event-stream-encoder.js';
 import { sseFrame } from '../render/sse-frame.js';
 import { gapFrame } from './resume.js';
 import type { StreamMetrics } from './stream-metrics.js';
@@ -76,7 +77,7 @@ export class Broadcaster {
         // subscribers, continue from the oldest retained element, and past this one at least.
         const resumeAt = Math.max(this.#log.oldestSeq ?? this.#log.latestSeq, this.#cursor + 2);
         const { epoch } = this.#log;
-        const gap = Buffer.from(gapFrame(elementId(epoch, this.#cursor), epoch, resumeAt, 'expired'));
+        const gap = encodedFrame(gapFrame(elementId(epoch, this.#cursor), epoch, resumeAt, 'expired'));
         await this.#writeAll(() => gap);
         this.#cursor = resumeAt - 1;
         continue;
@@ -96,7 +97,7 @@ export class Broadcaster {
 
   /** Writes the same comment to every live subscriber (keeps proxies and clients from timing out). */
   async heartbeat(comment = ''): Promise<void> {
-    const frame = Buffer.from(sseFrame({ comment }));
+    const frame = comment === '' ? emptyHeartbeat() : encodedFrame(sseFrame({ comment }));
     await this.#writeAll(() => frame);
   }
 
@@ -113,10 +114,10 @@ export class Broadcaster {
 
   /**
    * Writes to each live subscriber what `choose` returns (an element: its frame in the
-   * subscriber's format), over a snapshot of the subscribers, `batchSize` per turn. Returns how
-   * many subscribers were written to.
+   * subscriber's format and encoding; a control message: its encoding), over a snapshot of the
+   * subscribers, `batchSize` per turn. Returns how many subscribers were written to.
    */
-  async #writeAll(choose: (subscriber: Subscriber) => LoggedElement | Buffer | undefined): Promise<number> {
+  async #writeAll(choose: (subscriber: Subscriber) => LoggedElement | EncodedFrame | undefined): Promise<number> {
     const snapshot = [...this.#subscribers];
     const { batchSize } = this.#options;
     let written = 0;
@@ -127,13 +128,14 @@ export class Broadcaster {
         if (!subscriber.live || subscriber.closed) continue;
         const chosen = choose(subscriber);
         if (chosen === undefined) continue;
-        const frame = Buffer.isBuffer(chosen) ? chosen : chosen.frames[subscriber.format];
-        if (subscriber.wouldOverflow(frame.length)) {
+        const element = isElement(chosen) ? chosen : undefined;
+        const frame = element === undefined ? (chosen as EncodedFrame)[subscriber.encoding] : subscriber.frameOf(element);
+        if (subscriber.wouldOverflow(wireBytes(frame).length)) {
           subscriber.evict('queue');
           continue;
         }
-        if (Buffer.isBuffer(chosen)) subscriber.write(frame);
-        else subscriber.send(frame, chosen.seq);
+        if (element === undefined) subscriber.write(frame);
+        else subscriber.send(frame, element.seq);
         written++;
       }
       if (end < snapshot.length) await this.#yield();
@@ -141,3 +143,9 @@ export class Broadcaster {
     return written;
   }
 }
+
+const isElement = (chosen: LoggedElement | EncodedFrame): chosen is LoggedElement => 'frames' in chosen;
+
+/** The heartbeat (an empty comment), encoded once for the process's life. */
+let heartbeatFrame: EncodedFrame | undefined;
+const emptyHeartbeat = () => (heartbeatFrame ??= encodedFrame(sseFrame({ comment: '' })));

@@ -94,7 +94,7 @@ export class GuardedSink {
   }
 
   /** Ends the stream after `farewell` (e.g. a `retry:` hint at shutdown). */
-  close(farewell?: string): void {
+  close(farewell?: Buffer | string): void {
     this.#clearStall();
     // A client gone before the stream ended may leave its socket half open: release it.
     if (this.closed) {

@@ -3,6 +3,7 @@ import type { FormatName } from '@rdf-stream/protocol';
 import type { EventLog } from '../log/event-log.js';
 import type { Observation } from '../model/observation.js';
 import type { JsonLdWriter } from '../render/jsonld-writer.js';
+import type { EventStreamEncoder } from '../render/event-stream-encoder.js';
 import type { LoggedElement } from '../render/render-element.js';
 import type { ElementSource } from '../source/element-source.js';
 import type { Broadcaster } from './broadcaster.js';
@@ -169,8 +170,8 @@ export class StreamHub {
   }
 
   /** Registers an SSE subscriber (see `SubscriberRegistry.subscribe`). */
-  subscribe(sink: SubscriberSink, format: FormatName, plan: ResumePlan): Subscriber {
-    return this.subscribers.subscribe(sink, format, plan);
+  subscribe(sink: SubscriberSink, format: FormatName, encoder: EventStreamEncoder, plan: ResumePlan): Subscriber {
+    return this.subscribers.subscribe(sink, format, encoder, plan);
   }
 
   #writerOrThrow(): ElementWriter {

@@ -3,6 +3,7 @@ import type { EventLog } from '../log/event-log.js';
 import { Broadcaster } from './broadcaster.js';
 import { gapFrame, type ResumePlan } from './resume.js';
 import type { StreamMetrics } from './stream-metrics.js';
+import type { EventStreamEncoder } from '../render/event-stream-encoder.js';
 import { type EvictionReason, Subscriber, type SubscriberSink } from './subscriber.js';
 
 export interface SubscriberLimits {
@@ -67,12 +68,13 @@ export class SubscriberRegistry {
    * asks to replay (respecting backpressure), then makes it live. Throws
    * `TooManySubscribersError` before writing anything if the limit is reached.
    */
-  subscribe(sink: SubscriberSink, format: FormatName, plan: ResumePlan): Subscriber {
+  subscribe(sink: SubscriberSink, format: FormatName, encoder: EventStreamEncoder, plan: ResumePlan): Subscriber {
     if (this.full) throw new TooManySubscribersError(`${this.#limits.maxSubscribers} subscribers are already connected`);
     const fromSeq = plan.kind === 'live' ? this.#log.latestSeq + 1 : plan.fromSeq;
     const subscriber = new Subscriber(
       sink,
       format,
+      encoder,
       fromSeq - 1,
       { maxQueueBytes: this.#limits.maxSubscriberQueueBytes, stallTimeoutMs: this.#limits.subscriberStallTimeoutMs },
       this.#onEvicted,
@@ -106,7 +108,7 @@ export class SubscriberRegistry {
       }
       for (const element of elements) {
         if (subscriber.closed) return;
-        if (!subscriber.send(element.frames[subscriber.format], element.seq) && !(await subscriber.drained())) return;
+        if (!subscriber.send(subscriber.frameOf(element), element.seq) && !(await subscriber.drained())) return;
       }
     }
   }

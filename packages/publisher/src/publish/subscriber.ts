@@ -1,4 +1,12 @@
 import type { FormatName } from '@rdf-stream/protocol';
+import type { LoggedElement } from '../render/render-element.js';
+import {
+  type EncodedFrame,
+  elementFrame,
+  type EventStreamEncoder,
+  type SseEncoding,
+  type WireFrame,
+} from '../render/event-stream-encoder.js';
 import { type EvictionReason, GuardedSink, type SubscriberQueueLimits, type SubscriberSink } from './guarded-sink.js';
 
 export type { EvictionReason, SubscriberQueueLimits, SubscriberSink } from './guarded-sink.js';
@@ -17,6 +25,7 @@ export class Subscriber {
   constructor(
     readonly sink: SubscriberSink,
     readonly format: FormatName,
+    readonly encoder: EventStreamEncoder,
     lastSentSeq: number,
     limits: SubscriberQueueLimits,
     /** Called once when the subscriber is cut for holding too much (not on close). */
@@ -35,15 +44,27 @@ export class Subscriber {
     return this.#connection.wouldOverflow(bytes);
   }
 
-  /** Writes an element's frame; returns false when the sink asks to wait for `drain`. */
-  send(frame: Buffer, seq: number): boolean {
-    this.lastSentSeq = seq;
-    return this.#connection.write(frame);
+  get encoding(): SseEncoding {
+    return this.encoder.encoding;
   }
 
-  /** Writes bytes that are not an element (a heartbeat, a gap); see `GuardedSink.write`. */
-  write(frame: Buffer | string): boolean {
-    return this.#connection.write(frame);
+  /** `element`'s frame for this subscriber: its format, its encoding (shared with its peers). */
+  frameOf(element: LoggedElement): WireFrame {
+    return elementFrame(element, this.format, this.encoder.encoding);
+  }
+
+  /** Writes an element's frame (`frameOf`); returns false when the sink asks to wait for `drain`. */
+  send(frame: WireFrame, seq: number): boolean {
+    this.lastSentSeq = seq;
+    return this.#connection.write(this.encoder.encode(frame));
+  }
+
+  /**
+   * Writes a message that is not an element (a heartbeat, a gap): one encoded for everyone, or
+   * one of its own; see `GuardedSink.write`.
+   */
+  write(frame: WireFrame | EncodedFrame | string): boolean {
+    return this.#connection.write(this.encoder.encode(frame));
   }
 
   /** Cuts the connection at once: it can resume by id. */
@@ -53,7 +74,7 @@ export class Subscriber {
 
   /** Ends the stream after `farewell` (e.g. a `retry:` hint at shutdown). */
   close(farewell?: string): void {
-    this.#connection.close(farewell);
+    this.#connection.close(this.closed ? undefined : this.encoder.end(farewell));
   }
 
   /** Resolves when the sink has drained, or false if it closed (or was evicted) first. */

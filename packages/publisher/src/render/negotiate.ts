@@ -2,6 +2,7 @@ import { LRUCache } from 'lru-cache';
 import Negotiator from 'negotiator';
 import { type FormatName, formatNames, mediaTypeAliases, mediaTypes } from '@rdf-stream/protocol';
 import { type Encoding, encodings } from './compress.js';
+import { type SseEncoding, sseEncodings } from './event-stream-encoder.js';
 
 /** Media types we answer, best default first, then their aliases (`application/json` gets JSON-LD). */
 const offered: ReadonlyArray<readonly [string, FormatName]> = [
@@ -25,12 +26,25 @@ export function negotiateFormat(accept: string | undefined): FormatName | undefi
  * equally, br (smallest) before gzip; identity when nothing else is accepted, unless refused.
  */
 export function negotiateEncoding(acceptEncoding: string | undefined): Encoding | undefined {
-  if (acceptEncoding === undefined || acceptEncoding.trim() === '') return 'identity';
+  return negotiateAmong(acceptEncoding, encodings);
+}
+
+/**
+ * The coding of an event stream for an `Accept-Encoding` header: gzip (one member per event)
+ * when the client takes it at least as well as identity, identity otherwise, `undefined` when
+ * the client refuses both (406). Brotli has no series of independent members to offer.
+ */
+export function negotiateSseEncoding(acceptEncoding: string | undefined): SseEncoding | undefined {
+  return negotiateAmong(acceptEncoding, sseEncodings);
+}
+
+function negotiateAmong<T extends string>(acceptEncoding: string | undefined, available: readonly T[]): T | undefined {
+  if (acceptEncoding === undefined || acceptEncoding.trim() === '') return 'identity' as T;
   const negotiator = new Negotiator({ headers: { 'accept-encoding': acceptEncoding } });
   // negotiator ≥ 1.0 takes the server's preference order for ties (not yet in @types/negotiator).
   const byPreference = negotiator.encodings as (available: string[], options: { preferred: string[] }) => string[];
-  const [best] = byPreference.call(negotiator, [...encodings], { preferred: [...encodings] });
-  return best as Encoding | undefined;
+  const [best] = byPreference.call(negotiator, [...available], { preferred: [...available] });
+  return best as T | undefined;
 }
 
 /** Whether `Accept-Encoding` allows an uncompressed body (RFC 9110 §12.5.3: unless refused). */
@@ -46,17 +60,19 @@ export function acceptsIdentity(acceptEncoding: string | undefined): boolean {
 export class NegotiationCache {
   readonly #formats: LRUCache<string, FormatName | 'none'> | undefined;
   readonly #encodings: LRUCache<string, Encoding | 'none'> | undefined;
+  readonly #sseEncodings: LRUCache<string, SseEncoding | 'none'> | undefined;
 
   constructor(maxEntries: number) {
     if (maxEntries > 0) {
       this.#formats = new LRUCache({ max: maxEntries });
       this.#encodings = new LRUCache({ max: maxEntries });
+      this.#sseEncodings = new LRUCache({ max: maxEntries });
     }
   }
 
-  /** Header values currently memoised (formats and encodings), at most 2 × `maxEntries`. */
+  /** Header values currently memoised (formats, encodings, event-stream encodings), at most 3 × `maxEntries`. */
   get size(): number {
-    return (this.#formats?.size ?? 0) + (this.#encodings?.size ?? 0);
+    return (this.#formats?.size ?? 0) + (this.#encodings?.size ?? 0) + (this.#sseEncodings?.size ?? 0);
   }
 
   format(accept: string | undefined): FormatName | undefined {
@@ -65,6 +81,10 @@ export class NegotiationCache {
 
   encoding(acceptEncoding: string | undefined): Encoding | undefined {
     return memo(this.#encodings, acceptEncoding, negotiateEncoding);
+  }
+
+  sseEncoding(acceptEncoding: string | undefined): SseEncoding | undefined {
+    return memo(this.#sseEncodings, acceptEncoding, negotiateSseEncoding);
   }
 }
 

@@ -1,4 +1,5 @@
 import { connect } from 'node:net';
+import { gunzipSync } from 'node:zlib';
 import { EventSource } from 'eventsource';
 import { afterEach, describe, expect, it } from 'vitest';
 import { elementQuads } from '../../src/model/observation.js';
@@ -90,6 +91,118 @@ describe('GET /streams/{id}/events on a real socket', () => {
     await waitUntil(() => connection.comments.length >= 2, 10_000);
     expect(connection.comments[1]).toBe('');
     connection.close();
+  });
+});
+
+describe('compressed event streams (Accept-Encoding: gzip)', () => {
+  it('compresses the stream with gzip, every event decodable as it arrives', async () => {
+    running = await startPublisher(['--heartbeat-ms', '1000']);
+    const identity = await openSse(eventsUrl('?format=turtle'));
+    const gzipped = await openSse(eventsUrl('?format=turtle'), { 'accept-encoding': 'gzip, deflate, br' });
+    expect(gzipped.response.headers['content-encoding']).toBe('gzip');
+    expect(gzipped.response.headers['vary']).toMatch(/Accept-Encoding/);
+    expect(identity.response.headers['content-encoding']).toBeUndefined();
+    expect(identity.response.headers['vary']).toMatch(/Accept-Encoding/);
+    await waitUntil(() => running!.hub.broadcaster.size === 2);
+    // One element at a time: the first is decoded before the second exists.
+    const generatedAt = new Date();
+    const observations = sampleObservations(running.hub.definition.iri, [1, 2, 3, 4, 5, 6, 7, 8]);
+    await running.push(observations, generatedAt);
+    const [first] = await gzipped.waitForEvents(1);
+    await identity.waitForEvents(1);
+    await running.push();
+    await gzipped.waitForEvents(2);
+    await identity.waitForEvents(2);
+    await waitUntil(() => gzipped.comments.length >= 2 && identity.comments.length >= 2, 10_000);
+    expect(gzipped.events).toEqual(identity.events);
+    expect(gzipped.retries).toEqual(identity.retries);
+    expect(gzipped.comments[0]).toBe('ok');
+    expectIsomorphic(
+      await parseRdf('turtle', first!.data),
+      flatten(elementQuads(`${running.hub.definition.iri}/elements/${running.hub.log.epoch}-1`, generatedAt, observations)),
+    );
+    // What the wire carries: the compressed stream is a fraction of the plain one.
+    const bytes = (wire: Buffer[]) => wire.reduce((sum, chunk) => sum + chunk.length, 0);
+    expect(bytes(gzipped.wire)).toBeLessThan(bytes(identity.wire) / 2);
+    gzipped.close();
+    identity.close();
+  });
+
+  it('a stream the publisher ends (shutdown) is one whole gzip body, its trailer checked', async () => {
+    running = await startPublisher();
+    const gzipped = await openSse(eventsUrl('?format=turtle'), { 'accept-encoding': 'gzip' });
+    await waitUntil(() => running!.hub.broadcaster.size === 1);
+    await running.push();
+    await running.push();
+    await gzipped.waitForEvents(2);
+    await running.close();
+    running = undefined;
+    await gzipped.ended;
+    // gunzipSync checks the CRC-32 and the length of everything the connection was sent.
+    const body = gunzipSync(Buffer.concat(gzipped.wire)).toString();
+    expect(body.startsWith(': ok\n')).toBe(true);
+    expect(body).toMatch(/retry: \d+\n\n$/);
+    expect([...body.matchAll(/^id: (.+)$/gm)].map((match) => match[1])).toEqual(gzipped.events.map((event) => event.id));
+  });
+
+  it('resumes by Last-Event-ID with the replay compressed too, no gap, no duplicate', async () => {
+    running = await startPublisher();
+    for (let index = 0; index < 20; index++) await running.push();
+    const resumed = await openSse(eventsUrl(`?lastEventId=${ids(5)[0]}`), { 'accept-encoding': 'gzip' });
+    const pending: Array<Promise<number>> = [];
+    for (let index = 0; index < 10; index++) pending.push(running.push());
+    await Promise.all(pending);
+    await resumed.waitForEvents(25);
+    expect(resumed.response.headers['content-encoding']).toBe('gzip');
+    expect(elementIds(resumed.events)).toEqual(range(6, 25));
+    resumed.close();
+  });
+
+  it('a gap event reaches a gzip subscriber compressed, with the Stream-Gap header', async () => {
+    running = await startPublisher();
+    await running.push();
+    const resumed = await openSse(eventsUrl(), { 'accept-encoding': 'gzip', 'last-event-id': 'otherepoch-3' });
+    await resumed.waitForEvents(2);
+    expect(resumed.response.headers['stream-gap']).toMatch(/^epoch;/);
+    expect(resumed.events[0]!.event).toBe('gap');
+    expect(elementIds(resumed.events)).toEqual(ids(1));
+    resumed.close();
+  });
+
+  it('406 problem+json when the client refuses both gzip and identity', async () => {
+    running = await startPublisher();
+    const response = await fetch(eventsUrl(), { headers: { 'accept-encoding': 'br, identity;q=0' } });
+    expect(response.status).toBe(406);
+    const problem = await readProblem(response);
+    expect(problem.code).toBe('PUB_ERR_NOT_ACCEPTABLE');
+    expect(problem.acceptable).toEqual(['gzip', 'identity']);
+  });
+
+  it('the eventsource package (fetch underneath) gets the stream compressed and reads it', async () => {
+    running = await startPublisher();
+    let contentEncoding: string | null = null;
+    const source = new EventSource(eventsUrl('?format=ntriples'), {
+      fetch: async (input, init) => {
+        const response = await fetch(input, init);
+        contentEncoding = response.headers.get('content-encoding');
+        return response;
+      },
+    });
+    const received: string[] = [];
+    const two = new Promise<void>((resolve) => {
+      source.onmessage = (event) => {
+        received.push(event.lastEventId);
+        if (received.length === 2) resolve();
+      };
+    });
+    await new Promise((resolve) => (source.onopen = resolve));
+    await waitUntil(() => running!.hub.broadcaster.size === 1);
+    await running.push();
+    await running.push();
+    await two;
+    source.close();
+    expect(contentEncoding).toBe('gzip');
+    expect(received).toEqual(ids(1, 2));
   });
 });
 

@@ -7,6 +7,8 @@ import type { SubscriberSink } from '../../src/publish/subscriber.js';
  */
 export class FakeSink extends EventEmitter implements SubscriberSink {
   readonly received: string[] = [];
+  /** Every chunk written, as bytes (what a gzip subscriber receives is not text). */
+  readonly written: Buffer[] = [];
   writableLength = 0;
   destroyed = false;
   ended = false;
@@ -21,13 +23,15 @@ export class FakeSink extends EventEmitter implements SubscriberSink {
 
   write(chunk: Buffer | string): boolean {
     if (this.destroyed || this.ended) throw new Error('write after end');
+    const bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk);
+    this.written.push(bytes);
     const text = chunk.toString();
     if (this.reading) {
       this.received.push(text);
       return true;
     }
     this.#pending.push(text);
-    this.writableLength += Buffer.byteLength(text);
+    this.writableLength += bytes.length;
     return this.writableLength < this.highWaterMark;
   }
 

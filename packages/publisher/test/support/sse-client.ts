@@ -1,4 +1,5 @@
 import { type ClientRequest, type IncomingMessage, request } from 'node:http';
+import { createGunzip } from 'node:zlib';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 
 export interface SseConnection {
@@ -6,6 +7,8 @@ export interface SseConnection {
   readonly events: EventSourceMessage[];
   readonly comments: string[];
   readonly retries: number[];
+  /** The body as it came off the wire (compressed, with `Content-Encoding: gzip`). */
+  readonly wire: Buffer[];
   /** Resolves once `count` events have arrived in total (rejects if the stream ends first). */
   waitForEvents(count: number): Promise<EventSourceMessage[]>;
   /** Resolves when the server ends the stream. */
@@ -13,7 +16,10 @@ export interface SseConnection {
   close(): void;
 }
 
-/** Opens an SSE stream with node:http and parses it as a browser would (eventsource-parser). */
+/**
+ * Opens an SSE stream with node:http and parses it as a browser would (eventsource-parser),
+ * decoding a gzip body as it arrives.
+ */
 export function openSse(url: string, headers: Record<string, string> = {}): Promise<SseConnection> {
   return new Promise((resolve, reject) => {
     const req: ClientRequest = request(url, { headers: { accept: 'text/event-stream', ...headers } });
@@ -35,8 +41,11 @@ export function openSse(url: string, headers: Record<string, string> = {}): Prom
         },
         onRetry: (retry) => retries.push(retry),
       });
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => parser.feed(chunk));
+      const wire: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => void wire.push(chunk));
+      const body = response.headers['content-encoding'] === 'gzip' ? response.pipe(createGunzip()) : response;
+      body.setEncoding('utf8');
+      body.on('data', (chunk: string) => parser.feed(chunk));
       const ended = new Promise<void>((resolveEnd) => {
         const finish = () => {
           done = true;
@@ -61,6 +70,7 @@ export function openSse(url: string, headers: Record<string, string> = {}): Prom
         events,
         comments,
         retries,
+        wire,
         ended,
         async waitForEvents(count) {
           await until(() => events.length >= count, `${count} events (got ${events.length})`);

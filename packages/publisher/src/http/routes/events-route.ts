@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type FormatName, formatNames, isFormatName, STREAM_GAP_HEADER } from '@rdf-stream/protocol';
 import { PublisherError } from '../../errors.js';
 import { gapFrame, parseEventId, selectResume, streamGapHeader } from '../../publish/resume.js';
+import { EventStreamEncoder, type SseEncoding } from '../../render/event-stream-encoder.js';
 import { sseFrame } from '../../render/sse-frame.js';
 import { shedStream, streamHeaders } from '../sse-response.js';
 import { type AppContext, hubOf } from '../app-context.js';
@@ -18,6 +19,9 @@ interface EventsRequest {
 /**
  * `GET /streams/:id/events`: Server-Sent Events. The response is hijacked from Fastify and the
  * socket handed to the stream's broadcaster, which writes pre-built frames to it.
+ *
+ * With `Accept-Encoding: gzip` (every browser sends it), the stream is gzip-compressed, each
+ * event once for all such subscribers (`event-stream-encoder.ts`).
  *
  * Shedding: an EventSource gives up for good on any non-200 answer, so a subscriber that cannot
  * be taken now (pressure, subscriber limit, shutdown) gets a 200 stream carrying `retry:` with
@@ -38,22 +42,28 @@ export function eventsRoute(app: FastifyInstance, context: AppContext): void {
     (request, reply) => {
       const hub = hubOf(context, request.params.id);
       const format = formatOf(first(request.query.format));
+      const encoding = context.negotiation.sseEncoding(request.headers['accept-encoding']);
+      if (encoding === undefined) {
+        throw new PublisherError('PUB_ERR_NOT_ACCEPTABLE', 'Acceptable content codings for an event stream: gzip, identity', {
+          acceptable: ['gzip', 'identity'],
+        });
+      }
       const lastEventId = parseEventId(first(request.headers['last-event-id']) ?? first(request.query.lastEventId));
       if (lastEventId === null) {
         throw new PublisherError('PUB_ERR_INVALID_EVENT_ID', 'Last-Event-ID must be an element id ({epoch}-{seq}) sent by this publisher');
       }
       if (context.lifecycle.closing) {
-        return shed(reply, 'PUB_ERR_SHUTTING_DOWN', config.shutdownRetryJitterMs);
+        return shed(reply, encoding, 'PUB_ERR_SHUTTING_DOWN', config.shutdownRetryJitterMs);
       }
       if (arrivedUnderPressure.has(request)) {
-        return shed(reply, 'PUB_ERR_OVERLOADED', config.pressureRetryAfterSeconds * 1000);
+        return shed(reply, encoding, 'PUB_ERR_OVERLOADED', config.pressureRetryAfterSeconds * 1000);
       }
       if (hub.subscribersFull) {
-        return shed(reply, 'PUB_ERR_OVERLOADED', config.sseRetryMs * 2);
+        return shed(reply, encoding, 'PUB_ERR_OVERLOADED', config.sseRetryMs * 2);
       }
 
       const plan = selectResume(lastEventId, hub.log);
-      const headers = streamHeaders(reply);
+      const headers = streamHeaders(reply, encoding);
       let preamble = sseFrame({ comment: 'ok', retry: config.sseRetryMs });
       if (plan.kind === 'gap') {
         headers[STREAM_GAP_HEADER.toLowerCase()] = streamGapHeader(plan.requestedId, hub.log.epoch, plan.fromSeq, plan.reason);
@@ -61,16 +71,18 @@ export function eventsRoute(app: FastifyInstance, context: AppContext): void {
       }
       reply.hijack();
       reply.raw.writeHead(200, headers);
-      reply.raw.write(preamble);
-      hub.subscribe(reply.raw, format, plan);
+      const encoder = new EventStreamEncoder(encoding);
+      reply.raw.write(encoder.start(preamble));
+      hub.subscribe(reply.raw, format, encoder, plan);
     },
   );
 
-  function shed(reply: FastifyReply, code: 'PUB_ERR_OVERLOADED' | 'PUB_ERR_SHUTTING_DOWN', maxDelayMs: number) {
+  function shed(reply: FastifyReply, encoding: SseEncoding, code: 'PUB_ERR_OVERLOADED' | 'PUB_ERR_SHUTTING_DOWN', maxDelayMs: number) {
     const { retryAfter, body } = shedStream(code, config.sseRetryMs, maxDelayMs);
     reply.hijack();
-    reply.raw.writeHead(200, { ...streamHeaders(reply), 'retry-after': retryAfter });
-    reply.raw.end(body);
+    reply.raw.writeHead(200, { ...streamHeaders(reply, encoding), 'retry-after': retryAfter });
+    const encoder = new EventStreamEncoder(encoding);
+    reply.raw.end(Buffer.concat([encoder.start(body), encoder.end() ?? Buffer.alloc(0)]));
   }
 }
 

@@ -1,3 +1,4 @@
+import { constants, gunzipSync, inflateRawSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { formatNames } from '@rdf-stream/protocol';
 import { MemoryEventLog } from '../../../src/log/memory-event-log.js';
@@ -5,6 +6,7 @@ import { Broadcaster } from '../../../src/publish/broadcaster.js';
 import { noMetrics, type StreamMetrics } from '../../../src/publish/stream-metrics.js';
 import { Subscriber } from '../../../src/publish/subscriber.js';
 import type { LoggedElement } from '../../../src/render/render-element.js';
+import { EventStreamEncoder, type SseEncoding } from '../../../src/render/event-stream-encoder.js';
 import { sseFrame } from '../../../src/render/sse-frame.js';
 import { FakeSink } from '../../support/fake-sink.js';
 
@@ -34,8 +36,8 @@ function setup(options: { batchSize?: number; metrics?: StreamMetrics } = {}) {
     },
   });
   const metrics = options.metrics ?? noMetrics;
-  const live = (sink: FakeSink, maxQueueBytes = 1 << 20) => {
-    const subscriber = new Subscriber(sink, 'turtle', log.latestSeq, { maxQueueBytes, stallTimeoutMs: 60_000 }, (_, reason) =>
+  const live = (sink: FakeSink, maxQueueBytes = 1 << 20, encoding: SseEncoding = 'identity') => {
+    const subscriber = new Subscriber(sink, 'turtle', new EventStreamEncoder(encoding), log.latestSeq, { maxQueueBytes, stallTimeoutMs: 60_000 }, (_, reason) =>
       metrics.subscriberEvicted('s', reason),
     );
     subscriber.live = true;
@@ -75,6 +77,49 @@ describe('Broadcaster', () => {
     expect(written).toHaveLength(2);
     expect(written[0]).toBe((await log.get(1))!.frames.turtle);
     expect(written[1]).toBe(written[0]);
+  });
+
+  it('compresses each element once for every gzip subscriber: the same Buffer for all, decoding to the frame', async () => {
+    const { live, publish, log } = setup();
+    const identity = new FakeSink();
+    const gzipped = [new FakeSink(), new FakeSink()];
+    live(identity);
+    for (const sink of gzipped) live(sink, 1 << 20, 'gzip');
+    await publish();
+    await publish();
+    const [first, second] = [(await log.get(1))!, (await log.get(2))!];
+    expect(identity.written).toEqual([first.frames.turtle, second.frames.turtle]);
+    expect(gzipped[1]!.written[0]).toBe(gzipped[0]!.written[0]);
+    expect(gzipped[1]!.written[1]).toBe(gzipped[0]!.written[1]);
+    for (const sink of gzipped) {
+      expect(sink.written.map((fragment) => inflateRawSync(fragment, { finishFlush: constants.Z_SYNC_FLUSH }))).toEqual([
+        first.frames.turtle,
+        second.frames.turtle,
+      ]);
+    }
+  });
+
+  it('counts a gzip subscriber against its queue limit by the compressed bytes it holds', async () => {
+    const { live, publish } = setup();
+    const stalled = new FakeSink(false);
+    live(stalled, 1 << 20, 'gzip');
+    await publish(10_000);
+    const fragment = stalled.written[0]!;
+    expect(stalled.writableLength).toBe(fragment.length);
+    expect(fragment.length).toBeLessThan(1_000);
+  });
+
+  it('heartbeats, elements and the farewell of a gzip subscriber make one valid gzip stream (CRC checked)', async () => {
+    const { live, broadcaster, publish, log } = setup();
+    const sink = new FakeSink();
+    const subscriber = live(sink, 1 << 20, 'gzip');
+    const start = subscriber.encoder.start(': ok\n\n');
+    await broadcaster.heartbeat();
+    await publish();
+    await broadcaster.closeAll(() => 'retry: 1234\n\n');
+    expect(sink.ended).toBe(true);
+    const body = gunzipSync(Buffer.concat([start, ...sink.written])).toString();
+    expect(body).toBe(`: ok\n\n:\n\n${(await log.get(1))!.frames.turtle.toString()}retry: 1234\n\n`);
   });
 
   it('yields to the event loop between batches of `batchSize` subscribers', async () => {
@@ -123,9 +168,9 @@ describe('Broadcaster', () => {
   it('skips subscribers still catching up and those already sent an element', async () => {
     const { broadcaster, log, publish } = setup();
     const replaying = new FakeSink();
-    broadcaster.add(new Subscriber(replaying, 'turtle', 0, roomy));
+    broadcaster.add(new Subscriber(replaying, 'turtle', new EventStreamEncoder('identity'), 0, roomy));
     const ahead = new FakeSink();
-    const subscriber = new Subscriber(ahead, 'turtle', 1, roomy);
+    const subscriber = new Subscriber(ahead, 'turtle', new EventStreamEncoder('identity'), 1, roomy);
     subscriber.live = true;
     broadcaster.add(subscriber);
     await publish();

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { acceptsIdentity, NegotiationCache, negotiateEncoding, negotiateFormat } from '../../../src/render/negotiate.js';
+import {
+  acceptsIdentity,
+  NegotiationCache,
+  negotiateEncoding,
+  negotiateFormat,
+  negotiateSseEncoding,
+} from '../../../src/render/negotiate.js';
 
 describe('negotiateFormat', () => {
   it.each([
@@ -44,6 +50,29 @@ describe('negotiateEncoding', () => {
   });
 });
 
+describe('negotiateSseEncoding', () => {
+  it.each([
+    [undefined, 'identity'],
+    ['', 'identity'],
+    ['gzip', 'gzip'],
+    // What browsers and undici's fetch send: br is preferred for documents, but an event stream
+    // has no brotli coding whose events decode one by one.
+    ['gzip, deflate, br, zstd', 'gzip'],
+    ['br', 'identity'],
+    ['deflate', 'identity'],
+    ['gzip;q=0', 'identity'],
+    ['gzip;q=0.5, identity', 'identity'],
+    ['*', 'gzip'],
+  ])('Accept-Encoding %j → %s', (header, encoding) => {
+    expect(negotiateSseEncoding(header)).toBe(encoding);
+  });
+
+  it('refuses when identity is excluded and gzip is not accepted', () => {
+    expect(negotiateSseEncoding('br, identity;q=0')).toBeUndefined();
+    expect(negotiateSseEncoding('*;q=0')).toBeUndefined();
+  });
+});
+
 describe('acceptsIdentity', () => {
   it.each([
     [undefined, true],
@@ -64,6 +93,8 @@ describe('NegotiationCache', () => {
       expect(cache.format('application/ld+json')).toBe('jsonld');
       expect(cache.format('application/trig')).toBe('trig');
       expect(cache.encoding('gzip')).toBe('gzip');
+      expect(cache.sseEncoding('gzip, deflate, br')).toBe('gzip');
+      expect(cache.sseEncoding('br, identity;q=0')).toBeUndefined();
     }
   });
 
