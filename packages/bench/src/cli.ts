@@ -32,6 +32,7 @@ const program = new Command('pnpm bench')
   .option('--payload <bytes>', 'element size in bytes of Turtle (the study: 5200)', positive('payload'), 5_400)
   .option('--poll-interval <ms>', 'fixed polling: pause after each response', positive('poll interval'), 500)
   .addOption(new Option('--poll-strategy <name>', 'fixed (the study) or smart (freshness-driven)').choices(['fixed', 'smart']).default('fixed'))
+  .addOption(new Option('--sse-encoding <name>', 'what SSE clients accept: identity (the study) or gzip (one member per event, as browsers)').choices(['identity', 'gzip']).default('identity'))
   .addOption(new Option('--proxy <name>', 'cache in front of the publisher for polling (from the Debian package)').choices(['none', 'nginx', 'varnish']).default('none'))
   .option('--server-workers <N>', 'publisher worker processes (the publisher\'s --workers)', positive('server workers'), 1)
   .option('--client-processes <N>', 'worker processes holding the clients', positive('client processes'), 2)
@@ -46,7 +47,7 @@ const program = new Command('pnpm bench')
 program.parse(process.argv.filter((arg) => arg !== '--'));
 const flags = program.opts<{
   mode: BenchMode | 'all'; clients: number[]; duration: number; ramp: number; interval: number; payload: number;
-  pollInterval: number; pollStrategy: 'fixed' | 'smart'; proxy: 'none' | 'nginx' | 'varnish'; serverWorkers: number;
+  pollInterval: number; pollStrategy: 'fixed' | 'smart'; sseEncoding: 'identity' | 'gzip'; proxy: 'none' | 'nginx' | 'varnish'; serverWorkers: number;
   clientProcesses: number; target?: string; out: string; seed: number; port: number;
   throughputDuration: number; throughputConnections: number; latencyTarget: number;
 }>();
@@ -70,6 +71,7 @@ const options: BenchOptions = {
   facilities: facilitiesForPayload(flags.payload),
   pollIntervalMs: flags.pollInterval,
   pollStrategy: flags.pollStrategy,
+  sseEncoding: flags.sseEncoding,
   proxy: flags.proxy,
   clientProcesses: flags.clientProcesses,
   serverWorkers: flags.serverWorkers,

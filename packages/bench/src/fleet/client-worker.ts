@@ -4,6 +4,7 @@
  * of every update in an HDR histogram. Started by the benchmark with `fork`.
  */
 import { request } from 'node:http';
+import { createGunzip } from 'node:zlib';
 import { Pool } from 'undici';
 import { adaptMargin, LatencyRecorder, measureClockOffset, type PollHints, readDescriptor, smartPollDelay } from '@rdf-stream/client';
 import { EVENT_STREAM_MEDIA_TYPE, mediaTypes, preferWait } from '@rdf-stream/protocol';
@@ -192,6 +193,7 @@ function sseClient(job: WorkerJob, client: FleetClient, localAddress: string): P
       }
       counters.requests++;
       const headers: Record<string, string> = { accept: EVENT_STREAM_MEDIA_TYPE };
+      if (job.sseEncoding === 'gzip') headers['accept-encoding'] = 'gzip';
       if (lastEventId !== undefined) headers['last-event-id'] = lastEventId;
       const req = request(new URL(`${job.streamUrl}/events?format=turtle`), { localAddress, headers, agent: false }, (res) => {
         counters.connected++;
@@ -202,8 +204,11 @@ function sseClient(job: WorkerJob, client: FleetClient, localAddress: string): P
             if (event.event === undefined) record(job, client, event.data, Date.now());
           },
         });
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => parser.feed(chunk));
+        // A gzip stream is a series of members, one per event: gunzip decodes each as it comes.
+        const body = res.headers['content-encoding'] === 'gzip' ? res.pipe(createGunzip()) : res;
+        body.setEncoding('utf8');
+        body.on('data', (chunk: string) => parser.feed(chunk));
+        body.on('error', () => res.destroy());
         res.on('close', () => {
           counters.connected--;
           if (!stopping) {

@@ -11,6 +11,7 @@ export interface WorkerJob {
   readonly rampMs: number;
   readonly pollIntervalMs: number;
   readonly pollStrategy: 'fixed' | 'smart';
+  readonly sseEncoding: 'identity' | 'gzip';
   /** Source addresses to spread connections over (127.0.0.x). */
   readonly localAddresses: readonly string[];
   /** Fraction of latencies kept as raw values for density charts. */

@@ -4,6 +4,7 @@ import { compile, type TopLevelSpec } from 'vega-lite';
 import type { CapacityPlan } from '../analyze/capacity-plan.js';
 import type { Series } from '../reliability/scenario-result.js';
 import type { RunSummary } from '../scenario/run-benchmark.js';
+import { runLabel } from './run-label.js';
 
 export interface Chart {
   readonly name: string;
@@ -12,7 +13,7 @@ export interface Chart {
   readonly png: Buffer;
 }
 
-const label = (run: RunSummary) => `${run.mode}${run.pollStrategy ? ` (${run.pollStrategy})` : ''}${run.proxy !== 'none' ? ` + ${run.proxy}` : ''}`;
+const label = runLabel;
 
 /** Renders a Vega-Lite spec headlessly to SVG (for the HTML report) and PNG (to look at). */
 async function render(name: string, title: string, spec: TopLevelSpec): Promise<Chart> {

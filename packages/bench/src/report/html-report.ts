@@ -4,6 +4,7 @@ import { type RunSummary, STEAL_WARNING_PERCENT } from '../scenario/run-benchmar
 import type { CapacityPlan } from '../analyze/capacity-plan.js';
 import type { Chart } from './charts.js';
 import { capacityCells } from './capacity-table.js';
+import { runLabel } from './run-label.js';
 
 const escape = (text: string) => text.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c] as string);
 
@@ -18,7 +19,7 @@ export function writeReport(outDir: string, summary: Record<string, unknown>, ru
   const rows = runs
     .map(
       (run) =>
-        `<tr><td>${escape(run.mode)}${run.pollStrategy ? ` (${run.pollStrategy})` : ''}${run.proxy !== 'none' ? ` + ${run.proxy}` : ''}</td><td>${run.clients}</td><td>${run.connected}</td>` +
+        `<tr><td>${escape(runLabel(run))}</td><td>${run.clients}</td><td>${run.connected}</td>` +
         `<td>${run.updatesReceived} / ${run.updatesExpected}</td><td>${run.missedUpdates}</td><td>${run.errors}</td>` +
         `<td>${run.latencyMs.p50}</td><td>${run.latencyMs.p90}</td><td>${run.latencyMs.p99}</td><td>${run.latencyMs.max}</td>` +
         `<td>${run.warmupLatencyMs === null ? '0' : `${run.warmupElements} (p99 ${run.warmupLatencyMs.p99})`}</td>` +
@@ -30,7 +31,7 @@ export function writeReport(outDir: string, summary: Record<string, unknown>, ru
   const perElement = runs
     .map(
       (run) =>
-        `<details><summary>${escape(run.mode)}${run.pollStrategy ? ` (${run.pollStrategy})` : ''}, ${run.clients} clients: ${run.perElement.length} elements, ${run.warmupElements} of them warm-up</summary>` +
+        `<details><summary>${escape(runLabel(run))}, ${run.clients} clients: ${run.perElement.length} elements, ${run.warmupElements} of them warm-up</summary>` +
         `<table><tr><th>seq</th><th>generated (s after the ramp)</th><th>warm-up</th><th>received</th><th>p50 ms</th><th>p99 ms</th><th>max ms</th></tr>` +
         run.perElement
           .map((row) => `<tr><td>${row.seq}</td><td>${row.generatedAtSeconds}</td><td>${row.warmup ? 'yes' : ''}</td><td>${row.received}</td><td>${row.p50}</td><td>${row.p99}</td><td>${row.max}</td></tr>`)

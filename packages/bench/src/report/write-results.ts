@@ -7,6 +7,7 @@ import type { ThroughputResult } from '../collect/throughput.js';
 import { type RunSummary, STEAL_WARNING_PERCENT } from '../scenario/run-benchmark.js';
 import { benchCharts } from './charts.js';
 import { writeReport } from './html-report.js';
+import { runLabel } from './run-label.js';
 
 /**
  * `summary.json` (schema in docs/bench.md), `latencies.csv` (the 10 % sample) and the report
@@ -43,7 +44,7 @@ export async function writeResults(
 export function resultTable(runs: readonly RunSummary[]): string {
   const header = ['mode', 'clients', 'connected', 'received/expected', 'missed', 'errors', 'p50 ms', 'p99 ms', 'max ms', 'warm-up', 'server mCPU', 'µs CPU/update', 'server MiB', 'steal %', 'listen overflows'];
   const rows = runs.map((run) => [
-    run.mode + (run.pollStrategy ? ` (${run.pollStrategy})` : '') + (run.proxy !== 'none' ? ` +${run.proxy}` : ''),
+    runLabel(run),
     String(run.clients),
     String(run.connected),
     `${run.updatesReceived}/${run.updatesExpected}`,

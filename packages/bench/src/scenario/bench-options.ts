@@ -11,6 +11,8 @@ export interface BenchOptions {
   readonly facilities: number;
   readonly pollIntervalMs: number;
   readonly pollStrategy: 'fixed' | 'smart';
+  /** What SSE clients ask for: identity (the study), or gzip (one member per event, as browsers get). */
+  readonly sseEncoding: 'identity' | 'gzip';
   readonly proxy: 'none' | 'nginx' | 'varnish';
   readonly clientProcesses: number;
   /** Publisher worker processes (`--workers`). */

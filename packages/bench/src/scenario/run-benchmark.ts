@@ -45,6 +45,7 @@ export interface RunSummary {
   readonly serverRssMiB: ResourceSummary['rssMiB'] | null;
   readonly proxy: BenchOptions['proxy'];
   readonly pollStrategy?: BenchOptions['pollStrategy'];
+  readonly sseEncoding?: BenchOptions['sseEncoding'];
   /** Connected clients and updates received so far, once per second from the start of the ramp. */
   readonly timeline: Array<{ readonly seconds: number; readonly connected: number; readonly updates: number }>;
   /** The 10 % sample of raw latencies: [seq, latencyMs]. */
@@ -149,6 +150,7 @@ async function startFleet(options: BenchOptions, mode: BenchMode, clients: numbe
       rampMs: options.rampSeconds * 1000,
       pollIntervalMs: options.pollIntervalMs,
       pollStrategy: options.pollStrategy,
+      sseEncoding: options.sseEncoding,
       localAddresses: addresses,
       sampleRate: 0.1,
       requestTimeoutMs: 10_000,
@@ -274,6 +276,7 @@ function summarise(run: {
     serverRssMiB: run.resources?.rssMiB ?? null,
     proxy: mode === 'sse' ? 'none' : options.proxy,
     ...(mode === 'poll' ? { pollStrategy: options.pollStrategy } : {}),
+    ...(mode === 'sse' ? { sseEncoding: options.sseEncoding } : {}),
     timeline: run.timeline,
     samples: reports.flatMap((report) => report.samples),
   };

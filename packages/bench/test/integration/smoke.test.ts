@@ -86,4 +86,22 @@ describe('pnpm bench (smoke run: a few seconds, 200 clients per mode)', () => {
     expect(csv[0]).toBe('mode,clients,seq,latencyMs');
     expect(csv.length).toBeGreaterThan(1);
   }, 150_000);
+
+  it('SSE clients that accept gzip get the stream compressed, one member per event, and miss nothing', async () => {
+    const cli = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
+    const gzipOut = join(out, 'gzip');
+    const { stdout } = await run(
+      process.execPath,
+      ['--import', 'tsx', cli, '--mode', 'sse', '--sse-encoding', 'gzip', '--clients', '100', '--duration', '4', '--ramp', '1', '--interval', '1', '--port', '18955', '--throughput-duration', '0', '--out', gzipOut],
+      { cwd: fileURLToPath(new URL('../..', import.meta.url)), timeout: 120_000 },
+    );
+    expect(stdout).toMatch(/sse \(gzip\)/);
+    const summary = JSON.parse(readFileSync(join(gzipOut, 'summary.json'), 'utf8')) as {
+      runs: Array<{ sseEncoding: string; connected: number; updatesExpected: number; missedUpdates: number; errors: number }>;
+    };
+    expect([...Value.Errors(SummarySchema, summary)].map((error) => `${error.path}: ${error.message}`)).toEqual([]);
+    const [sse] = summary.runs;
+    expect(sse).toMatchObject({ sseEncoding: 'gzip', connected: 100, missedUpdates: 0, errors: 0 });
+    expect(sse!.updatesExpected).toBeGreaterThan(0);
+  }, 120_000);
 });
