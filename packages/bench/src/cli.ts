@@ -124,11 +124,13 @@ const throughput = await throughputPhase();
 const capacity = throughput?.proxy?.requestsPerSecond ?? throughput?.publisher.requestsPerSecond;
 const sseThatMet = runs.filter((run) => run.mode === 'sse' && run.missedUpdates === 0 && run.latencyMs.p99 <= flags.latencyTarget);
 const mal = capacity === undefined ? undefined : analyzeMal(capacity, sseThatMet.length > 0 ? Math.max(...sseThatMet.map((run) => run.clients)) : undefined);
-/** The largest run of a mode that measured its CPU per update. */
-const costOf = (mode: 'sse' | 'long-poll') =>
-  runs.filter((run) => run.mode === mode && run.serverCpuMicrosPerUpdate !== null).sort((a, b) => b.clients - a.clients)[0]?.serverCpuMicrosPerUpdate ?? null;
+/** The largest run of a mode (SSE: of an encoding) that measured its CPU per update. */
+const costOf = (mode: 'sse' | 'long-poll', sseEncoding?: 'identity' | 'gzip') =>
+  runs
+    .filter((run) => run.mode === mode && run.sseEncoding === sseEncoding && run.serverCpuMicrosPerUpdate !== null)
+    .sort((a, b) => b.clients - a.clients)[0]?.serverCpuMicrosPerUpdate ?? null;
 const plan = capacityPlan({
-  cpuMicrosPerUpdate: { sse: costOf('sse'), 'long-poll': costOf('long-poll') },
+  cpuMicrosPerUpdate: { sse: costOf('sse', 'identity'), 'sse-gzip': costOf('sse', 'gzip'), 'long-poll': costOf('long-poll') },
   pollRequestsPerSecond: throughput?.publisher.requestsPerSecond ?? null,
   bytes: runs.find((run) => run.elementBytes !== null)?.elementBytes ?? null,
 });

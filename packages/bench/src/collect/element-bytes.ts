@@ -1,4 +1,7 @@
-import { mediaTypes } from '@rdf-stream/protocol';
+import { request as httpRequest } from 'node:http';
+import { createGunzip } from 'node:zlib';
+import { EVENT_STREAM_MEDIA_TYPE, mediaTypes, parseElementId } from '@rdf-stream/protocol';
+import { createParser } from 'eventsource-parser';
 import { request } from 'undici';
 
 /** What one update costs on the wire (bytes), as the publisher serves it now. */
@@ -13,6 +16,8 @@ export interface ElementBytes {
   readonly response304: number;
   /** The element as one SSE event: `id:` line, a `data:` prefix per line, the blank line. */
   readonly sseEvent: number;
+  /** The same event on a gzip event stream, read off the wire; null when it could not be read. */
+  readonly sseEventGzip: number | null;
 }
 
 /** The size of a status line and headers as they go on the wire (HTTP/1.1). */
@@ -22,7 +27,10 @@ const headerBytes = (statusLine: string, headers: Record<string, string | string
   Object.entries(headers).reduce((sum, [name, value]) => sum + [value ?? []].flat().reduce((bytes, one) => bytes + Buffer.byteLength(`${name}: ${one}\r\n`), 0), 0) +
   2;
 
-/** Reads `/latest` three ways (identity, gzip, revalidated) and derives the SSE event's size. */
+/**
+ * Reads `/latest` three ways (identity, gzip, revalidated) and derives the SSE event's size; reads
+ * the compressed event off a gzip event stream (`{stream}/events`).
+ */
 export async function measureElementBytes(latestUrl: string): Promise<ElementBytes> {
   const get = async (headers: Record<string, string>): Promise<Answer> => {
     const response = await request(latestUrl, { headers: { accept: mediaTypes.turtle, ...headers } });
@@ -34,8 +42,61 @@ export async function measureElementBytes(latestUrl: string): Promise<ElementByt
     const identity = await get({ 'accept-encoding': 'identity' });
     const gzip = await get({ 'accept-encoding': 'gzip' });
     const revalidated = await get({ 'accept-encoding': 'identity', 'if-none-match': String(identity.headers.etag) });
-    if (revalidated.status === 304 || attempt === MEASURE_ATTEMPTS) return sizes(identity, gzip, revalidated);
+    if (revalidated.status === 304 || attempt === MEASURE_ATTEMPTS) {
+      const measured = sizes(identity, gzip, revalidated);
+      const id = parseElementId(/\/elements\/([\w-]+)>/.exec(identity.body.toString('utf8'))?.[1] ?? '');
+      const eventsUrl = latestUrl.replace(/\/latest$/, '/events?format=turtle');
+      const sseEventGzip = id === undefined ? null : await gzipEventBytes(eventsUrl, id.epoch, id.seq).catch(() => null);
+      return { ...measured, sseEventGzip };
+    }
   }
+}
+
+/** How long reading one compressed event may take (ms). */
+const EVENT_READ_TIMEOUT_MS = 5_000;
+
+/**
+ * One element's event on a gzip event stream, in bytes on the wire: the stream resumed after
+ * element N−2 carries the same header, preamble and element N as the one resumed after N−1, plus
+ * element N−1; the difference is that one event, compressed as every gzip subscriber gets it.
+ */
+async function gzipEventBytes(eventsUrl: string, epoch: string, latestSeq: number): Promise<number | null> {
+  if (latestSeq < 3) return null;
+  const one = await wireBytesUntil(eventsUrl, `${epoch}-${latestSeq - 1}`, 1);
+  const two = await wireBytesUntil(eventsUrl, `${epoch}-${latestSeq - 2}`, 2);
+  return two - one;
+}
+
+/** The body bytes received (compressed) by the time `events` elements have been decoded. */
+function wireBytesUntil(eventsUrl: string, lastEventId: string, events: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      eventsUrl,
+      { headers: { accept: EVENT_STREAM_MEDIA_TYPE, 'accept-encoding': 'gzip', 'last-event-id': lastEventId }, signal: AbortSignal.timeout(EVENT_READ_TIMEOUT_MS) },
+      (response) => {
+        if (response.headers['content-encoding'] !== 'gzip') {
+          req.destroy();
+          reject(new Error('the event stream is not gzip-compressed'));
+          return;
+        }
+        let bytes = 0;
+        let seen = 0;
+        response.on('data', (chunk: Buffer) => void (bytes += chunk.length));
+        const parser = createParser({
+          onEvent: (event) => {
+            if (event.event !== undefined || ++seen < events) return;
+            req.destroy();
+            resolve(bytes);
+          },
+        });
+        const body = response.pipe(createGunzip());
+        body.setEncoding('utf8').on('data', (text: string) => parser.feed(text));
+        body.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
 }
 
 /** Reads of the three answers before giving up on seeing one element thrice (an element every few ms). */
@@ -43,7 +104,7 @@ const MEASURE_ATTEMPTS = 5;
 
 type Answer = { status: number; headers: Record<string, string | string[] | undefined>; body: Buffer };
 
-function sizes(identity: Answer, gzip: Answer, revalidated: Answer): ElementBytes {
+function sizes(identity: Answer, gzip: Answer, revalidated: Answer): Omit<ElementBytes, 'sseEventGzip'> {
   if (revalidated.status !== 304) throw new Error(`/latest changed under every measurement (${revalidated.status} to If-None-Match)`);
   const text = identity.body.toString('utf8');
   const lines = text.split('\n').length;

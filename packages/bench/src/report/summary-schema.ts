@@ -50,7 +50,7 @@ export const SummarySchema = Type.Object({
       listenOverflows: Type.Union([count, Type.Null()]),
       listenDrops: Type.Union([count, Type.Null()]),
       elementBytes: Type.Union([
-        Type.Object({ identity: count, gzip: count, headers200: count, response304: count, sseEvent: count }),
+        Type.Object({ identity: count, gzip: count, headers200: count, response304: count, sseEvent: count, sseEventGzip: Type.Union([count, Type.Null()]) }),
         Type.Null(),
       ]),
       serverCpuMilli: Type.Union([meanMax, Type.Null()]),
@@ -75,14 +75,18 @@ export const SummarySchema = Type.Object({
   ),
   capacityPlan: Type.Object({
     inputs: Type.Object({
-      cpuMicrosPerUpdate: Type.Object({ sse: Type.Union([Type.Number(), Type.Null()]), 'long-poll': Type.Union([Type.Number(), Type.Null()]) }),
+      cpuMicrosPerUpdate: Type.Object({
+        sse: Type.Union([Type.Number(), Type.Null()]),
+        'sse-gzip': Type.Union([Type.Number(), Type.Null()]),
+        'long-poll': Type.Union([Type.Number(), Type.Null()]),
+      }),
       pollRequestsPerSecond: Type.Union([Type.Number(), Type.Null()]),
       bytes: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()]),
     }),
     assumptions: Type.Array(Type.String()),
     rows: Type.Array(
       Type.Object({
-        transport: Type.Union([Type.Literal('sse'), Type.Literal('long-poll'), Type.Literal('poll')]),
+        transport: Type.Union([Type.Literal('sse'), Type.Literal('sse-gzip'), Type.Literal('long-poll'), Type.Literal('poll')]),
         malSeconds: Type.Union([Type.Number(), Type.Null()]),
         clients: count,
         intervalSeconds: Type.Number({ exclusiveMinimum: 0 }),

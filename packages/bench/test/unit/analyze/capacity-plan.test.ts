@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { capacityPlan } from '../../../src/analyze/capacity-plan.js';
 import { capacityTable } from '../../../src/report/capacity-table.js';
 
-const bytes = { identity: 5_000, gzip: 500, headers200: 400, response304: 250, sseEvent: 5_600 };
-const plan = capacityPlan({ cpuMicrosPerUpdate: { sse: 20, 'long-poll': 100 }, pollRequestsPerSecond: 20_000, bytes });
+const bytes = { identity: 5_000, gzip: 500, headers200: 400, response304: 250, sseEvent: 5_600, sseEventGzip: 520 };
+const plan = capacityPlan({ cpuMicrosPerUpdate: { sse: 20, 'sse-gzip': null, 'long-poll': 100 }, pollRequestsPerSecond: 20_000, bytes });
 const row = (transport: string, clients: number, intervalSeconds: number, malSeconds: number | null = null) =>
   plan.rows.find((r) => r.transport === transport && r.clients === clients && r.intervalSeconds === intervalSeconds && r.malSeconds === malSeconds);
 
@@ -12,6 +12,12 @@ describe('capacityPlan', () => {
     // 1 000 000 clients, an element a second: 10⁶ updates/s × 20 µs = 20 cores; × 5 600 B = 44.8 Gbit/s.
     expect(row('sse', 1_000_000, 1)).toMatchObject({ cores: 20, gbitPerSecond: 44.8 });
     expect(row('sse', 100_000, 5)).toMatchObject({ cores: 0.4, gbitPerSecond: 0.896 });
+  });
+
+  it('SSE compressed: the compressed event on the wire; the cost of a gzip run, else of the identity run', () => {
+    expect(row('sse-gzip', 1_000_000, 1)).toMatchObject({ cores: 20, gbitPerSecond: 4.16 });
+    const measured = capacityPlan({ cpuMicrosPerUpdate: { sse: 20, 'sse-gzip': 15, 'long-poll': 100 }, pollRequestsPerSecond: 20_000, bytes });
+    expect(measured.rows.find((r) => r.transport === 'sse-gzip' && r.clients === 1_000_000 && r.intervalSeconds === 1)).toMatchObject({ cores: 15 });
   });
 
   it('long-poll: a whole response (headers and body) per update', () => {
@@ -26,14 +32,14 @@ describe('capacityPlan', () => {
   });
 
   it('leaves a figure out (null) when this run did not measure what it needs, and says what it assumed', () => {
-    const partial = capacityPlan({ cpuMicrosPerUpdate: { sse: null, 'long-poll': null }, pollRequestsPerSecond: null, bytes: null });
+    const partial = capacityPlan({ cpuMicrosPerUpdate: { sse: null, 'sse-gzip': null, 'long-poll': null }, pollRequestsPerSecond: null, bytes: null });
     expect(partial.rows.every((r) => r.cores === null && r.gbitPerSecond === null)).toBe(true);
     expect(plan.assumptions.length).toBeGreaterThan(2);
     expect(capacityTable(partial)).toMatch(/– cores, – Gbit\/s/);
   });
 
-  it('covers 100 000 and 1 000 000 clients at 1 s and 5 s, by SSE, long-poll and each MAL', () => {
-    expect(plan.rows).toHaveLength(2 * 2 * (2 + 6));
+  it('covers 100 000 and 1 000 000 clients at 1 s and 5 s, by SSE (identity, gzip), long-poll and each MAL', () => {
+    expect(plan.rows).toHaveLength(2 * 2 * (3 + 6));
     expect(capacityTable(plan).split('\n')[1]).toMatch(/transport\s+100,000 @ 1 s\s+100,000 @ 5 s\s+1,000,000 @ 1 s\s+1,000,000 @ 5 s/);
   });
 });
