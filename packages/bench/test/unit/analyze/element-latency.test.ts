@@ -45,3 +45,23 @@ describe('elementLatencies', () => {
     expect(result.headline.count).toBe(10);
   });
 });
+
+describe('percentiles from histograms merged across workers', () => {
+  it('equal those of all values recorded in one histogram', () => {
+    const workers = [new LatencyRecorder(), new LatencyRecorder()];
+    const all = new LatencyRecorder();
+    for (let index = 0; index < 10_000; index++) {
+      const latencyMs = (index * 7919) % 2000;
+      workers[index % 2]!.record(latencyMs);
+      all.record(latencyMs);
+    }
+    const merged = new LatencyRecorder();
+    for (const worker of workers) merged.merge(worker.encode());
+    const { mean, max, ...percentiles } = merged.summary();
+    const { mean: expectedMean, max: expectedMax, ...expected } = all.summary();
+    expect(percentiles).toEqual(expected);
+    expect(mean).toBeCloseTo(expectedMean, 6);
+    // The encoding keeps buckets, not the exact maximum: equal within HDR precision (3 digits).
+    expect(Math.abs(max - expectedMax) / expectedMax).toBeLessThan(0.001);
+  });
+});

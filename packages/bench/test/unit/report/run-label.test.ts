@@ -1,0 +1,17 @@
+import { describe, expect, it } from 'vitest';
+import { runLabel } from '../../../src/report/run-label.js';
+
+describe('runLabel', () => {
+  it('names a run by its mode, its variant in parentheses and the proxy in front of it', () => {
+    expect(runLabel({ mode: 'poll', pollStrategy: 'smart', proxy: 'nginx' })).toBe('poll (smart) + nginx');
+    expect(runLabel({ mode: 'poll', pollStrategy: 'fixed', proxy: 'varnish' })).toBe('poll (fixed) + varnish');
+    expect(runLabel({ mode: 'sse', sseEncoding: 'gzip', proxy: 'none' })).toBe('sse (gzip)');
+    expect(runLabel({ mode: 'sse', sseEncoding: 'identity', proxy: 'none' })).toBe('sse (identity)');
+  });
+
+  it('leaves out what a run does not have: no variant (long-poll, or a summary written before variants), no proxy', () => {
+    expect(runLabel({ mode: 'long-poll', proxy: 'none' })).toBe('long-poll');
+    expect(runLabel({ mode: 'sse', proxy: 'none' })).toBe('sse');
+    expect(runLabel({ mode: 'poll', proxy: 'nginx' })).toBe('poll + nginx');
+  });
+});
