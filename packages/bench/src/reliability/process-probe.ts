@@ -106,5 +106,6 @@ export function metricSum(metricsText: string, name: string): number {
 export function percentile(values: number[], p: number): number {
   if (values.length === 0) return Number.NaN;
   values.sort((a, b) => a - b);
-  return values[Math.min(values.length - 1, Math.ceil((p / 100) * values.length) - 1)]!;
+  // Nearest rank, at least the first: p = 0 is the minimum.
+  return values[Math.min(values.length - 1, Math.max(0, Math.ceil((p / 100) * values.length) - 1))]!;
 }

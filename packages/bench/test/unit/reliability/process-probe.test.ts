@@ -128,6 +128,10 @@ describe('percentile', () => {
     expect(percentile(values, 1)).toBe(1);
   });
 
+  it('p = 0 is the minimum (the doc says 0–100)', () => {
+    expect(percentile([3, 1, 2], 0)).toBe(1);
+  });
+
   it('sorts numbers by value, not as strings', () => {
     expect(percentile([100, 20, 3], 50)).toBe(20);
   });
