@@ -42,6 +42,7 @@ const program = new Command('pnpm bench')
   .option('--port <n>', 'port of the publisher started for the run (the proxy takes the next one)', positive('port'), 18_900)
   .option('--throughput-duration <seconds>', 'raw-throughput phase with autocannon (0 skips it)', (value) => Number(value), 30)
   .option('--throughput-connections <n>', 'connections of the throughput phase (the study\'s wrk: 400)', positive('connections'), 400)
+  .option('--throughput-threads <n>', 'autocannon threads of the throughput phase (above 1: its worker threads share the connections)', positive('threads'), 1)
   .option('--latency-target <ms>', 'p99 an SSE run must meet (with no missed update) to count for the MAL cut-off', positive('latency target'), 1000);
 
 program.parse(process.argv.filter((arg) => arg !== '--'));
@@ -49,7 +50,7 @@ const flags = program.opts<{
   mode: BenchMode | 'all'; clients: number[]; duration: number; ramp: number; interval: number; payload: number;
   pollInterval: number; pollStrategy: 'fixed' | 'smart'; sseEncoding: 'identity' | 'gzip'; proxy: 'none' | 'nginx' | 'varnish'; serverWorkers: number;
   clientProcesses: number; target?: string; out: string; seed: number; port: number;
-  throughputDuration: number; throughputConnections: number; latencyTarget: number;
+  throughputDuration: number; throughputConnections: number; throughputThreads: number; latencyTarget: number;
 }>();
 /** One process may hold 20 000 open files: a publisher worker holds no more connections. */
 const MAX_CONNECTIONS_PER_PUBLISHER = 19_000;
@@ -105,13 +106,16 @@ async function throughputPhase(): Promise<{ publisher: ThroughputResult; proxy?:
   const publisher = options.target === undefined ? await startPublisher(options, 1000) : undefined;
   const direct = options.target ?? `http://127.0.0.1:${options.port}/streams/parking`;
   try {
-    const alone = await measureThroughput(`${direct}/latest`, flags.throughputConnections, flags.throughputDuration);
+    const alone = await measureThroughput(`${direct}/latest`, flags.throughputConnections, flags.throughputDuration, flags.throughputThreads);
     if (options.proxy === 'none') return { publisher: alone };
     const dir = `${options.outDir}/${options.proxy}-throughput`;
     await startProxy(options.proxy, new URL(direct).host, options.port + 1, dir);
     try {
       const proxied = direct.replace(`:${new URL(direct).port}`, `:${options.port + 1}`);
-      return { publisher: alone, proxy: await measureThroughput(`${proxied}/latest`, flags.throughputConnections, flags.throughputDuration) };
+      return {
+        publisher: alone,
+        proxy: await measureThroughput(`${proxied}/latest`, flags.throughputConnections, flags.throughputDuration, flags.throughputThreads),
+      };
     } finally {
       await stopProxy(options.proxy, dir);
     }
@@ -139,7 +143,9 @@ const written = await writeResults(options.outDir, command, runs, plan, throughp
 console.log(`\n${resultTable(runs)}`);
 if (throughput) {
   const line = (name: string, result: ThroughputResult) =>
-    `${name}: ${result.requestsPerSecond} req/s, p50 ${result.latencyMs.p50} ms, p99 ${result.latencyMs.p99} ms, ${result.timeouts} timeouts, load generator ${result.loadGeneratorCpuMilli} mCPU`;
+    `${name}: ${result.requestsPerSecond} req/s, p50 ${result.latencyMs.p50} ms, p99 ${result.latencyMs.p99} ms, ${result.timeouts} timeouts, ` +
+    `load generator ${result.loadGeneratorCpuMilli} mCPU over ${result.loadGeneratorThreads} thread(s)` +
+    (result.loadGeneratorBound ? ' (the load generator was the bottleneck: this is its limit)' : '');
   console.log(`\n${line('publisher alone', throughput.publisher)}`);
   if (throughput.proxy) console.log(`${line(`behind ${options.proxy}`, throughput.proxy)} (× ${(throughput.proxy.requestsPerSecond / throughput.publisher.requestsPerSecond).toFixed(2)})`);
 }

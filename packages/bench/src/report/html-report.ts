@@ -45,7 +45,10 @@ export function writeReport(outDir: string, summary: Record<string, unknown>, ru
     `<table><tr>${cells.header.map((title) => `<th>${escape(title)}</th>`).join('')}</tr>${cells.rows.map((row) => `<tr>${row.map((cell) => `<td>${escape(cell)}</td>`).join('')}</tr>`).join('')}</table>` +
     `<ul>${plan.assumptions.map((assumption) => `<li>${escape(assumption)}</li>`).join('')}</ul>`;
   const mal = summary.mal as { table: Array<{ malSeconds: number; maxUsers: number }>; cutoffSeconds: number | null; advice: string } | undefined;
-  const throughput = summary.throughput as { requestsPerSecond: number; latencyMs: { p50: number; p99: number }; timeouts: number; loadGeneratorCpuMilli: number; viaProxy?: { requestsPerSecond: number }; proxyRatio?: number } | undefined;
+  const throughput = summary.throughput as
+    | { requestsPerSecond: number; latencyMs: { p50: number; p99: number }; timeouts: number; loadGeneratorCpuMilli: number; loadGeneratorThreads: number; loadGeneratorBound: boolean; viaProxy?: { requestsPerSecond: number; loadGeneratorBound: boolean }; proxyRatio?: number }
+    | undefined;
+  const bound = (result: { loadGeneratorBound: boolean }) => (result.loadGeneratorBound ? ' <b>(the load generator was the bottleneck)</b>' : '');
   const html = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>RDF stream publisher: benchmark report</title>
 <style>body{font-family:system-ui,sans-serif;max-width:1100px;margin:2rem auto;padding:0 1rem;color:#222}table{border-collapse:collapse;margin:1rem 0}td,th{border:1px solid #ccc;padding:.3rem .6rem;text-align:right}th{background:#f3f3f3}td:first-child{text-align:left}code{background:#f3f3f3;padding:0 .2rem}figure{margin:1.5rem 0}</style>
@@ -61,7 +64,7 @@ ${rows}
 ${perElement}
 ${charts.map((chart) => `<figure>${chart.svg}<figcaption>${escape(chart.title)}</figcaption></figure>`).join('\n')}
 ${capacity}
-${throughput ? `<h2>Throughput (autocannon)</h2><p>Publisher alone: <b>${throughput.requestsPerSecond}</b> requests/s (p50 ${throughput.latencyMs.p50} ms, p99 ${throughput.latencyMs.p99} ms, ${throughput.timeouts} timeouts; load generator ${throughput.loadGeneratorCpuMilli} mCPU)${throughput.viaProxy ? `; behind the proxy: <b>${throughput.viaProxy.requestsPerSecond}</b> requests/s (× ${throughput.proxyRatio})` : ''}.</p>` : ''}
+${throughput ? `<h2>Throughput (autocannon)</h2><p>Publisher alone: <b>${throughput.requestsPerSecond}</b> requests/s (p50 ${throughput.latencyMs.p50} ms, p99 ${throughput.latencyMs.p99} ms, ${throughput.timeouts} timeouts; load generator ${throughput.loadGeneratorCpuMilli} mCPU over ${throughput.loadGeneratorThreads} thread(s))${bound(throughput)}${throughput.viaProxy ? `; behind the proxy: <b>${throughput.viaProxy.requestsPerSecond}</b> requests/s (× ${throughput.proxyRatio})${bound(throughput.viaProxy)}` : ''}.</p>` : ''}
 ${mal ? `<h2>Maximum acceptable latency (formula 1)</h2><table><tr><th>MAL (s)</th>${mal.table.map((row) => `<td>${row.malSeconds}</td>`).join('')}</tr><tr><th>polling users</th>${mal.table.map((row) => `<td>${row.maxUsers}</td>`).join('')}</tr></table><p>${escape(mal.advice)}</p>` : ''}
 </body></html>
 `;

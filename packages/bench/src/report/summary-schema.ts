@@ -69,6 +69,8 @@ export const SummarySchema = Type.Object({
       errors: count,
       non2xx: count,
       loadGeneratorCpuMilli: Type.Number({ minimum: 0 }),
+      loadGeneratorThreads: Type.Integer({ minimum: 1 }),
+      loadGeneratorBound: Type.Boolean(),
       viaProxy: Type.Optional(Type.Object({ requestsPerSecond: Type.Number({ minimum: 0 }) }, { additionalProperties: true })),
       proxyRatio: Type.Optional(Type.Number()),
     }),
