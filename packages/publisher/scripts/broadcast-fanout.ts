@@ -1,13 +1,26 @@
 /**
- * Broadcast duration of one element to N SSE subscribers, read from the publisher's own metric
- * (rdf_stream_broadcast_duration_seconds). The publisher and the subscribers run in separate
- * processes; subscribers are spread over several client processes (open-file limit) and read
- * with node:http + eventsource-parser.
+ * What one SSE broadcast costs the publisher, against the floor of Node writing the same bytes to
+ * raw sockets, in the same run and to the same subscribers:
+ *
+ * - `identity`: the publisher's broadcast to N subscribers, read from its own metric
+ *   (`rdf_stream_broadcast_duration_seconds`: one element written to every subscriber, batches
+ *   and yields included) and its CPU time from /proc;
+ * - `gzip`: the same subscribers asking for `Accept-Encoding: gzip` (one gzip member per event);
+ * - `raw`: `raw-fanout-server.ts`, a bare `node:net` server writing the publisher's own frame
+ *   (captured from the stream, in chunked framing) with `socket.write`, in the same batches.
+ *
+ * The subscribers are node:http + eventsource-parser, spread over `--processes` client processes
+ * (the open-file limit); they report the body bytes each event took on the wire.
  * Usage: tsx scripts/broadcast-fanout.ts [--subscribers 10000] [--elements 6] [--interval 2]
+ *        [--phases identity,gzip,raw] [--cpu-prof DIR]
  */
-import { fork } from 'node:child_process';
+import { type ChildProcess, fork } from 'node:child_process';
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
+import { defaults } from '../src/config/defaults.js';
 import { spawnPublisher, stopProcess } from './spawn-publisher.js';
 
 const { values } = parseArgs({
@@ -17,13 +30,53 @@ const { values } = parseArgs({
     interval: { type: 'string', default: '2' },
     processes: { type: 'string', default: '2' },
     port: { type: 'string', default: '18580' },
+    'raw-port': { type: 'string', default: '18581' },
+    phases: { type: 'string', default: 'identity,gzip,raw' },
+    'cpu-prof': { type: 'string' },
   },
 });
 const subscribers = Number(values.subscribers);
 const elements = Number(values.elements);
+const intervalMs = Number(values.interval) * 1000;
 const processes = Number(values.processes);
-const port = Number(values.port);
-const base = `http://127.0.0.1:${port}`;
+const phases = values.phases!.split(',') as Array<'identity' | 'gzip' | 'raw'>;
+const base = `http://127.0.0.1:${values.port}`;
+const eventsUrl = `${base}/streams/parking/events?format=turtle`;
+const batchSize = defaults.broadcastBatchSize;
+
+interface ClientReport {
+  readonly events: number;
+  readonly errors: number;
+  readonly closed: number;
+  readonly bodyBytes: number;
+  readonly encoded: number;
+}
+
+interface PhaseResult {
+  readonly phase: string;
+  readonly broadcasts: number;
+  /** Median wall time of one broadcast to every subscriber (ms). */
+  readonly broadcastMs: number;
+  readonly broadcastMsMin: number;
+  readonly broadcastMsMax: number;
+  /** The median broadcast divided by the subscribers it reached (µs). */
+  readonly microsPerSubscriber: number;
+  /**
+   * The server process's CPU time (user + system, /proc) over the phase, per element (ms): for the
+   * publisher, rendering, heartbeats and the reads of /metrics are in it too.
+   */
+  readonly cpuMsPerElement: number;
+  /** Body bytes per event on the wire, as the subscribers counted them. */
+  readonly bytesPerEvent: number;
+  readonly subscribersWithGzip: number;
+  readonly clientErrors: number;
+}
+
+/** A process's CPU time so far (ms), from /proc/<pid>/stat (utime + stime, in 100 Hz ticks). */
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
 
 async function metric(name: string): Promise<number> {
   const text = await (await fetch(`${base}/metrics`)).text();
@@ -31,59 +84,157 @@ async function metric(name: string): Promise<number> {
   return match ? Number(match[1]) : 0;
 }
 
-const publisher = await spawnPublisher([
-  '--port', String(port), '--interval', values.interval!, '--max-subscribers', String(subscribers + 100),
-  '--max-event-loop-delay-ms', '0', '--log-level', 'info',
-]);
-const clients = Array.from({ length: processes }, () =>
+const median = (values: readonly number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+const round = (value: number, digits = 1) => Math.round(value * 10 ** digits) / 10 ** digits;
+
+const clients: ChildProcess[] = Array.from({ length: processes }, () =>
   fork(new URL('./sse-subscribers.ts', import.meta.url), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }),
 );
-try {
+
+async function ask<T>(client: ChildProcess, message: unknown): Promise<T> {
+  const answer = once(client, 'message');
+  client.send(message as never);
+  return ((await answer) as [T])[0];
+}
+
+async function connect(url: string, gzip: boolean): Promise<void> {
   const perProcess = Math.ceil(subscribers / processes);
-  clients.forEach((client, index) =>
-    client.send({ url: `${base}/streams/parking/events?format=turtle`, count: Math.min(perProcess, subscribers - index * perProcess) }),
+  await Promise.all(
+    clients.map((client, index) => ask(client, { url, count: Math.min(perProcess, subscribers - index * perProcess), gzip })),
   );
-  await Promise.all(clients.map((client) => once(client, 'message')));
-  process.stdout.write(`${subscribers} subscribers connected (metric: ${await metric('rdf_stream_subscribers')})\n`);
-  const startCount = await metric('rdf_stream_broadcast_duration_seconds_count');
-  const startSum = await metric('rdf_stream_broadcast_duration_seconds_sum');
+}
+
+async function report(): Promise<ClientReport> {
+  const reports = await Promise.all(clients.map((client) => ask<ClientReport>(client, 'report')));
+  return reports.reduce((sum, next) => ({
+    events: sum.events + next.events,
+    errors: sum.errors + next.errors,
+    closed: sum.closed + next.closed,
+    bodyBytes: sum.bodyBytes + next.bodyBytes,
+    encoded: sum.encoded + next.encoded,
+  }));
+}
+
+const closeAll = () => Promise.all(clients.map((client) => ask(client, 'close-all')));
+
+/** One element's SSE frame as the publisher writes it (`id:` and `data:` lines), read off its stream. */
+async function captureFrame(): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const req = request(eventsUrl, { headers: { accept: 'text/event-stream' } }, (response) => {
+      let text = '';
+      response.setEncoding('utf8').on('data', (chunk: string) => {
+        text += chunk;
+        const block = text.split('\n\n').find((candidate, index, all) => candidate.startsWith('id: ') && index < all.length - 1);
+        if (block !== undefined) {
+          req.destroy();
+          resolve(Buffer.from(`${block}\n\n`));
+        }
+      });
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+async function publisherPhase(publisher: ChildProcess, encoding: 'identity' | 'gzip'): Promise<PhaseResult> {
+  await connect(eventsUrl, encoding === 'gzip');
+  process.stdout.write(`[${encoding}] ${subscribers} subscribers connected (metric: ${await metric('rdf_stream_subscribers')})\n`);
+  // Start on an element boundary: the first broadcast after the crowd is in.
+  let lastCount = await metric('rdf_stream_broadcast_duration_seconds_count');
+  while ((await metric('rdf_stream_broadcast_duration_seconds_count')) === lastCount) await sleep(50);
+  lastCount = await metric('rdf_stream_broadcast_duration_seconds_count');
+  let lastSum = await metric('rdf_stream_broadcast_duration_seconds_sum');
+  const before = await report();
+  const cpuBefore = cpuMs(publisher.pid!);
   const durations: number[] = [];
-  let lastSum = startSum;
-  let lastCount = startCount;
   while (durations.length < elements) {
-    await new Promise((resolve) => setTimeout(resolve, 250));
+    // Not more often: each read of /metrics costs the publisher CPU that this phase counts.
+    await sleep(500);
     const count = await metric('rdf_stream_broadcast_duration_seconds_count');
-    if (count > lastCount) {
-      const sum = await metric('rdf_stream_broadcast_duration_seconds_sum');
-      const reached = await metric('rdf_stream_broadcast_subscribers');
-      durations.push(((sum - lastSum) / (count - lastCount)) * 1000);
-      process.stdout.write(`element broadcast to ${reached} subscribers in ${durations.at(-1)!.toFixed(1)} ms\n`);
-      lastSum = sum;
-      lastCount = count;
-    }
+    if (count === lastCount) continue;
+    const sum = await metric('rdf_stream_broadcast_duration_seconds_sum');
+    durations.push(((sum - lastSum) / (count - lastCount)) * 1000);
+    process.stdout.write(`[${encoding}] broadcast to ${await metric('rdf_stream_broadcast_subscribers')} subscribers in ${durations.at(-1)!.toFixed(1)} ms\n`);
+    lastSum = sum;
+    lastCount = count;
   }
-  const received = await Promise.all(
-    clients.map(async (client) => {
-      client.send('report');
-      const [report] = (await once(client, 'message')) as [{ events: number; errors: number; closed: number }];
-      return report;
-    }),
-  );
-  const sorted = [...durations].sort((a, b) => a - b);
-  console.log(
-    JSON.stringify(
-      {
-        subscribers,
-        elements: durations.length,
-        broadcastMs: { min: sorted[0], median: sorted[Math.floor(sorted.length / 2)], max: sorted.at(-1) },
-        evicted: await metric('rdf_stream_subscribers_evicted_total'),
-        clients: received,
-      },
-      null,
-      2,
-    ),
-  );
+  const cpuAfter = cpuMs(publisher.pid!);
+  await sleep(500); // the clients read the last element
+  const after = await report();
+  await closeAll();
+  return summary(encoding, durations, (cpuAfter - cpuBefore) / durations.length, before, after);
+}
+
+async function rawPhase(frame: Buffer): Promise<PhaseResult> {
+  const server = fork(new URL('./raw-fanout-server.ts', import.meta.url), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  try {
+    await ask(server, { kind: 'listen', port: Number(values['raw-port']) });
+    await connect(`http://127.0.0.1:${values['raw-port']}/`, false);
+    process.stdout.write(`[raw] ${subscribers} subscribers connected\n`);
+    const before = await report();
+    const cpuBefore = cpuMs(server.pid!);
+    const durations: number[] = [];
+    for (let index = 0; index < elements; index++) {
+      const result = await ask<{ durationMs: number; reached: number }>(server, { kind: 'broadcast', frameBase64: frame.toString('base64'), batchSize });
+      durations.push(result.durationMs);
+      process.stdout.write(`[raw] broadcast to ${result.reached} subscribers in ${result.durationMs.toFixed(1)} ms\n`);
+      await sleep(intervalMs);
+    }
+    const cpuAfter = cpuMs(server.pid!);
+    const after = await report();
+    await closeAll();
+    return summary('raw', durations, (cpuAfter - cpuBefore) / durations.length, before, after);
+  } finally {
+    server.kill();
+  }
+}
+
+function summary(phase: string, durations: readonly number[], cpuMsPerElement: number, before: ClientReport, after: ClientReport): PhaseResult {
+  const events = after.events - before.events;
+  return {
+    phase,
+    broadcasts: durations.length,
+    broadcastMs: round(median(durations)),
+    broadcastMsMin: round(Math.min(...durations)),
+    broadcastMsMax: round(Math.max(...durations)),
+    microsPerSubscriber: round((median(durations) * 1000) / subscribers, 2),
+    cpuMsPerElement: round(cpuMsPerElement),
+    bytesPerEvent: Math.round((after.bodyBytes - before.bodyBytes) / Math.max(1, events)),
+    subscribersWithGzip: after.encoded,
+    clientErrors: after.errors,
+  };
+}
+
+const publisher = await spawnPublisher(
+  [
+    '--port', values.port!, '--interval', values.interval!, '--max-subscribers', String(subscribers + 100), '--log', 'memory',
+    '--max-event-loop-delay-ms', '0', '--max-event-loop-turn-ms', '0', '--log-level', 'info',
+  ],
+  values['cpu-prof'] === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', values['cpu-prof']],
+);
+const results: PhaseResult[] = [];
+try {
+  const frame = await captureFrame();
+  for (const phase of phases) {
+    results.push(phase === 'raw' ? await rawPhase(frame) : await publisherPhase(publisher, phase));
+  }
 } finally {
   clients.forEach((client) => client.kill());
   await stopProcess(publisher);
 }
+const raw = results.find((result) => result.phase === 'raw');
+console.table(results);
+console.log(
+  JSON.stringify(
+    {
+      subscribers,
+      elements,
+      batchSize,
+      phases: results,
+      // The goal: the publisher's broadcast within 1.2× of raw socket writes of the same frame.
+      ratioToRaw: raw === undefined ? null : Object.fromEntries(results.filter((result) => result !== raw).map((result) => [result.phase, round(result.broadcastMs / raw.broadcastMs, 2)])),
+    },
+    null,
+    2,
+  ),
+);

@@ -4,9 +4,12 @@ import { fileURLToPath } from 'node:url';
 
 const packageDir = fileURLToPath(new URL('..', import.meta.url));
 
-/** Starts the publisher CLI as its own process; resolves once it listens. */
-export async function spawnPublisher(args: readonly string[]): Promise<ChildProcess> {
-  const child = spawn(fileURLToPath(new URL('../node_modules/.bin/tsx', import.meta.url)), ['src/cli.ts', ...args], {
+/**
+ * Starts the publisher CLI as its own process (node itself, with tsx's loader: the child's pid is
+ * the publisher's, so that its CPU and memory can be read from /proc); resolves once it listens.
+ */
+export async function spawnPublisher(args: readonly string[], nodeArgs: readonly string[] = []): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'src/cli.ts', ...args], {
     cwd: packageDir,
     stdio: ['ignore', 'pipe', 'inherit'],
   });
