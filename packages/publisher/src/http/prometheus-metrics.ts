@@ -68,6 +68,13 @@ export class PrometheusMetrics implements StreamMetrics {
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     registers: [this.registry],
   });
+  readonly #broadcastCpu = new Histogram({
+    name: 'rdf_stream_broadcast_cpu_seconds',
+    help: 'CPU time of the batches that write one element to every SSE subscriber (yields excluded)',
+    labelNames: ['stream'] as const,
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [this.registry],
+  });
   readonly #broadcastReach = new Gauge({
     name: 'rdf_stream_broadcast_subscribers',
     help: 'Subscribers reached by the last broadcast',
@@ -133,8 +140,9 @@ export class PrometheusMetrics implements StreamMetrics {
     this.#published.inc({ stream: streamId });
   }
 
-  broadcastFinished(streamId: string, durationSeconds: number, subscribers: number): void {
+  broadcastFinished(streamId: string, durationSeconds: number, subscribers: number, cpuSeconds: number): void {
     this.#broadcastDuration.observe({ stream: streamId }, durationSeconds);
+    this.#broadcastCpu.observe({ stream: streamId }, cpuSeconds);
     this.#broadcastReach.set({ stream: streamId }, subscribers);
   }
 

@@ -3,7 +3,12 @@ import type { EvictionReason } from './subscriber.js';
 /** What the publishing core reports; `http/prometheus-metrics.ts` turns it into Prometheus metrics. */
 export interface StreamMetrics {
   elementPublished(streamId: string): void;
-  broadcastFinished(streamId: string, durationSeconds: number, subscribers: number): void;
+  /**
+   * One element written to every live subscriber: the broadcast's wall time (yields included),
+   * the subscribers reached, and the CPU time of its batches alone (the process's, between
+   * yields: what the writes cost, whatever else shared the machine).
+   */
+  broadcastFinished(streamId: string, durationSeconds: number, subscribers: number, cpuSeconds: number): void;
   subscribersChanged(streamId: string, count: number): void;
   subscriberEvicted(streamId: string, reason: EvictionReason): void;
   longPollWaitersChanged(streamId: string, count: number): void;

@@ -94,6 +94,68 @@ describe('GET /streams/{id}/events on a real socket', () => {
   });
 });
 
+describe('framing on the wire', () => {
+  /** A raw HTTP exchange: everything the server sends until it closes the connection. */
+  function rawExchange(request: string) {
+    const socket = connect(Number(new URL(running!.url).port), '127.0.0.1');
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    const closed = new Promise<string>((resolve) => socket.on('close', () => resolve(Buffer.concat(chunks).toString('latin1'))));
+    socket.write(request);
+    return { text: () => Buffer.concat(chunks).toString('latin1'), closed };
+  }
+
+  it('HTTP/1.1: every event is one well-formed chunk, and the stream ends with the last chunk', async () => {
+    running = await startPublisher();
+    const exchange = rawExchange('GET /streams/parking/events?format=ntriples HTTP/1.1\r\nHost: x\r\n\r\n');
+    await waitUntil(() => running!.hub.broadcaster.size === 1);
+    await running.push();
+    await waitUntil(() => exchange.text().includes('id: '));
+    const [first] = ids(1);
+    await running.close();
+    running = undefined;
+    const text = await exchange.closed;
+    const [head, body] = [text.slice(0, text.indexOf('\r\n\r\n')), text.slice(text.indexOf('\r\n\r\n') + 4)];
+    expect(head).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    expect(head.toLowerCase()).toContain('transfer-encoding: chunked');
+    // Walk the chunks: each size line matches the bytes that follow it, and a 0 chunk ends it all.
+    const events: string[] = [];
+    let rest = body;
+    for (;;) {
+      const sizeEnd = rest.indexOf('\r\n');
+      const size = Number.parseInt(rest.slice(0, sizeEnd), 16);
+      expect(Number.isNaN(size)).toBe(false);
+      if (size === 0) {
+        expect(rest.slice(sizeEnd)).toBe('\r\n\r\n');
+        break;
+      }
+      events.push(rest.slice(sizeEnd + 2, sizeEnd + 2 + size));
+      expect(rest.slice(sizeEnd + 2 + size, sizeEnd + 4 + size)).toBe('\r\n');
+      rest = rest.slice(sizeEnd + 4 + size);
+    }
+    expect(events[0]).toMatch(/^: ok\nretry: \d+\n\n$/);
+    expect(events[1]).toMatch(new RegExp(`^id: ${first}\n`));
+    expect(events.at(-1)).toMatch(/retry: \d+\n\n$/);
+  });
+
+  it('HTTP/1.0: the events as they are, no chunked framing, the end of the stream closes the connection', async () => {
+    running = await startPublisher();
+    const exchange = rawExchange('GET /streams/parking/events?format=ntriples HTTP/1.0\r\n\r\n');
+    await waitUntil(() => running!.hub.broadcaster.size === 1);
+    await running.push();
+    await waitUntil(() => exchange.text().includes('id: '));
+    const [first] = ids(1);
+    await running.close();
+    running = undefined;
+    const text = await exchange.closed;
+    const head = text.slice(0, text.indexOf('\r\n\r\n'));
+    const body = text.slice(text.indexOf('\r\n\r\n') + 4);
+    expect(head.toLowerCase()).not.toContain('transfer-encoding');
+    expect(body).toMatch(new RegExp(`^: ok\nretry: \\d+\n\nid: ${first}\ndata: `));
+    expect(body).toMatch(/\n\n: shutting down\nretry: \d+\n\n$/);
+  });
+});
+
 describe('compressed event streams (Accept-Encoding: gzip)', () => {
   it('compresses the stream with gzip, every event decodable as it arrives', async () => {
     running = await startPublisher(['--heartbeat-ms', '1000']);

@@ -4,6 +4,7 @@ import { PublisherError } from '../../errors.js';
 import { gapFrame, parseEventId, selectResume, streamGapHeader } from '../../publish/resume.js';
 import { EventStreamEncoder, type SseEncoding } from '../../render/event-stream-encoder.js';
 import { sseFrame } from '../../render/sse-frame.js';
+import { EventStreamSink } from '../event-stream-sink.js';
 import { shedStream, streamHeaders } from '../sse-response.js';
 import { type AppContext, hubOf } from '../app-context.js';
 
@@ -70,10 +71,15 @@ export function eventsRoute(app: FastifyInstance, context: AppContext): void {
         preamble += gapFrame(plan.requestedId, hub.log.epoch, plan.fromSeq, plan.reason);
       }
       reply.hijack();
-      reply.raw.writeHead(200, headers);
-      const encoder = new EventStreamEncoder(encoding);
-      reply.raw.write(encoder.start(preamble));
-      hub.subscribe(reply.raw, format, encoder, plan);
+      const response = reply.raw;
+      response.writeHead(200, headers);
+      response.flushHeaders();
+      // From here on the socket carries the body, framed as the response chose (chunked on
+      // HTTP/1.1): every event is ready bytes for one socket write.
+      const encoder = new EventStreamEncoder(encoding, response.chunkedEncoding);
+      const sink = new EventStreamSink(response);
+      sink.write(encoder.start(preamble));
+      hub.subscribe(sink, format, encoder, plan);
     },
   );
 

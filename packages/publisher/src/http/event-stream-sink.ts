@@ -1,0 +1,50 @@
+import type { ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { SubscriberSink } from '../publish/subscriber.js';
+
+/**
+ * An event stream's connection as a subscriber writes to it: the socket of a response whose head
+ * is sent. What is written is already framed for the wire (`EventStreamEncoder` with `chunked`
+ * as the response decided), so each event is one `socket.write` of shared bytes, without the
+ * response's per-write chunking (a cork, four writes, an uncork on the next tick and a writev
+ * per subscriber). The stream is the connection's last response: its end closes the connection.
+ */
+export class EventStreamSink implements SubscriberSink {
+  readonly #socket: Socket;
+
+  constructor(response: ServerResponse) {
+    if (!response.headersSent) throw new Error('the response head must be sent before its socket is written to');
+    const { socket } = response;
+    if (socket === null) throw new Error('the response has no socket');
+    this.#socket = socket;
+  }
+
+  get writableLength(): number {
+    return this.#socket.writableLength;
+  }
+
+  get destroyed(): boolean {
+    return this.#socket.destroyed;
+  }
+
+  write(chunk: Buffer | string): boolean {
+    return this.#socket.write(chunk);
+  }
+
+  end(chunk?: Buffer | string): void {
+    if (chunk === undefined) this.#socket.end();
+    else this.#socket.end(chunk);
+  }
+
+  destroy(): void {
+    this.#socket.destroy();
+  }
+
+  once(event: 'drain' | 'close', listener: () => void): void {
+    this.#socket.once(event, listener);
+  }
+
+  off(event: 'drain' | 'close', listener: () => void): void {
+    this.#socket.off(event, listener);
+  }
+}
