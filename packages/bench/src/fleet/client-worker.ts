@@ -195,7 +195,11 @@ function sseClient(job: WorkerJob, client: FleetClient, localAddress: string): P
       const headers: Record<string, string> = { accept: EVENT_STREAM_MEDIA_TYPE };
       if (job.sseEncoding === 'gzip') headers['accept-encoding'] = 'gzip';
       if (lastEventId !== undefined) headers['last-event-id'] = lastEventId;
-      const req = request(new URL(`${job.streamUrl}/events?format=turtle`), { localAddress, headers, agent: false }, (res) => {
+      // A source address is bound only when the fleet spreads over several: bind() with an
+      // ephemeral port searches the ports already bound, which made opening thousands of
+      // connections quadratic and stalled this worker for seconds during the ramp.
+      const source = job.localAddresses.length > 1 ? { localAddress } : {};
+      const req = request(new URL(`${job.streamUrl}/events?format=turtle`), { ...source, headers, agent: false }, (res) => {
         counters.connected++;
         client.connectedAt ??= Date.now();
         const parser = createParser({
