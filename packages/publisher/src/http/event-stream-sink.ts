@@ -1,6 +1,20 @@
 import type { ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
+import { Socket } from 'node:net';
 import type { SubscriberSink } from '../publish/subscriber.js';
+import { EventStreamEncoder, type SseEncoding } from '../render/event-stream-encoder.js';
+
+/**
+ * Where an event stream whose head is sent is written, and how it is framed: straight to its
+ * socket, framed once per shared frame by the encoder (`EventStreamSink`), when the response
+ * has a real socket; otherwise through the response itself (an injected request in tests, a
+ * custom server), which frames its body.
+ */
+export function eventStreamOutput(response: ServerResponse, encoding: SseEncoding): { sink: SubscriberSink; encoder: EventStreamEncoder } {
+  if (response.socket instanceof Socket) {
+    return { sink: new EventStreamSink(response), encoder: new EventStreamEncoder(encoding, response.chunkedEncoding) };
+  }
+  return { sink: response, encoder: new EventStreamEncoder(encoding) };
+}
 
 /**
  * An event stream's connection as a subscriber writes to it: the socket of a response whose head

@@ -4,7 +4,7 @@ import { PublisherError } from '../../errors.js';
 import { gapFrame, parseEventId, selectResume, streamGapHeader } from '../../publish/resume.js';
 import { EventStreamEncoder, type SseEncoding } from '../../render/event-stream-encoder.js';
 import { sseFrame } from '../../render/sse-frame.js';
-import { EventStreamSink } from '../event-stream-sink.js';
+import { eventStreamOutput } from '../event-stream-sink.js';
 import { shedStream, streamHeaders } from '../sse-response.js';
 import { type AppContext, hubOf } from '../app-context.js';
 
@@ -76,8 +76,7 @@ export function eventsRoute(app: FastifyInstance, context: AppContext): void {
       response.flushHeaders();
       // From here on the socket carries the body, framed as the response chose (chunked on
       // HTTP/1.1): every event is ready bytes for one socket write.
-      const encoder = new EventStreamEncoder(encoding, response.chunkedEncoding);
-      const sink = new EventStreamSink(response);
+      const { sink, encoder } = eventStreamOutput(response, encoding);
       sink.write(encoder.start(preamble));
       hub.subscribe(sink, format, encoder, plan);
     },
