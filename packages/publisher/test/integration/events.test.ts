@@ -95,27 +95,30 @@ describe('GET /streams/{id}/events on a real socket', () => {
 });
 
 describe('framing on the wire', () => {
-  /** A raw HTTP exchange: everything the server sends until it closes the connection. */
-  function rawExchange(request: string) {
-    const socket = connect(Number(new URL(running!.url).port), '127.0.0.1');
+  /**
+   * Sends `request` on a raw connection, publishes one element once it is subscribed, shuts the
+   * publisher down, and returns everything the server sent (head and body) and the element's id.
+   */
+  async function oneElementThenShutdown(request: string) {
+    running = await startPublisher();
+    const socket = connect(Number(new URL(running.url).port), '127.0.0.1');
     const chunks: Buffer[] = [];
     socket.on('data', (chunk: Buffer) => chunks.push(chunk));
     const closed = new Promise<string>((resolve) => socket.on('close', () => resolve(Buffer.concat(chunks).toString('latin1'))));
     socket.write(request);
-    return { text: () => Buffer.concat(chunks).toString('latin1'), closed };
-  }
-
-  it('HTTP/1.1: every event is one well-formed chunk, and the stream ends with the last chunk', async () => {
-    running = await startPublisher();
-    const exchange = rawExchange('GET /streams/parking/events?format=ntriples HTTP/1.1\r\nHost: x\r\n\r\n');
     await waitUntil(() => running!.hub.broadcaster.size === 1);
     await running.push();
-    await waitUntil(() => exchange.text().includes('id: '));
+    await waitUntil(() => Buffer.concat(chunks).toString('latin1').includes('id: '));
     const [first] = ids(1);
     await running.close();
     running = undefined;
-    const text = await exchange.closed;
-    const [head, body] = [text.slice(0, text.indexOf('\r\n\r\n')), text.slice(text.indexOf('\r\n\r\n') + 4)];
+    const text = await closed;
+    const headEnd = text.indexOf('\r\n\r\n');
+    return { first: first!, head: text.slice(0, headEnd), body: text.slice(headEnd + 4) };
+  }
+
+  it('HTTP/1.1: every event is one well-formed chunk, and the stream ends with the last chunk', async () => {
+    const { first, head, body } = await oneElementThenShutdown('GET /streams/parking/events?format=ntriples HTTP/1.1\r\nHost: x\r\n\r\n');
     expect(head).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
     expect(head.toLowerCase()).toContain('transfer-encoding: chunked');
     // Walk the chunks: each size line matches the bytes that follow it, and a 0 chunk ends it all.
@@ -139,17 +142,7 @@ describe('framing on the wire', () => {
   });
 
   it('HTTP/1.0: the events as they are, no chunked framing, the end of the stream closes the connection', async () => {
-    running = await startPublisher();
-    const exchange = rawExchange('GET /streams/parking/events?format=ntriples HTTP/1.0\r\n\r\n');
-    await waitUntil(() => running!.hub.broadcaster.size === 1);
-    await running.push();
-    await waitUntil(() => exchange.text().includes('id: '));
-    const [first] = ids(1);
-    await running.close();
-    running = undefined;
-    const text = await exchange.closed;
-    const head = text.slice(0, text.indexOf('\r\n\r\n'));
-    const body = text.slice(text.indexOf('\r\n\r\n') + 4);
+    const { first, head, body } = await oneElementThenShutdown('GET /streams/parking/events?format=ntriples HTTP/1.0\r\n\r\n');
     expect(head.toLowerCase()).not.toContain('transfer-encoding');
     expect(body).toMatch(new RegExp(`^: ok\nretry: \\d+\n\nid: ${first}\ndata: `));
     expect(body).toMatch(/\n\n: shutting down\nretry: \d+\n\n$/);
