@@ -5,7 +5,7 @@
  * - `identity`: the publisher's broadcast to N subscribers, read from its own metric
  *   (`rdf_stream_broadcast_duration_seconds`: one element written to every subscriber, batches
  *   and yields included) and its CPU time from /proc;
- * - `gzip`: the same subscribers asking for `Accept-Encoding: gzip` (one gzip member per event);
+ * - `gzip`: the same subscribers asking for `Accept-Encoding: gzip` (each event compressed once, the same bytes for all);
  * - `raw`: `raw-fanout-server.ts`, a bare `node:net` server writing the publisher's own frame
  *   (captured from the stream, in chunked framing) with `socket.write`, in the same batches.
  *

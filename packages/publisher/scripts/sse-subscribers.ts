@@ -1,7 +1,7 @@
 /**
  * A child process holding `count` SSE connections (node:http + eventsource-parser); reports counts
- * over IPC. With `gzip`, it asks for `Accept-Encoding: gzip` and decodes what comes (one gzip
- * member per event); `bodyBytes` counts the body as it came off the wire (compressed, if it was).
+ * over IPC. With `gzip`, it asks for `Accept-Encoding: gzip` and decodes what comes (a DEFLATE
+ * fragment per event); `bodyBytes` counts the body as it came off the wire (compressed, if it was).
  */
 import { Agent, type ClientRequest, request } from 'node:http';
 import { createGunzip } from 'node:zlib';

@@ -13,7 +13,7 @@ export interface ThroughputResult {
   readonly non2xx: number;
   /** CPU of this process (the load generator shares the machine), milli-CPU: all its threads. */
   readonly loadGeneratorCpuMilli: number;
-  /** autocannon's threads: 1, or its worker threads (`--throughput-workers`). */
+  /** autocannon's threads: 1, or its worker threads (`--throughput-threads`). */
   readonly loadGeneratorThreads: number;
   /**
    * The load generator used at least 90 % of the cores its threads can use: the figure is its

@@ -208,7 +208,7 @@ function sseClient(job: WorkerJob, client: FleetClient, localAddress: string): P
             if (event.event === undefined) record(job, client, event.data, Date.now());
           },
         });
-        // A gzip stream is a series of members, one per event: gunzip decodes each as it comes.
+        // A gzip stream: every event can be decoded as soon as it arrives (each ends on a sync flush).
         const body = res.headers['content-encoding'] === 'gzip' ? res.pipe(createGunzip()) : res;
         body.setEncoding('utf8');
         body.on('data', (chunk: string) => parser.feed(chunk));

@@ -13,7 +13,6 @@ export interface Chart {
   readonly png: Buffer;
 }
 
-const label = runLabel;
 
 /** Renders a Vega-Lite spec headlessly to SVG (for the HTML report) and PNG (to look at). */
 async function render(name: string, title: string, spec: TopLevelSpec): Promise<Chart> {
@@ -34,10 +33,10 @@ export async function benchCharts(
   mal?: { table: ReadonlyArray<{ malSeconds: number; maxUsers: number }> },
 ): Promise<Chart[]> {
   const charts: Chart[] = [];
-  const modes = [...new Set(runs.map(label))];
+  const modes = [...new Set(runs.map(runLabel))];
   for (const mode of modes) {
     const values = runs
-      .filter((run) => label(run) === mode)
+      .filter((run) => runLabel(run) === mode)
       .flatMap((run) => run.samples.map(([, latencyMs]) => ({ clients: run.clients, latencyMs })));
     if (values.length === 0) continue;
     charts.push(
@@ -59,7 +58,7 @@ export async function benchCharts(
   }
   const resources = runs
     .filter((run) => run.serverCpuMilli !== null && run.serverRssMiB !== null)
-    .map((run) => ({ mode: label(run), clients: run.clients, cpu: run.serverCpuMilli!.mean, rss: run.serverRssMiB!.mean }));
+    .map((run) => ({ mode: runLabel(run), clients: run.clients, cpu: run.serverCpuMilli!.mean, rss: run.serverRssMiB!.mean }));
   if (resources.length > 0) {
     for (const [field, title, axis] of [
       ['cpu', 'Server CPU against clients', 'mean CPU (milli-CPU)'],
@@ -82,7 +81,7 @@ export async function benchCharts(
       );
     }
   }
-  const connected = runs.flatMap((run) => run.timeline.map((point) => ({ run: `${label(run)}, ${run.clients}`, ...point })));
+  const connected = runs.flatMap((run) => run.timeline.map((point) => ({ run: `${runLabel(run)}, ${run.clients}`, ...point })));
   if (connected.length > 0) {
     charts.push(
       await render('connected-clients', 'Connected clients over time', {
@@ -102,7 +101,7 @@ export async function benchCharts(
   }
   const elements = runs.flatMap((run) =>
     run.perElement.flatMap((row) =>
-      (['p50', 'p99'] as const).map((statistic) => ({ run: `${label(run)}, ${run.clients}`, statistic, seconds: row.generatedAtSeconds, latencyMs: row[statistic], warmup: row.warmup ? 'warm-up' : 'measured' })),
+      (['p50', 'p99'] as const).map((statistic) => ({ run: `${runLabel(run)}, ${run.clients}`, statistic, seconds: row.generatedAtSeconds, latencyMs: row[statistic], warmup: row.warmup ? 'warm-up' : 'measured' })),
     ),
   );
   if (elements.length > 0) {

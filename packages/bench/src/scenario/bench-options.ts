@@ -11,7 +11,7 @@ export interface BenchOptions {
   readonly facilities: number;
   readonly pollIntervalMs: number;
   readonly pollStrategy: 'fixed' | 'smart';
-  /** What SSE clients ask for: identity (the study), or gzip (one member per event, as browsers get). */
+  /** What SSE clients ask for: identity (the study), or gzip (as browsers get it). */
   readonly sseEncoding: 'identity' | 'gzip';
   readonly proxy: 'none' | 'nginx' | 'varnish';
   readonly clientProcesses: number;

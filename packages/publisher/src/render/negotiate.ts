@@ -30,7 +30,7 @@ export function negotiateEncoding(acceptEncoding: string | undefined): Encoding 
 }
 
 /**
- * The coding of an event stream for an `Accept-Encoding` header: gzip (one member per event)
+ * The coding of an event stream for an `Accept-Encoding` header: gzip (each event compressed once)
  * when the client takes it at least as well as identity, identity otherwise, `undefined` when
  * the client refuses both (406). Brotli has no series of independent members to offer.
  */
