@@ -13,6 +13,9 @@ export const markerOf = (text: string): number | undefined => {
   return match === null ? undefined : Number(match[1]);
 };
 
+/** One triple that carries the marker: the smallest element. */
+const smallElement = (marker: number) => `<${markerIri(marker)}> <http://www.w3.org/2000/01/rdf-schema#label> "element ${marker}" .\n`;
+
 /**
  * Posts one small element after another to an ingest stream, at a steady rate, and keeps what
  * was acknowledged (201) apart from what was not (an error or a dead connection: the element
@@ -52,20 +55,38 @@ export class Ingester {
     })();
   }
 
+  /**
+   * Posts `count` elements at `perSecond` (or slower, if the answers take longer), each with
+   * `body(marker)` as N-Triples; resolves with how many were acknowledged.
+   */
+  async burst(count: number, perSecond: number, body: (marker: number) => string, onProgress?: (posted: number) => void): Promise<number> {
+    const spacingMs = 1_000 / perSecond;
+    let next = performance.now();
+    for (let posted = 1; posted <= count; posted++) {
+      await this.#post(this.attempts.length + 1, body);
+      if (posted % 500 === 0) onProgress?.(posted);
+      next += spacingMs;
+      const wait = next - performance.now();
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      else next = performance.now();
+    }
+    return this.acknowledged;
+  }
+
   async stop(): Promise<void> {
     this.#running = false;
     await this.#loop;
     await this.#pool.close();
   }
 
-  async #post(marker: number): Promise<void> {
+  async #post(marker: number, elementOf: (marker: number) => string = smallElement): Promise<void> {
     let acknowledgedId: string | undefined;
     try {
       const response = await this.#pool.request({
         path: this.#path,
         method: 'POST',
         headers: { authorization: `Bearer ${this.#token}`, 'content-type': 'application/n-triples' },
-        body: `<${markerIri(marker)}> <http://www.w3.org/2000/01/rdf-schema#label> "element ${marker}" .\n`,
+        body: elementOf(marker),
       });
       const body = await response.body.text();
       if (response.statusCode === 201) acknowledgedId = (JSON.parse(body) as { id: string }).id;

@@ -1,5 +1,7 @@
 import { PollFleetProcess } from '../poll-fleet-process.js';
+import { request } from 'undici';
 import { freePort } from '../free-port.js';
+import { Ingester, markerIri } from '../ingester.js';
 import { memoryFields, MemoryProfile } from '../memory-profile.js';
 import { floorOf, rssBytes, Sampler, trendOf } from '../process-probe.js';
 import { PublisherProcess } from '../publisher-process.js';
@@ -10,10 +12,12 @@ export interface SoakOptions {
   readonly subscribers: number;
   readonly pollers: number;
   readonly minutes: number;
+  /** Elements posted before the clients connect (`WARM_UP_BURST_ELEMENTS`). */
+  readonly burst: number;
 }
 
-export const soakDefaults = (minutes: number): SoakOptions => ({ subscribers: 5_000, pollers: 5_000, minutes });
-export const soakShort = (minutes: number): SoakOptions => ({ subscribers: 500, pollers: 500, minutes: Math.min(minutes, 3) });
+export const soakDefaults = (minutes: number): SoakOptions => ({ subscribers: 5_000, pollers: 5_000, minutes, burst: WARM_UP_BURST_ELEMENTS });
+export const soakShort = (minutes: number): SoakOptions => ({ subscribers: 500, pollers: 500, minutes: Math.min(minutes, 3), burst: 100 });
 
 /** The first part of the run is warm-up (caches filling, JIT): left out of the slopes. */
 const WARM_UP_FRACTION = 0.2;
@@ -25,6 +29,27 @@ const FD_SPREAD_LIMIT = 0.01;
  * (in two processes) can drive beside the publisher on our two cores.
  */
 const ELEMENT_INTERVAL_SECONDS = 2;
+/**
+ * Elements posted before the clients connect, `WARM_UP_BURST_PER_SECOND` (each compressed and
+ * written like any other), to a stream of their own, each a copy of the soak stream's element: they bring the allocator's arenas to the
+ * size they keep (measured: RSS's floor levels off after about 1 500 elements — 5 a second for
+ * 5 minutes — and grows no more; an hour at one element every 2 s is only 1 800 elements, so
+ * without them the hour measures the way up to that level, not a leak). A leak per element
+ * grows through the burst and on through the measured hour alike.
+ */
+const WARM_UP_BURST_ELEMENTS = 2_000;
+const WARM_UP_BURST_PER_SECOND = 20;
+const TOKEN = 'reliability-token-0123456789abcdef';
+const CONFIG = `
+streams:
+  - id: parking
+    title: Parking (soak)
+    intervalSeconds: ${ELEMENT_INTERVAL_SECONDS}
+    source: { kind: simulator }
+  - id: warm-up
+    title: Warm-up burst (soak)
+    source: { kind: ingest, tokenEnv: RELIABILITY_TOKEN }
+`;
 const POLL_INTERVAL_MS = 5_000;
 /** The publisher's cache of decoded elements during the soak (bytes): full within the warm-up. */
 const SOAK_LOG_CACHE_BYTES = 4 * 1_048_576;
@@ -48,8 +73,9 @@ export async function soakScenario(options: SoakOptions): Promise<ScenarioResult
   const started = performance.now();
   const publisher = new PublisherProcess({
     port: await freePort(),
+    configYaml: CONFIG,
+    env: { RELIABILITY_TOKEN: TOKEN },
     flags: [
-      '--interval', String(ELEMENT_INTERVAL_SECONDS),
       '--max-subscribers', String(options.subscribers + 100),
       '--max-event-loop-turn-ms', '0',
       // The bounded caches are not leaks, but at their defaults (64 MiB of decoded elements) they
@@ -58,6 +84,7 @@ export async function soakScenario(options: SoakOptions): Promise<ScenarioResult
     ],
   });
   await publisher.start();
+  const warmUpElements = await warmUpBurst(publisher.url, options.burst);
   const sse = new SseFleet({ eventsUrl: `${publisher.url}/streams/parking/events`, subscribers: options.subscribers });
   const polls = new PollFleetProcess({ latestUrl: `${publisher.url}/streams/parking/latest`, pollers: options.pollers, pollIntervalMs: POLL_INTERVAL_MS });
   const memory = new MemoryProfile(publisher.pid, `${publisher.url}/metrics`, SAMPLE_INTERVAL_MS);
@@ -113,6 +140,7 @@ export async function soakScenario(options: SoakOptions): Promise<ScenarioResult
         subscribers: options.subscribers,
         pollers: options.pollers,
         minutes: options.minutes,
+        warmUpElements,
         polls: polls.stats.requests,
         rssFloorSlopeMiBPerHour: inMiB(rssFloorTrend.perHour),
         rssFloorSlopeStandardErrorMiBPerHour: inMiB(rssFloorTrend.standardErrorPerHour),
@@ -147,4 +175,39 @@ export async function soakScenario(options: SoakOptions): Promise<ScenarioResult
     await polls.stop();
     await publisher.dispose();
   }
+}
+
+/**
+ * Posts `count` copies of the soak stream's element (each with a marker triple, so that no two
+ * are the same) to the warm-up stream; resolves with how many were acknowledged.
+ */
+async function warmUpBurst(baseUrl: string, count: number): Promise<number> {
+  const element = await firstElement(`${baseUrl}/streams/parking/latest`);
+  const ingester = new Ingester(baseUrl, 'warm-up', TOKEN);
+  progress('soak', `warm-up: posting ${count} elements of ${Math.round(element.length / 1024)} kB, ${WARM_UP_BURST_PER_SECOND} a second`);
+  const started = performance.now();
+  try {
+    const acknowledged = await ingester.burst(
+      count,
+      WARM_UP_BURST_PER_SECOND,
+      (marker) => `${element}<${markerIri(marker)}> <http://www.w3.org/2000/01/rdf-schema#label> "warm-up ${marker}" .\n`,
+      (posted) => progress('soak', `warm-up: ${posted} of ${count} posted`),
+    );
+    progress('soak', `warm-up: ${acknowledged} elements acknowledged in ${Math.round((performance.now() - started) / 1000)} s`);
+    if (acknowledged !== count) throw new Error(`the warm-up burst had ${count - acknowledged} of ${count} elements refused`);
+    return acknowledged;
+  } finally {
+    await ingester.stop();
+  }
+}
+
+/** The soak stream's first element as N-Triples, once the simulator has published it. */
+async function firstElement(latestUrl: string): Promise<string> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const response = await request(latestUrl, { headers: { accept: 'application/n-triples' } });
+    const text = await response.body.text();
+    if (response.statusCode === 200) return text;
+    await sleep(ELEMENT_INTERVAL_SECONDS * 100);
+  }
+  throw new Error(`${latestUrl} served no element within ${ELEMENT_INTERVAL_SECONDS * 5} s`);
 }
