@@ -14,15 +14,20 @@ export {
   type SubscriptionEvent,
   streamEvents,
   subscribe,
+  transportDefaults,
 } from './subscribe.js';
 export { type BackoffOptions, backoffDelay, retryAfterMs } from './transport/backoff.js';
 export { type HistoryDocumentFormat, type HistoryMember, type HistoryPage, parseHistoryPage } from './transport/history-page.js';
 export { type HistoryPosition, historyReader, type HistoryStart } from './transport/history-reader.js';
+export { LongPollSession, type LongPollSessionOptions } from './transport/long-poll-session.js';
 export { longPollTransport } from './transport/long-poll-transport.js';
 export { adaptMargin, type PollHints, type PollMoment, type SmartPollOptions, smartPollDelay } from './transport/poll-schedule.js';
-export { type PollStrategy, pollTransport } from './transport/poll-transport.js';
+export { type AnswerHeaders, type PollAnswer, PollSession, type PollSessionOptions, type PollStrategy } from './transport/poll-session.js';
+export { pollTransport } from './transport/poll-transport.js';
+export { type SseAnswer, SseSession, type SseSessionOptions } from './transport/sse-session.js';
 export { sseTransport } from './transport/sse-transport.js';
-export { SubscriptionError } from './transport/subscription-error.js';
+export { type FailedAnswer, SubscriptionError } from './transport/subscription-error.js';
+export { emptyStats } from './transport/transport-stats.js';
 export type { GapEvent, RawElement, ReconnectEvent, TransportEvent, TransportName } from './transport/transport-event.js';
 export type { TransportStats } from './transport/transport-stats.js';
 export { ContinuousQuery, type QueryResult, type Row, type WindowItem } from './query/continuous-query.js';

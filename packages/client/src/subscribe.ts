@@ -8,7 +8,8 @@ import type { BackoffOptions } from './transport/backoff.js';
 import { type HistoryPosition, historyReader, type HistoryStart } from './transport/history-reader.js';
 import { longPollTransport } from './transport/long-poll-transport.js';
 import type { PollHints } from './transport/poll-schedule.js';
-import { type PollStrategy, pollTransport } from './transport/poll-transport.js';
+import type { PollStrategy } from './transport/poll-session.js';
+import { pollTransport } from './transport/poll-transport.js';
 import { sseTransport } from './transport/sse-transport.js';
 import type { GapEvent, ReconnectEvent, TransportEvent, TransportName } from './transport/transport-event.js';
 import { emptyStats, type TransportStats } from './transport/transport-stats.js';
@@ -102,7 +103,20 @@ export interface Subscription extends AsyncIterable<SubscriptionEvent> {
   readonly replaying: boolean;
 }
 
-const defaultBackoff: BackoffOptions = { initialDelayMs: 1_000, maxDelayMs: 30_000 };
+/**
+ * What `subscribe` and `streamEvents` give the transports when the options say nothing: what
+ * users get, and what the benchmark's fleet runs with.
+ */
+export const transportDefaults = Object.freeze({
+  backoff: Object.freeze({ initialDelayMs: 1_000, maxDelayMs: 30_000 }) as BackoffOptions,
+  /** Largest SSE event (bytes). */
+  maxEventBytes: 4 * 1024 * 1024,
+  pollStrategy: 'smart' as PollStrategy,
+  pollIntervalMs: 500,
+  jitterMs: 250,
+  minPollIntervalMs: 250,
+  longPollWaitSeconds: 30,
+});
 
 /**
  * Subscribes to a stream (`{base}/streams/{id}`) that follows the publisher's HTTP contract:
@@ -225,7 +239,7 @@ export function streamEvents(
 /** What every transport takes from the subscription's options. */
 function transportCommons(options: SubscribeOptions) {
   return {
-    backoff: options.backoff ?? defaultBackoff,
+    backoff: options.backoff ?? transportDefaults.backoff,
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.fetch ? { fetch: options.fetch } : {}),
   };
@@ -243,20 +257,20 @@ function openTransport(
     case 'sse':
       return sseTransport(`${base}/events`, {
         ...common,
-        maxEventBytes: options.maxEventBytes ?? 4 * 1024 * 1024,
+        maxEventBytes: options.maxEventBytes ?? transportDefaults.maxEventBytes,
         ...(options.lastEventId === undefined ? {} : { lastEventId: options.lastEventId }),
       });
     case 'poll':
       return pollTransport(`${base}/latest`, {
         ...common,
-        strategy: options.pollStrategy ?? 'smart',
-        pollIntervalMs: options.pollIntervalMs ?? 500,
-        jitterMs: options.jitterMs ?? 250,
-        minPollIntervalMs: options.minPollIntervalMs ?? 250,
+        strategy: options.pollStrategy ?? transportDefaults.pollStrategy,
+        pollIntervalMs: options.pollIntervalMs ?? transportDefaults.pollIntervalMs,
+        jitterMs: options.jitterMs ?? transportDefaults.jitterMs,
+        minPollIntervalMs: options.minPollIntervalMs ?? transportDefaults.minPollIntervalMs,
         ...(options.pollHints ? { hints: options.pollHints } : {}),
       });
     case 'long-poll':
-      return longPollTransport(`${base}/latest`, { ...common, waitSeconds: options.longPollWaitSeconds ?? 30 });
+      return longPollTransport(`${base}/latest`, { ...common, waitSeconds: options.longPollWaitSeconds ?? transportDefaults.longPollWaitSeconds });
   }
 }
 

@@ -1,21 +1,34 @@
 /**
- * A worker process holding part of the client fleet: lean clients on node:http (one keep-alive
- * connection each, spread over several source addresses), recording the latency on the client
- * of every update in an HDR histogram. Started by the benchmark with `fork`.
+ * A worker process holding part of the client fleet: the client library's transport sessions
+ * (one implementation of the protocol: caching, schedule, `Last-Event-ID`, `retry:`, backoff)
+ * over lean I/O — undici and node:http, no RDF decoding, the timestamp read from the payload —
+ * one keep-alive connection each, spread over several source addresses, recording the latency
+ * on the client of every update in an HDR histogram. Started by the benchmark with `fork`.
  */
 import { request } from 'node:http';
 import { createGunzip } from 'node:zlib';
 import { Pool } from 'undici';
-import { adaptMargin, LatencyRecorder, measureClockOffset, type PollHints, readDescriptor, smartPollDelay } from '@rdf-stream/client';
-import { EVENT_STREAM_MEDIA_TYPE, mediaTypes, preferWait } from '@rdf-stream/protocol';
-import { createParser } from 'eventsource-parser';
+import {
+  emptyStats,
+  LatencyRecorder,
+  LongPollSession,
+  measureClockOffset,
+  type PollHints,
+  PollSession,
+  readDescriptor,
+  SseSession,
+  type TransportStats,
+  transportDefaults,
+} from '@rdf-stream/client';
 import { elementStamp } from './timestamp.js';
 import type { WorkerJob, WorkerProgress, WorkerReady, WorkerReport } from './worker-protocol.js';
 
 /** Per element (by sequence number): when it was generated, and its latency on every client that got it. */
 const elements = new Map<number, { generatedAtMs: number; recorder: LatencyRecorder }>();
 const samples: Array<[number, number]> = [];
-const counters = { requests: 0, notModified: 0, errors: 0, timeouts: 0, reconnects: 0, updates: 0, connected: 0 };
+/** What the sessions count (requests, 304s, reconnections), for all clients of this worker. */
+const stats: TransportStats = emptyStats();
+const counters = { errors: 0, timeouts: 0, updates: 0, connected: 0 };
 /** One simulated client's record: when it was first answered, and the elements it got. */
 interface FleetClient {
   connectedAt: number | undefined;
@@ -26,14 +39,14 @@ const clients: FleetClient[] = [];
 let stopping = false;
 
 /**
- * Records an element the first time a client gets it. Elements generated before the client was
- * first answered (a poller's first answer is the state it found) or during the ramp are not
- * measured updates.
+ * Records an element the first time a client gets it, and returns its stamp. Elements generated
+ * before the client was first answered (a poller's first answer is the state it found) or during
+ * the ramp are not measured updates.
  */
-function record(job: WorkerJob, client: FleetClient, body: string, receivedAt: number): void {
+function record(job: WorkerJob, client: FleetClient, body: string, receivedAt: number): ReturnType<typeof elementStamp> {
   const stamp = elementStamp(body);
   const from = Math.max(job.measureFromMs, client.connectedAt ?? Number.POSITIVE_INFINITY);
-  if (stamp === undefined || stamp.generatedAtMs < from || client.seqs.includes(stamp.seq)) return;
+  if (stamp === undefined || stamp.generatedAtMs < from || client.seqs.includes(stamp.seq)) return stamp;
   client.seqs.push(stamp.seq);
   const latencyMs = receivedAt - stamp.generatedAtMs;
   let element = elements.get(stamp.seq);
@@ -44,12 +57,7 @@ function record(job: WorkerJob, client: FleetClient, body: string, receivedAt: n
   element.recorder.record(latencyMs);
   counters.updates++;
   if (Math.random() < job.sampleRate) samples.push([stamp.seq, latencyMs]);
-}
-
-interface Answer {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
+  return stamp;
 }
 
 /** One connection pool per source address; each polling client has at most one request in flight. */
@@ -64,48 +72,15 @@ function poolFor(url: URL, localAddress: string, connections: number): Pool {
   return pool;
 }
 
-/**
- * A GET over undici (a node:http client costs ~2× the CPU per request, and the fleet shares the
- * machine's two cores with the publisher), retried once when a reused keep-alive connection
- * turns out to be closed, as browsers do.
- */
-async function get(pool: Pool, url: URL, headers: Record<string, string>, timeoutMs: number): Promise<Answer> {
-  for (let attempt = 0; ; attempt++) {
-    counters.requests++;
-    try {
-      const response = await pool.request({ path: url.pathname, method: 'GET', headers, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
-      return { status: response.statusCode, headers: response.headers, body: await response.body.text() };
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') counters.timeouts++;
-      if (attempt > 0 || (code !== 'ECONNRESET' && code !== 'UND_ERR_SOCKET' && code !== 'EPIPE')) throw error;
-      counters.reconnects++;
-    }
-  }
-}
-
-/** Counts a /latest answer and records its element; returns the ETag to revalidate with next. */
-function handleLatest(job: WorkerJob, client: FleetClient, answer: Answer, etag: string | undefined): { etag: string | undefined; failed: boolean } {
-  client.connectedAt ??= Date.now();
-  if (answer.status === 200) {
-    record(job, client, answer.body, Date.now());
-    return { etag: answer.headers.etag as string | undefined, failed: false };
-  }
-  if (answer.status === 304) {
-    counters.notModified++;
-    return { etag, failed: false };
-  }
+/** Counts a request that failed without an answer (a timeout, a lost connection). */
+function countFailure(error: unknown): void {
+  if (stopping) return;
   counters.errors++;
-  return { etag, failed: true };
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') counters.timeouts++;
 }
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/**
- * The smart strategy's settings: the client library's defaults (`subscribe`), so that the fleet
- * measures what a user of the library gets.
- */
-const SMART_POLL = { jitterMs: 250, minPollIntervalMs: 250 } as const;
 
 /** What every smart poller of this worker knows of the stream: its interval and the clock offset (read once). */
 let streamFacts: Promise<Pick<PollHints, 'expectedIntervalMs' | 'clockOffsetMs'>> | undefined;
@@ -117,115 +92,126 @@ function readStreamFacts(job: WorkerJob) {
 }
 
 /**
+ * Polls and long-polls drive the client library's sessions (`PollSession`, `LongPollSession`:
+ * its cache, schedule and backoff, with its defaults) over undici's `Pool.request`, which costs
+ * less CPU per request than `fetch` (thousands of clients share the two cores with the
+ * publisher). A 4xx ends the client, as it ends a subscription.
+ */
+async function pollingClient(job: WorkerJob, client: FleetClient, localAddress: string, session: PollSession | LongPollSession, timeoutMs: number, hints?: PollHints) {
+  const url = new URL(`${job.streamUrl}/latest`);
+  const pool = poolFor(url, localAddress, job.clients);
+  counters.connected++;
+  while (!stopping) {
+    let waitMs: number;
+    try {
+      const response = await pool.request({ path: url.pathname, method: 'GET', headers: session.requesting(), headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+      const answer = session.answered(response.statusCode, response.headers);
+      if (answer.kind === 'element') {
+        client.connectedAt ??= Date.now();
+        const stamp = record(job, client, await response.body.text(), Date.now());
+        if (hints !== undefined && stamp !== undefined) hints.generatedAtMs = stamp.generatedAtMs;
+      } else await response.body.dump();
+      if (answer.kind === 'refused') {
+        counters.errors++;
+        return;
+      }
+      if (answer.kind === 'retry') {
+        counters.errors++;
+        waitMs = session.failed(answer.retryAfterMs);
+      } else {
+        client.connectedAt ??= Date.now();
+        waitMs = session instanceof PollSession ? session.nextDelay(Date.now()) : 0;
+      }
+    } catch (error) {
+      countFailure(error);
+      waitMs = session.failed();
+    }
+    if (waitMs > 0) await pause(waitMs);
+    while (session instanceof PollSession && session.fresh && !stopping) await pause(job.pollIntervalMs);
+  }
+}
+
+/**
  * The study's client (`fixed`): a request, then a pause; a fresh cached copy answers without a
  * request. `smart`: the client library's schedule (`smartPollDelay`): one request when the next
  * element is due, a learnt margin after it, jitter; cache freshness for an irregular stream.
  */
 async function pollClient(job: WorkerJob, client: FleetClient, localAddress: string) {
-  const url = new URL(`${job.streamUrl}/latest`);
-  const pool = poolFor(url, localAddress, job.clients);
   const hints: PollHints = job.pollStrategy === 'smart' ? { ...(await readStreamFacts(job)) } : {};
-  let etag: string | undefined;
-  let freshUntil = 0;
-  let unchanged = 0;
-  let marginMs = 0;
-  counters.connected++;
-  while (!stopping) {
-    if (job.pollStrategy === 'fixed' && Date.now() < freshUntil) {
-      await pause(job.pollIntervalMs);
-      continue;
-    }
-    try {
-      const headers: Record<string, string> = { accept: mediaTypes.turtle };
-      if (etag !== undefined) headers['if-none-match'] = etag;
-      const answer = await get(pool, url, headers, job.requestTimeoutMs);
-      const maxAge = /max-age=(\d+)/.exec(String(answer.headers['cache-control'] ?? ''));
-      const age = Number(answer.headers.age ?? 0);
-      freshUntil = Date.now() + Math.max(0, Number(maxAge?.[1] ?? 0) - age) * 1000;
-      const previous = etag;
-      ({ etag } = handleLatest(job, client, answer, etag));
-      if (answer.status === 200 && etag !== previous) {
-        const stamp = elementStamp(answer.body);
-        if (hints.generatedAtMs !== undefined) marginMs = adaptMargin(marginMs, unchanged, hints.expectedIntervalMs);
-        if (stamp !== undefined) hints.generatedAtMs = stamp.generatedAtMs;
-        unchanged = 0;
-      } else unchanged++;
-    } catch {
-      counters.errors++;
-    }
-    await pause(
-      job.pollStrategy === 'fixed'
-        ? job.pollIntervalMs
-        : smartPollDelay(hints, { nowMs: Date.now(), lateAttempts: unchanged, freshForMs: Math.max(0, freshUntil - Date.now()), marginMs }, SMART_POLL),
-    );
-  }
+  const { jitterMs, minPollIntervalMs, backoff } = transportDefaults;
+  const session = new PollSession(`${job.streamUrl}/latest`, {
+    format: 'turtle',
+    strategy: job.pollStrategy,
+    hints,
+    pollIntervalMs: job.pollIntervalMs,
+    jitterMs,
+    minPollIntervalMs,
+    backoff,
+    stats,
+  });
+  await pollingClient(job, client, localAddress, session, job.requestTimeoutMs, hints);
 }
 
 async function longPollClient(job: WorkerJob, client: FleetClient, localAddress: string) {
-  const url = new URL(`${job.streamUrl}/latest`);
-  const pool = poolFor(url, localAddress, job.clients);
-  let etag: string | undefined;
-  counters.connected++;
-  while (!stopping) {
-    try {
-      const headers: Record<string, string> = { accept: mediaTypes.turtle };
-      if (etag !== undefined) Object.assign(headers, { 'if-none-match': etag, prefer: preferWait(30) });
-      const answer = await get(pool, url, headers, 35_000);
-      const handled = handleLatest(job, client, answer, etag);
-      etag = handled.etag;
-      if (handled.failed) await pause(1000);
-    } catch {
-      if (!stopping) {
-        counters.errors++;
-        await pause(1000);
-      }
-    }
-  }
+  const session = new LongPollSession({ format: 'turtle', waitSeconds: transportDefaults.longPollWaitSeconds, backoff: transportDefaults.backoff, stats });
+  await pollingClient(job, client, localAddress, session, session.waitMs + job.requestTimeoutMs);
 }
 
+/**
+ * An SSE subscriber: the client library's `SseSession` (parsing, `Last-Event-ID`, `retry:`,
+ * `shed`, backoff, with its defaults) over node:http, whose streams cost less CPU than
+ * `fetch`'s web streams.
+ */
 function sseClient(job: WorkerJob, client: FleetClient, localAddress: string): Promise<void> {
   return new Promise((resolve) => {
-    let lastEventId: string | undefined;
+    const { backoff, maxEventBytes } = transportDefaults;
+    const session = new SseSession({ format: 'turtle', backoff, maxEventBytes, stats }, (event) => {
+      if (event.type === 'element') record(job, client, event.text, event.receivedAt);
+    });
+    const url = new URL(`${job.streamUrl}/events?format=turtle`);
+    // A source address is bound only when the fleet spreads over several: bind() with an
+    // ephemeral port searches the ports already bound, which made opening thousands of
+    // connections quadratic and stalled this worker for seconds during the ramp.
+    const source = job.localAddresses.length > 1 ? { localAddress } : {};
     const connect = () => {
       if (stopping) {
         resolve();
         return;
       }
-      counters.requests++;
-      const headers: Record<string, string> = { accept: EVENT_STREAM_MEDIA_TYPE };
+      let ended = false;
+      const end = (failure?: string, refused = false) => {
+        if (ended) return;
+        ended = true;
+        if (stopping || refused) resolve();
+        else setTimeout(connect, session.reconnect(failure));
+      };
+      const headers = session.connecting();
       if (job.sseEncoding === 'gzip') headers['accept-encoding'] = 'gzip';
-      if (lastEventId !== undefined) headers['last-event-id'] = lastEventId;
-      // A source address is bound only when the fleet spreads over several: bind() with an
-      // ephemeral port searches the ports already bound, which made opening thousands of
-      // connections quadratic and stalled this worker for seconds during the ramp.
-      const source = job.localAddresses.length > 1 ? { localAddress } : {};
-      const req = request(new URL(`${job.streamUrl}/events?format=turtle`), { ...source, headers, agent: false }, (res) => {
+      const req = request(url, { ...source, headers, agent: false }, (res) => {
+        const answer = session.answered(res.statusCode ?? 0, res.headers['content-type'], res.headers['retry-after']);
+        if (answer.kind !== 'stream') {
+          counters.errors++;
+          res.resume();
+          res.on('close', () => end(undefined, answer.kind === 'refused'));
+          return;
+        }
         counters.connected++;
         client.connectedAt ??= Date.now();
-        const parser = createParser({
-          onEvent: (event) => {
-            if (event.id !== undefined) lastEventId = event.id;
-            if (event.event === undefined) record(job, client, event.data, Date.now());
-          },
-        });
         // A gzip stream: every event can be decoded as soon as it arrives (each ends on a sync flush).
         const body = res.headers['content-encoding'] === 'gzip' ? res.pipe(createGunzip()) : res;
         body.setEncoding('utf8');
-        body.on('data', (chunk: string) => parser.feed(chunk));
+        body.on('data', (chunk: string) => {
+          if (!session.received(chunk, Date.now())) res.destroy();
+        });
         body.on('error', () => res.destroy());
         res.on('close', () => {
           counters.connected--;
-          if (!stopping) {
-            counters.reconnects++;
-            setTimeout(connect, 1000 + Math.random() * 1000);
-          } else resolve();
+          end();
         });
       });
-      req.on('error', () => {
-        if (!stopping) {
-          counters.errors++;
-          setTimeout(connect, 1000 + Math.random() * 1000);
-        } else resolve();
+      req.on('error', (error) => {
+        countFailure(error);
+        end(error.message);
       });
       req.end();
       stopConnections.push(() => req.destroy());
@@ -246,11 +232,11 @@ process.on('message', (message: WorkerJob | 'stop') => {
       elements: [...elements].map(([seq, element]) => ({ seq, generatedAtMs: element.generatedAtMs, histogram: element.recorder.encode() })),
       samples,
       clients,
-      requests: counters.requests,
-      notModified: counters.notModified,
+      requests: stats.requests,
+      notModified: stats.notModified,
       errors: counters.errors,
       timeouts: counters.timeouts,
-      reconnects: counters.reconnects,
+      reconnects: stats.reconnects,
     };
     process.send?.(report, () => process.exit(0));
     return;

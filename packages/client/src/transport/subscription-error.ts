@@ -31,6 +31,18 @@ export class RetryableHttpError extends Error {
   }
 }
 
+/** What a status that is neither 2xx nor 304 means to a transport. */
+export type FailedAnswer =
+  /** Server trouble: try again, after `Retry-After` if the server sent one. */
+  | { readonly kind: 'retry'; readonly reason: string; readonly retryAfterMs: number | undefined }
+  /** A refusal for good (4xx): the caller reads the problem (`refusal`) and throws `SubscriptionError`. */
+  | { readonly kind: 'refused' };
+
+export function failedAnswer(status: number, retryAfter: string | string[] | undefined): FailedAnswer {
+  if (!isRetryableStatus(status)) return { kind: 'refused' };
+  return { kind: 'retry', reason: `HTTP ${status}`, retryAfterMs: retryAfterMs(typeof retryAfter === 'string' ? retryAfter : undefined) };
+}
+
 /**
  * The error for a response that is neither 2xx nor 304: retryable (5xx, 408, 429), or a
  * refusal for good. Consumes the body.

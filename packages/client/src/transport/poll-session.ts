@@ -1,0 +1,117 @@
+import CachePolicy from 'http-cache-semantics';
+import { type FormatName, mediaTypes } from '@rdf-stream/protocol';
+import { type BackoffOptions, backoffDelay } from './backoff.js';
+import { adaptMargin, type PollHints, smartPollDelay } from './poll-schedule.js';
+import { type FailedAnswer, failedAnswer } from './subscription-error.js';
+import type { TransportStats } from './transport-stats.js';
+
+export type PollStrategy = 'smart' | 'fixed';
+
+/** Response headers as Node and `Object.fromEntries(fetch's Headers)` give them. */
+export type AnswerHeaders = Readonly<Record<string, string | string[] | undefined>>;
+
+export interface PollSessionOptions {
+  readonly format: FormatName;
+  /**
+   * `smart`: ask again when the next element is due (from `hints`: the newest element's time and
+   * the stream's interval), plus up to `jitterMs`, backing off while it is late; without hints,
+   * when the response stops being fresh (Cache-Control, Age, Expires, Date). Revalidates with
+   * If-None-Match. `fixed`: the study's clients — wait `pollIntervalMs` after each response, and
+   * skip any request the cached response still answers. See `smartPollDelay`.
+   */
+  readonly strategy: PollStrategy;
+  /** What the smart strategy knows of the stream; read after each element is handed over. */
+  readonly hints?: PollHints;
+  readonly pollIntervalMs: number;
+  readonly jitterMs: number;
+  /** Shortest wait between two requests of the smart strategy (a stale or max-age=0 answer). */
+  readonly minPollIntervalMs: number;
+  readonly backoff: BackoffOptions;
+  readonly stats: TransportStats;
+  readonly random?: () => number;
+}
+
+/** What an answer to a poll means: a new element (read its body), nothing new (304, the same ETag), or a failure. */
+export type PollAnswer = { readonly kind: 'element' } | { readonly kind: 'unchanged' } | FailedAnswer;
+
+/**
+ * One poller of `GET {stream}/latest` without I/O: a client-side HTTP cache (RFC 9111 rules
+ * from http-cache-semantics) whose validators go with each request, each element handed over
+ * once (a 304 or an unchanged ETag is not an update), and the wait before the next request
+ * (`smartPollDelay`, the fixed interval, or backoff after a failure). `pollTransport` drives it
+ * over `fetch`; the benchmark's fleet over undici, so that both poll the same way.
+ */
+export class PollSession {
+  readonly #options: PollSessionOptions;
+  readonly #request: { url: string; method: string; headers: Record<string, string> };
+  #policy: CachePolicy | undefined;
+  #lastEtag: string | undefined;
+  #attempt = 0;
+  /** Answers in a row that brought no new element. */
+  #unchanged = 0;
+  /** How long after an element is due to ask for it (ms): learnt, see `adaptMargin`. */
+  #marginMs = 0;
+
+  constructor(latestUrl: string, options: PollSessionOptions) {
+    this.#options = options;
+    this.#request = { url: latestUrl, method: 'GET', headers: { accept: mediaTypes[options.format] } };
+  }
+
+  /** The next request's headers (with the cached answer's validators); counts the request. */
+  requesting(): Record<string, string> {
+    this.#options.stats.requests++;
+    const policy = this.#policy;
+    return policy ? { ...this.#request.headers, ...(policy.revalidationHeaders(this.#request) as Record<string, string>) } : this.#request.headers;
+  }
+
+  /** What an answer means; a 2xx or 304 updates the cache (read the body of an `element` after). */
+  answered(status: number, headers: AnswerHeaders): PollAnswer {
+    if (status === 304 && this.#policy) {
+      this.#options.stats.notModified++;
+      this.#policy = this.#policy.revalidatedPolicy(this.#request, { status, headers }).policy;
+      return this.#settled(false);
+    }
+    if (status >= 200 && status <= 299) {
+      this.#policy = new CachePolicy(this.#request, { status, headers }, { shared: false });
+      const etag = headers.etag as string | undefined;
+      const changed = etag === undefined || etag !== this.#lastEtag;
+      if (changed) {
+        this.#lastEtag = etag;
+        this.#options.stats.elements++;
+      }
+      return this.#settled(changed);
+    }
+    return failedAnswer(status, headers['retry-after']);
+  }
+
+  /** How long to wait before the next request after an answer (ms). */
+  nextDelay(nowMs: number): number {
+    const { strategy, hints, random = Math.random } = this.#options;
+    if (strategy === 'fixed') return this.#options.pollIntervalMs;
+    return smartPollDelay(hints ?? {}, { nowMs, lateAttempts: this.#unchanged, freshForMs: this.#policy?.timeToLive() ?? 0, marginMs: this.#marginMs }, this.#options, random);
+  }
+
+  /** The fixed strategy's browser-like cache: true while the cached answer needs no request. */
+  get fresh(): boolean {
+    return this.#options.strategy === 'fixed' && this.#policy !== undefined && this.#policy.satisfiesWithoutRevalidation(this.#request);
+  }
+
+  /** A failed request (`retryAfterMs` when the server asked for it): the delay before the next one (ms). */
+  failed(retryAfterMs?: number): number {
+    this.#options.stats.reconnects++;
+    return retryAfterMs ?? backoffDelay(this.#attempt++, this.#options.backoff);
+  }
+
+  #settled(changed: boolean): PollAnswer {
+    this.#attempt = 0;
+    if (changed) {
+      // Only an element asked for at its due moment says something about the margin.
+      const hints = this.#options.hints;
+      if (hints?.generatedAtMs !== undefined) this.#marginMs = adaptMargin(this.#marginMs, this.#unchanged, hints.expectedIntervalMs);
+      this.#unchanged = 0;
+      return { kind: 'element' };
+    }
+    this.#unchanged++;
+    return { kind: 'unchanged' };
+  }
+}

@@ -1,0 +1,79 @@
+import { describe, expect, it } from 'vitest';
+import type { PollHints } from '../../../src/transport/poll-schedule.js';
+import { PollSession, type PollStrategy } from '../../../src/transport/poll-session.js';
+import { emptyStats } from '../../../src/transport/transport-stats.js';
+
+const URL = 'http://publisher.test/streams/s/latest';
+
+function session(strategy: PollStrategy, hints?: PollHints) {
+  const stats = emptyStats();
+  const poll = new PollSession(URL, {
+    format: 'turtle',
+    strategy,
+    ...(hints ? { hints } : {}),
+    pollIntervalMs: 500,
+    jitterMs: 0,
+    minPollIntervalMs: 100,
+    backoff: { initialDelayMs: 1_000, maxDelayMs: 30_000, random: () => 1 },
+    stats,
+  });
+  return { poll, stats };
+}
+
+const answer = (etag: string, cacheControl = 'max-age=0') => ({ etag, 'cache-control': cacheControl, date: new Date().toUTCString() });
+
+describe('PollSession', () => {
+  it('revalidates with the ETag it holds and hands each element over once', () => {
+    const { poll, stats } = session('fixed');
+    expect(poll.requesting()).toEqual({ accept: 'text/turtle' });
+    expect(poll.answered(200, answer('"e1"'))).toEqual({ kind: 'element' });
+    expect(poll.requesting()).toMatchObject({ accept: 'text/turtle', 'if-none-match': '"e1"' });
+    expect(poll.answered(304, answer('"e1"'))).toEqual({ kind: 'unchanged' });
+    expect(poll.answered(200, answer('"e1"'))).toEqual({ kind: 'unchanged' });
+    expect(poll.answered(200, answer('"e2"'))).toEqual({ kind: 'element' });
+    expect(stats).toEqual({ requests: 2, notModified: 1, elements: 2, reconnects: 0 });
+  });
+
+  it('fixed: waits the interval, and skips requests while the cached answer is fresh', () => {
+    const { poll } = session('fixed');
+    poll.answered(200, answer('"e1"', 'max-age=5'));
+    expect(poll.nextDelay(Date.now())).toBe(500);
+    expect(poll.fresh).toBe(true);
+    poll.answered(200, answer('"e2"', 'max-age=0'));
+    expect(poll.fresh).toBe(false);
+  });
+
+  it('smart: asks when the next element is due, then backs off while it is late', () => {
+    const now = Date.UTC(2026, 10, 25, 12);
+    const hints: PollHints = { generatedAtMs: now - 300, expectedIntervalMs: 1_000, clockOffsetMs: 0 };
+    const { poll } = session('smart', hints);
+    poll.answered(200, answer('"e1"'));
+    expect(poll.nextDelay(now)).toBe(700);
+    poll.answered(304, answer('"e1"'));
+    expect(poll.nextDelay(now + 700)).toBe(100);
+    poll.answered(304, answer('"e1"'));
+    expect(poll.nextDelay(now + 800)).toBe(200);
+  });
+
+  it('smart without hints: follows the cached answer’s freshness, never sooner than minPollIntervalMs', () => {
+    const { poll } = session('smart');
+    poll.answered(200, answer('"e1"', 'max-age=3'));
+    expect(poll.nextDelay(Date.now())).toBeGreaterThan(2_900);
+    poll.answered(200, answer('"e2"', 'max-age=0'));
+    expect(poll.nextDelay(Date.now())).toBe(100);
+    expect(poll.fresh).toBe(false);
+  });
+
+  it('retries server trouble after Retry-After or backoff, and refuses 4xx for good', () => {
+    const { poll, stats } = session('fixed');
+    const trouble = poll.answered(503, { 'retry-after': '2' });
+    expect(trouble).toEqual({ kind: 'retry', reason: 'HTTP 503', retryAfterMs: 2_000 });
+    expect(poll.failed(2_000)).toBe(2_000);
+    expect(poll.failed()).toBe(1_000);
+    expect(poll.failed()).toBe(2_000);
+    poll.answered(200, answer('"e1"'));
+    expect(poll.failed()).toBe(1_000);
+    expect(poll.answered(404, {})).toEqual({ kind: 'refused' });
+    expect(stats.reconnects).toBe(4);
+  });
+});
