@@ -10,7 +10,6 @@ import { createGunzip } from 'node:zlib';
 import { Pool } from 'undici';
 import {
   emptyStats,
-  LatencyRecorder,
   LongPollSession,
   measureClockOffset,
   type PollHints,
@@ -20,45 +19,16 @@ import {
   type TransportStats,
   transportDefaults,
 } from '@rdf-stream/client';
-import { elementStamp } from './timestamp.js';
+import { type FleetClient, UpdateRecorder } from './update-recorder.js';
 import type { WorkerJob, WorkerProgress, WorkerReady, WorkerReport } from './worker-protocol.js';
 
-/** Per element (by sequence number): when it was generated, and its latency on every client that got it. */
-const elements = new Map<number, { generatedAtMs: number; recorder: LatencyRecorder }>();
-const samples: Array<[number, number]> = [];
 /** What the sessions count (requests, 304s, reconnections), for all clients of this worker. */
 const stats: TransportStats = emptyStats();
-const counters = { errors: 0, timeouts: 0, updates: 0, connected: 0 };
-/** One simulated client's record: when it was first answered, and the elements it got. */
-interface FleetClient {
-  connectedAt: number | undefined;
-  seqs: number[];
-}
-
+const counters = { errors: 0, timeouts: 0, connected: 0 };
+/** The updates this worker's clients got, and their latencies (set up by the job). */
+let updates = new UpdateRecorder(Number.POSITIVE_INFINITY, 0);
 const clients: FleetClient[] = [];
 let stopping = false;
-
-/**
- * Records an element the first time a client gets it, and returns its stamp. Elements generated
- * before the client was first answered (a poller's first answer is the state it found) or during
- * the ramp are not measured updates.
- */
-function record(job: WorkerJob, client: FleetClient, body: string, receivedAt: number): ReturnType<typeof elementStamp> {
-  const stamp = elementStamp(body);
-  const from = Math.max(job.measureFromMs, client.connectedAt ?? Number.POSITIVE_INFINITY);
-  if (stamp === undefined || stamp.generatedAtMs < from || client.seqs.includes(stamp.seq)) return stamp;
-  client.seqs.push(stamp.seq);
-  const latencyMs = receivedAt - stamp.generatedAtMs;
-  let element = elements.get(stamp.seq);
-  if (element === undefined) {
-    element = { generatedAtMs: stamp.generatedAtMs, recorder: new LatencyRecorder() };
-    elements.set(stamp.seq, element);
-  }
-  element.recorder.record(latencyMs);
-  counters.updates++;
-  if (Math.random() < job.sampleRate) samples.push([stamp.seq, latencyMs]);
-  return stamp;
-}
 
 /** One connection pool per source address; each polling client has at most one request in flight. */
 const pools = new Map<string, Pool>();
@@ -108,7 +78,7 @@ async function pollingClient(job: WorkerJob, client: FleetClient, localAddress: 
       const answer = session.answered(response.statusCode, response.headers);
       if (answer.kind === 'element') {
         client.connectedAt ??= Date.now();
-        const stamp = record(job, client, await response.body.text(), Date.now());
+        const stamp = updates.record(client, await response.body.text(), Date.now());
         if (hints !== undefined && stamp !== undefined) hints.generatedAtMs = stamp.generatedAtMs;
       } else await response.body.dump();
       if (answer.kind === 'refused') {
@@ -166,7 +136,7 @@ function sseClient(job: WorkerJob, client: FleetClient, localAddress: string): P
   return new Promise((resolve) => {
     const { backoff, maxEventBytes } = transportDefaults;
     const session = new SseSession({ format: 'turtle', backoff, maxEventBytes, stats }, (event) => {
-      if (event.type === 'element') record(job, client, event.text, event.receivedAt);
+      if (event.type === 'element') updates.record(client, event.text, event.receivedAt);
     });
     const url = new URL(`${job.streamUrl}/events?format=turtle`);
     // A source address is bound only when the fleet spreads over several: bind() with an
@@ -229,8 +199,8 @@ process.on('message', (message: WorkerJob | 'stop') => {
     for (const pool of pools.values()) void pool.destroy();
     const report: WorkerReport = {
       type: 'report',
-      elements: [...elements].map(([seq, element]) => ({ seq, generatedAtMs: element.generatedAtMs, histogram: element.recorder.encode() })),
-      samples,
+      elements: updates.elements(),
+      samples: updates.samples,
       clients,
       requests: stats.requests,
       notModified: stats.notModified,
@@ -242,6 +212,7 @@ process.on('message', (message: WorkerJob | 'stop') => {
     return;
   }
   const job = message;
+  updates = new UpdateRecorder(job.measureFromMs, job.sampleRate);
   const run = job.mode === 'poll' ? pollClient : job.mode === 'long-poll' ? longPollClient : sseClient;
   for (let index = 0; index < job.clients; index++) {
     const fleetIndex = job.firstClient + index;
@@ -254,7 +225,7 @@ process.on('message', (message: WorkerJob | 'stop') => {
     }, delayMs);
   }
   setInterval(() => {
-    const progress: WorkerProgress = { type: 'progress', connected: counters.connected, updates: counters.updates };
+    const progress: WorkerProgress = { type: 'progress', connected: counters.connected, updates: updates.updates };
     process.send?.(progress);
   }, 1000).unref();
 });

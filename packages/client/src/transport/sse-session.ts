@@ -105,6 +105,8 @@ export class SseSession {
   #newParser(): EventSourceParser {
     return createParser({
       onEvent: (event) => {
+        // Nothing after a `shed` in the same chunk counts: the connection is being dropped.
+        if (this.#dropped) return;
         this.#pendingBytes = 0;
         if (event.id !== undefined) this.lastEventId = event.id;
         if (event.event === sseEvents.gap) {

@@ -1,0 +1,62 @@
+import { LatencyRecorder } from '@rdf-stream/client';
+import { elementStamp } from './timestamp.js';
+
+/** One simulated client's record: when it was first answered, and the elements it got. */
+export interface FleetClient {
+  connectedAt: number | undefined;
+  seqs: number[];
+}
+
+/** One element as a worker reports it: when it was generated, and its latencies (an HDR histogram). */
+export interface RecordedElement {
+  readonly seq: number;
+  readonly generatedAtMs: number;
+  readonly histogram: string;
+}
+
+/**
+ * A worker's record of the updates its clients got: per element (by sequence number) an HDR
+ * histogram of its latency on every client that got it, and a sample of raw latencies.
+ */
+export class UpdateRecorder {
+  /** Latencies kept as raw values, as `[seq, latencyMs]`. */
+  readonly samples: Array<[number, number]> = [];
+  updates = 0;
+  readonly #elements = new Map<number, { generatedAtMs: number; recorder: LatencyRecorder }>();
+  readonly #measureFromMs: number;
+  readonly #sampleRate: number;
+  readonly #random: () => number;
+
+  /** Elements generated before `measureFromMs` (the end of the ramp, epoch ms) are not measured. */
+  constructor(measureFromMs: number, sampleRate: number, random: () => number = Math.random) {
+    this.#measureFromMs = measureFromMs;
+    this.#sampleRate = sampleRate;
+    this.#random = random;
+  }
+
+  /**
+   * Records the element in `body` the first time `client` gets it, and returns its stamp.
+   * Elements generated before the client was first answered (a poller's first answer is the
+   * state it found) or before `measureFromMs` are not measured updates.
+   */
+  record(client: FleetClient, body: string, receivedAt: number): ReturnType<typeof elementStamp> {
+    const stamp = elementStamp(body);
+    const from = Math.max(this.#measureFromMs, client.connectedAt ?? Number.POSITIVE_INFINITY);
+    if (stamp === undefined || stamp.generatedAtMs < from || client.seqs.includes(stamp.seq)) return stamp;
+    client.seqs.push(stamp.seq);
+    const latencyMs = receivedAt - stamp.generatedAtMs;
+    let element = this.#elements.get(stamp.seq);
+    if (element === undefined) {
+      element = { generatedAtMs: stamp.generatedAtMs, recorder: new LatencyRecorder() };
+      this.#elements.set(stamp.seq, element);
+    }
+    element.recorder.record(latencyMs);
+    this.updates++;
+    if (this.#random() < this.#sampleRate) this.samples.push([stamp.seq, latencyMs]);
+    return stamp;
+  }
+
+  elements(): RecordedElement[] {
+    return [...this.#elements].map(([seq, element]) => ({ seq, generatedAtMs: element.generatedAtMs, histogram: element.recorder.encode() }));
+  }
+}
