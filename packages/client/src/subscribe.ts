@@ -31,6 +31,12 @@ export interface SubscribeOptions {
   readonly jitterMs?: number;
   /** Smart polling: shortest wait between requests, and the first wait when an element is late. Default 250 ms. */
   readonly minPollIntervalMs?: number;
+  /**
+   * Smart polling on a regular stream: ask shortly before the next element is due with
+   * `Prefer: wait`, held by the publisher until the element comes. Default true; false asks
+   * after the due moment.
+   */
+  readonly pollHold?: boolean;
   /** Long-polling: `Prefer: wait=N`. Default 30 s. */
   readonly longPollWaitSeconds?: number;
   /** SSE: resume after this id. Not with `from`. */
@@ -115,6 +121,7 @@ export const transportDefaults = Object.freeze({
   pollIntervalMs: 500,
   jitterMs: 250,
   minPollIntervalMs: 250,
+  pollHold: true,
   longPollWaitSeconds: 30,
 });
 
@@ -267,6 +274,7 @@ function openTransport(
         pollIntervalMs: options.pollIntervalMs ?? transportDefaults.pollIntervalMs,
         jitterMs: options.jitterMs ?? transportDefaults.jitterMs,
         minPollIntervalMs: options.minPollIntervalMs ?? transportDefaults.minPollIntervalMs,
+        hold: options.pollHold ?? transportDefaults.pollHold,
         ...(options.pollHints ? { hints: options.pollHints } : {}),
       });
     case 'long-poll':

@@ -67,13 +67,15 @@ function readStreamFacts(job: WorkerJob) {
  * less CPU per request than `fetch` (thousands of clients share the two cores with the
  * publisher). A 4xx ends the client, as it ends a subscription.
  */
-async function pollingClient(job: WorkerJob, client: FleetClient, localAddress: string, session: PollSession | LongPollSession, timeoutMs: number, hints?: PollHints) {
+async function pollingClient(job: WorkerJob, client: FleetClient, localAddress: string, session: PollSession | LongPollSession, hints?: PollHints) {
   const url = new URL(`${job.streamUrl}/latest`);
   const pool = poolFor(url, localAddress, job.clients);
   counters.connected++;
   while (!stopping) {
     let waitMs: number;
     try {
+      // A request the publisher may hold gets that much longer.
+      const timeoutMs = job.requestTimeoutMs + session.holdMs;
       const response = await pool.request({ path: url.pathname, method: 'GET', headers: session.requesting(), headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
       const answer = session.answered(response.statusCode, response.headers);
       if (answer.kind === 'element') {
@@ -108,7 +110,7 @@ async function pollingClient(job: WorkerJob, client: FleetClient, localAddress: 
  */
 async function pollClient(job: WorkerJob, client: FleetClient, localAddress: string) {
   const hints: PollHints = job.pollStrategy === 'smart' ? { ...(await readStreamFacts(job)) } : {};
-  const { jitterMs, minPollIntervalMs, backoff } = transportDefaults;
+  const { jitterMs, minPollIntervalMs, pollHold, backoff } = transportDefaults;
   const session = new PollSession(`${job.streamUrl}/latest`, {
     format: 'turtle',
     strategy: job.pollStrategy,
@@ -116,15 +118,16 @@ async function pollClient(job: WorkerJob, client: FleetClient, localAddress: str
     pollIntervalMs: job.pollIntervalMs,
     jitterMs,
     minPollIntervalMs,
+    hold: pollHold,
     backoff,
     stats,
   });
-  await pollingClient(job, client, localAddress, session, job.requestTimeoutMs, hints);
+  await pollingClient(job, client, localAddress, session, hints);
 }
 
 async function longPollClient(job: WorkerJob, client: FleetClient, localAddress: string) {
   const session = new LongPollSession({ format: 'turtle', waitSeconds: transportDefaults.longPollWaitSeconds, backoff: transportDefaults.backoff, stats });
-  await pollingClient(job, client, localAddress, session, session.waitMs + job.requestTimeoutMs);
+  await pollingClient(job, client, localAddress, session);
 }
 
 /**

@@ -27,8 +27,8 @@ export class LongPollSession {
     this.#options = options;
   }
 
-  /** How long the server may hold a request (ms), beyond which the caller may time it out. */
-  get waitMs(): number {
+  /** How long the publisher may hold a request (ms), beyond which the caller may time it out. */
+  get holdMs(): number {
     return this.#options.waitSeconds * 1000;
   }
 

@@ -28,25 +28,55 @@ export interface SmartPollOptions {
   readonly jitterMs: number;
   /** Shortest wait between two requests (ms); the first wait when an element is late, doubling after. */
   readonly minPollIntervalMs: number;
+  /**
+   * Ask a little before the next element is due and let the publisher hold the request until
+   * it comes (`Prefer: wait`, its long-poll; see `holdSeconds`): the request is read before the
+   * element exists, so that when it comes each poller costs the publisher one write. The
+   * requests spread over `holdSpreadMs` before the due moment. False: ask after it, spread over
+   * `jitterMs`.
+   */
+  readonly hold?: boolean;
+}
+
+/** The longest spread of held requests before an element is due (ms): beyond it, they would be held for long. */
+const HOLD_SPREAD_CEILING_MS = 2_000;
+
+/**
+ * How long before an element is due a holding smart poller may ask (ms): a quarter of the
+ * interval, at most `HOLD_SPREAD_CEILING_MS`, at least `jitterMs`. Spread that widely, the
+ * requests of thousands of pollers arrive at a rate the publisher reads without falling behind.
+ */
+export function holdSpreadMs(expectedIntervalMs: number, jitterMs: number): number {
+  return Math.max(jitterMs, Math.min(expectedIntervalMs / 4, HOLD_SPREAD_CEILING_MS));
+}
+
+/** The wait a holding smart poller asks for (whole seconds, `Prefer: wait`): its spread and a quarter interval of lateness. */
+export function holdSeconds(expectedIntervalMs: number, jitterMs: number): number {
+  return Math.max(1, Math.ceil((holdSpreadMs(expectedIntervalMs, jitterMs) + expectedIntervalMs / 4) / 1000));
 }
 
 /**
  * How long a smart poller waits before its next request (ms). For a regular stream whose newest
  * element it knows: until the next element is due (generated + interval, moved onto the client's
  * clock) and the margin the publisher needs to make it available, plus jitter — one request per
- * element when the stream is on time. When that moment
+ * element when the stream is on time; holding (`hold`), up to `holdSpreadMs` before that moment
+ * instead, the publisher answering when the element comes. When that moment
  * has passed without a new element: `minPollIntervalMs`, doubling with each request that finds
  * nothing, at most a quarter of the interval. For an irregular stream or before the first
  * element: while the cached answer is fresh (cache headers), at least `minPollIntervalMs`.
  */
 export function smartPollDelay(hints: PollHints, moment: PollMoment, options: SmartPollOptions, random: () => number = Math.random): number {
-  const jitter = Math.round(random() * options.jitterMs);
+  const draw = random();
+  const jitter = Math.round(draw * options.jitterMs);
   const { generatedAtMs, expectedIntervalMs } = hints;
   if (generatedAtMs === undefined || expectedIntervalMs === undefined || expectedIntervalMs === null || expectedIntervalMs <= 0) {
     return Math.max(options.minPollIntervalMs, moment.freshForMs) + jitter;
   }
   const dueAtMs = generatedAtMs + expectedIntervalMs - (hints.clockOffsetMs ?? 0) + moment.marginMs;
-  if (moment.lateAttempts === 0 && dueAtMs > moment.nowMs) return dueAtMs - moment.nowMs + jitter;
+  if (moment.lateAttempts === 0 && dueAtMs > moment.nowMs) {
+    if (!options.hold) return dueAtMs - moment.nowMs + jitter;
+    return Math.max(0, dueAtMs - Math.round(draw * holdSpreadMs(expectedIntervalMs, options.jitterMs)) - moment.nowMs);
+  }
   const ceiling = Math.max(options.minPollIntervalMs, expectedIntervalMs / 4);
   return Math.round(Math.min(ceiling, options.minPollIntervalMs * 2 ** Math.max(0, moment.lateAttempts - 1))) + jitter;
 }

@@ -1,7 +1,7 @@
 import CachePolicy from 'http-cache-semantics';
-import { type FormatName, mediaTypes } from '@rdf-stream/protocol';
+import { type FormatName, mediaTypes, preferWait } from '@rdf-stream/protocol';
 import { type BackoffOptions, backoffDelay } from './backoff.js';
-import { adaptMargin, type PollHints, smartPollDelay } from './poll-schedule.js';
+import { adaptMargin, holdSeconds, type PollHints, smartPollDelay } from './poll-schedule.js';
 import { type FailedAnswer, failedAnswer } from './subscription-error.js';
 import type { TransportStats } from './transport-stats.js';
 
@@ -26,6 +26,12 @@ export interface PollSessionOptions {
   readonly jitterMs: number;
   /** Shortest wait between two requests of the smart strategy (a stale or max-age=0 answer). */
   readonly minPollIntervalMs: number;
+  /**
+   * Smart strategy on a regular stream: ask before the next element is due, with `Prefer: wait`,
+   * to be held until it comes (see `SmartPollOptions.hold`). A publisher that does not hold
+   * answers 304 at once: the poller then backs off and learns a margin, as without it.
+   */
+  readonly hold?: boolean;
   readonly backoff: BackoffOptions;
   readonly stats: TransportStats;
   readonly random?: () => number;
@@ -57,11 +63,23 @@ export class PollSession {
     this.#request = { url: latestUrl, method: 'GET', headers: { accept: mediaTypes[options.format] } };
   }
 
-  /** The next request's headers (with the cached answer's validators); counts the request. */
+  /** The next request's headers (with the cached answer's validators, and `Prefer: wait` when holding); counts the request. */
   requesting(): Record<string, string> {
     this.#options.stats.requests++;
     const policy = this.#policy;
-    return policy ? { ...this.#request.headers, ...(policy.revalidationHeaders(this.#request) as Record<string, string>) } : this.#request.headers;
+    if (policy === undefined) return this.#request.headers;
+    const headers = { ...this.#request.headers, ...(policy.revalidationHeaders(this.#request) as Record<string, string>) };
+    const holdMs = this.holdMs;
+    if (holdMs > 0 && this.#lastEtag !== undefined) headers.prefer = preferWait(holdMs / 1000);
+    return headers;
+  }
+
+  /** How long the publisher may hold the next request (ms; 0: it answers at once). */
+  get holdMs(): number {
+    const { strategy, hold, hints, jitterMs } = this.#options;
+    const intervalMs = hints?.expectedIntervalMs;
+    if (strategy !== 'smart' || !hold || hints?.generatedAtMs === undefined || !intervalMs || intervalMs <= 0) return 0;
+    return holdSeconds(intervalMs, jitterMs) * 1000;
   }
 
   /** What an answer means; a 2xx or 304 updates the cache (read the body of an `element` after). */

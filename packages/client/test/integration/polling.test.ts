@@ -17,6 +17,7 @@ interface Exchange {
   status: number;
   cacheControl: string | null;
   ifNoneMatch: string | null;
+  prefer: string | null;
 }
 
 /** A fetch that logs every exchange, to see when the client asks and what it gets. */
@@ -32,6 +33,7 @@ function loggingFetch(log: Exchange[]): typeof fetch {
         status: response.status,
         cacheControl: response.headers.get('cache-control'),
         ifNoneMatch: headers.get('if-none-match'),
+        prefer: headers.get('prefer'),
       });
     }
     return response;
@@ -43,7 +45,7 @@ async function consume(iterable: AsyncIterable<unknown>, updates: StreamUpdate[]
 }
 
 /** A smart-polling subscription that logs its exchanges, stopped by `stop`. */
-const smartSubscription = (streamUrl: string, log: Exchange[], schedule: { jitterMs: number; minPollIntervalMs: number }) =>
+const smartSubscription = (streamUrl: string, log: Exchange[], schedule: { jitterMs: number; minPollIntervalMs: number; pollHold?: boolean }) =>
   subscribe(streamUrl, { transport: 'poll', pollStrategy: 'smart', ...schedule, clockOffset: false, signal: stop.signal, fetch: loggingFetch(log) });
 
 describe('smart polling', () => {
@@ -71,32 +73,52 @@ describe('smart polling', () => {
   });
 });
 
+/**
+ * Smart polling of a stream whose source publishes an element every 800 ms, on schedule (what
+ * the descriptor announces), until `count` updates came: the updates (each element in turn,
+ * nothing skipped) and the exchanges.
+ */
+async function pollRegularStream(count: number, pollHold: boolean): Promise<{ log: Exchange[]; updates: StreamUpdate[] }> {
+  running = await startTestPublisher([], 800);
+  await running.push();
+  const source = setInterval(() => void running?.push(), 800);
+  try {
+    const log: Exchange[] = [];
+    const updates: StreamUpdate[] = [];
+    stop = new AbortController();
+    const consuming = consume(smartSubscription(running.streamUrl, log, { jitterMs: 50, minPollIntervalMs: 50, pollHold }), updates);
+    await waitUntil(() => updates.length >= count, 30_000);
+    stop.abort();
+    await consuming;
+    const seqs = updates.map((update) => update.seq!);
+    // Nothing skipped: each element in turn (the first is whichever was newest).
+    expect(seqs).toEqual(seqs.map((_, index) => seqs[0]! + index));
+    return { log, updates };
+  } finally {
+    clearInterval(source);
+  }
+}
+
 describe('smart polling on a regular stream', () => {
   it('asks about once per element: when the next is due by the descriptor\'s interval and the newest element\'s time', async () => {
-    // The stream's source: an element every 800 ms, on schedule (what the descriptor announces).
-    running = await startTestPublisher([], 800);
-    await running.push();
-    const source = setInterval(() => void running?.push(), 800);
-    try {
-      const log: Exchange[] = [];
-      const updates: StreamUpdate[] = [];
-      stop = new AbortController();
-      const subscription = smartSubscription(running.streamUrl, log, { jitterMs: 50, minPollIntervalMs: 50 });
-      const consuming = consume(subscription, updates);
-      await waitUntil(() => updates.length >= 12, 30_000);
-      stop.abort();
-      await consuming;
-      const seqs = updates.map((update) => update.seq!);
-      // Nothing skipped: each element in turn (the first is whichever was newest).
-      expect(seqs).toEqual(seqs.map((_, index) => seqs[0]! + index));
-      // Once the poller has learnt how long after its due moment an element is served (the first
-      // four elements), it asks about once per element — polling every 50 ms would ask 16 times.
-      const learntAt = updates[3]!.receivedAt.getTime();
-      const after = log.filter((exchange) => exchange.sentAt > learntAt);
-      expect(after.length / (updates.length - 4)).toBeLessThanOrEqual(1.5);
-    } finally {
-      clearInterval(source);
-    }
+    const { log, updates } = await pollRegularStream(12, false);
+    // Once the poller has learnt how long after its due moment an element is served (the first
+    // four elements), it asks about once per element — polling every 50 ms would ask 16 times.
+    const learntAt = updates[3]!.receivedAt.getTime();
+    const after = log.filter((exchange) => exchange.sentAt > learntAt);
+    expect(after.length / (updates.length - 4)).toBeLessThanOrEqual(1.5);
+  });
+
+  it('holding: asks once per element, before it is due, and the publisher answers when it comes', async () => {
+    const { log, updates } = await pollRegularStream(8, true);
+    // After the first element (the poller learns when the next is due from it), one request
+    // per element: each asks to be held (a quarter interval and the spread, in whole seconds)...
+    const afterFirst = log.slice(1).filter((exchange) => exchange.sentAt < updates.at(-1)!.receivedAt.getTime());
+    expect(afterFirst.length).toBe(updates.length - 1);
+    expect(afterFirst.every((exchange) => exchange.prefer === 'wait=1' && exchange.status === 200)).toBe(true);
+    // ...and most were sent before their element existed, held until it came.
+    const held = afterFirst.filter((exchange) => exchange.answeredAt - exchange.sentAt >= 20);
+    expect(held.length).toBeGreaterThanOrEqual(afterFirst.length / 2);
   });
 });
 

@@ -2,18 +2,23 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { idSyntax } from '@rdf-stream/protocol';
 import { PublisherError } from '../errors.js';
 import type { AppContext } from './app-context.js';
-import type { LatestResponder } from './latest-responder.js';
+import type { WaitOutcome } from '../publish/long-poll-waiters.js';
+import type { StreamHub } from '../publish/stream-hub.js';
+import type { LatestOutcome, LatestRequestHeaders, LatestResponder } from './latest-responder.js';
 
 const latestPath = new RegExp(`^/streams/(${idSyntax.stream})/latest(?:\\?(.*))?$`);
 
 /**
  * The polling hot path, answered before Fastify's routing and hooks: a GET or HEAD of
  * `/streams/{id}/latest` that can be answered at once (200 or 304) is written with one
- * `writeHead` and one `end` of pre-built bytes, as a bare `node:http` server would. Anything
- * else — long-polls, errors, load shedding, shutdown — returns false and goes through Fastify,
- * whose route answers from the same `LatestResponder`.
+ * `writeHead` and one `end` of pre-built bytes, as a bare `node:http` server would; so is a
+ * long-poll (`Prefer: wait`), held until the next element or the end of its wait, when the
+ * stream holds fewer than `maxLongPollWaiters`. Anything else — errors, the long-poll limit,
+ * load shedding, shutdown — returns false and goes through Fastify, whose route answers from
+ * the same `LatestResponder`.
  *
- * Measured: this path is what lets polling reach the throughput of a bare server (docs/bench.md).
+ * Measured: this path is what lets polling reach the throughput of a bare server, and
+ * long-polls released by an element cost a write each rather than a Fastify reply (docs/bench.md).
  */
 export function fastLatestHandler(
   context: AppContext,
@@ -28,29 +33,53 @@ export function fastLatestHandler(
     const hub = context.hubs.get(match[1] as string);
     if (hub === undefined) return false;
     const headers = request.headers;
+    const latestRequest: LatestRequestHeaders = {
+      accept: headers.accept,
+      'accept-encoding': headers['accept-encoding'],
+      'if-none-match': headers['if-none-match'],
+      'if-modified-since': headers['if-modified-since'],
+      prefer: headers.prefer,
+      // Only a query string costs a parse; a repeated format counts once, as on Fastify's path.
+      format: match[2] === undefined ? undefined : (new URLSearchParams(match[2]).get('format') ?? undefined),
+    };
     let outcome;
     try {
-      outcome = responder.respond(
-        hub,
-        {
-          accept: headers.accept,
-          'accept-encoding': headers['accept-encoding'],
-          'if-none-match': headers['if-none-match'],
-          'if-modified-since': headers['if-modified-since'],
-          prefer: headers.prefer,
-          // Only a query string costs a parse; a repeated format counts once, as on Fastify's path.
-          format: match[2] === undefined ? undefined : (new URLSearchParams(match[2]).get('format') ?? undefined),
-        },
-        Date.now(),
-      );
+      outcome = responder.respond(hub, latestRequest, Date.now());
     } catch (error) {
       if (error instanceof PublisherError) return false;
       throw error;
     }
-    if (outcome.kind !== 'send') return false;
-    response.writeHead(outcome.status, outcome.headers);
-    response.end(method === 'HEAD' ? undefined : outcome.body);
-    context.metrics.requestAnswered('/streams/:id/latest', method, outcome.status);
+    if (outcome.kind === 'send') {
+      answer(context, method, response, outcome);
+      return true;
+    }
+    if (hub.waiters.size >= hub.waiters.maxWaiters) return false;
+    holdUntilNext(hub, outcome.seconds, response)
+      .then((held) => held === 'aborted' || answer(context, method, response, responder.respond(hub, latestRequest, Date.now(), false)))
+      .catch((error: unknown) => {
+        // Not expected (the request was answerable before it waited): end it rather than leave it hanging.
+        context.logger?.error({ err: error }, 'a held long-poll could not be answered');
+        response.destroy();
+      });
     return true;
   };
+}
+
+function answer(context: AppContext, method: string, response: ServerResponse, outcome: LatestOutcome): void {
+  if (outcome.kind !== 'send') throw new Error('a long-poll must be resolved before sending');
+  response.writeHead(outcome.status, outcome.headers);
+  response.end(method === 'HEAD' ? undefined : outcome.body);
+  context.metrics.requestAnswered('/streams/:id/latest', method, outcome.status);
+}
+
+/** Holds a long-poll until the next element, the end of its wait, or its connection's end ('aborted'). */
+async function holdUntilNext(hub: StreamHub, seconds: number, response: ServerResponse): Promise<WaitOutcome> {
+  const abort = new AbortController();
+  const onClose = () => abort.abort();
+  response.once('close', onClose);
+  try {
+    return await hub.waiters.wait(seconds * 1000, abort.signal);
+  } finally {
+    response.off('close', onClose);
+  }
 }

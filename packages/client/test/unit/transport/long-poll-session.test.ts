@@ -16,7 +16,7 @@ describe('LongPollSession', () => {
     expect(long.answered(304, {})).toEqual({ kind: 'unchanged' });
     expect(long.answered(200, { etag: '"e1"' })).toEqual({ kind: 'unchanged' });
     expect(long.answered(200, { etag: '"e2"' })).toEqual({ kind: 'element' });
-    expect(long.waitMs).toBe(20_000);
+    expect(long.holdMs).toBe(20_000);
     expect(stats).toEqual({ requests: 2, notModified: 1, elements: 2, reconnects: 0 });
   });
 

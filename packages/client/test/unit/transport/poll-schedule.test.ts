@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { adaptMargin, smartPollDelay } from '../../../src/transport/poll-schedule.js';
+import { adaptMargin, holdSeconds, holdSpreadMs, smartPollDelay } from '../../../src/transport/poll-schedule.js';
 
 const options = { jitterMs: 200, minPollIntervalMs: 100 };
 const noJitter = () => 0;
@@ -30,6 +30,26 @@ describe('smartPollDelay', () => {
 
   it('asks soon when the next element is due already (the newest came late)', () => {
     expect(smartPollDelay(regular, { nowMs: T + 6_000, lateAttempts: 0, freshForMs: 0, marginMs: 0 }, options, noJitter)).toBe(100);
+  });
+
+  it('holding, asks up to a quarter interval before the element is due (the publisher holds the request), and backs off as without', () => {
+    const holding = { ...options, hold: true };
+    const moment = { nowMs: T + 300, lateAttempts: 0, freshForMs: 0, marginMs: 0 };
+    expect(smartPollDelay(regular, moment, holding, noJitter)).toBe(4_700);
+    expect(smartPollDelay(regular, moment, holding, fullJitter)).toBe(4_700 - 1_250);
+    expect(smartPollDelay(regular, { ...moment, marginMs: 40 }, holding, fullJitter)).toBe(4_700 - 1_250 + 40);
+    // Inside the spread already: at once.
+    expect(smartPollDelay(regular, { ...moment, nowMs: T + 4_500 }, holding, fullJitter)).toBe(0);
+    expect(smartPollDelay(regular, { ...moment, nowMs: T + 5_050, lateAttempts: 2 }, holding, noJitter)).toBe(200);
+  });
+
+  it('spreads held requests over a quarter interval (at least the jitter, at most 2 s) and asks to be held past it by a quarter interval', () => {
+    expect(holdSpreadMs(5_000, 250)).toBe(1_250);
+    expect(holdSpreadMs(600_000, 250)).toBe(2_000);
+    expect(holdSpreadMs(400, 250)).toBe(250);
+    expect(holdSeconds(5_000, 250)).toBe(3);
+    expect(holdSeconds(1_000, 250)).toBe(1);
+    expect(holdSeconds(60_000, 250)).toBe(17);
   });
 
   it('falls back to the cached answer’s freshness for an irregular stream or before the first element', () => {

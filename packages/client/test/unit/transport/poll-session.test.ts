@@ -5,7 +5,7 @@ import { emptyStats } from '../../../src/transport/transport-stats.js';
 
 const URL = 'http://publisher.test/streams/s/latest';
 
-function session(strategy: PollStrategy, hints?: PollHints) {
+function session(strategy: PollStrategy, hints?: PollHints, hold = false) {
   const stats = emptyStats();
   const poll = new PollSession(URL, {
     format: 'turtle',
@@ -14,6 +14,7 @@ function session(strategy: PollStrategy, hints?: PollHints) {
     pollIntervalMs: 500,
     jitterMs: 0,
     minPollIntervalMs: 100,
+    hold,
     backoff: { initialDelayMs: 1_000, maxDelayMs: 30_000, random: () => 1 },
     stats,
   });
@@ -53,6 +54,21 @@ describe('PollSession', () => {
     expect(poll.nextDelay(now + 700)).toBe(100);
     poll.answered(304, answer('"e1"'));
     expect(poll.nextDelay(now + 800)).toBe(200);
+  });
+
+  it('smart and holding: asks to be held once it knows when the next element is due, never for an irregular stream', () => {
+    const hints: PollHints = { expectedIntervalMs: 5_000, clockOffsetMs: 0 };
+    const { poll } = session('smart', hints, true);
+    expect(poll.requesting()).toEqual({ accept: 'text/turtle' });
+    poll.answered(200, answer('"e1"'));
+    expect(poll.holdMs).toBe(0);
+    hints.generatedAtMs = Date.now();
+    expect(poll.holdMs).toBe(3_000);
+    expect(poll.requesting()).toMatchObject({ 'if-none-match': '"e1"', prefer: 'wait=3' });
+    expect(session('fixed', hints, true).poll.holdMs).toBe(0);
+    const irregular = session('smart', { expectedIntervalMs: null, generatedAtMs: Date.now() }, true).poll;
+    irregular.answered(200, answer('"e1"'));
+    expect(irregular.requesting()).not.toHaveProperty('prefer');
   });
 
   it('smart without hints: follows the cached answer’s freshness, never sooner than minPollIntervalMs', () => {
