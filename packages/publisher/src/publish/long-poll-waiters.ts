@@ -41,8 +41,12 @@ export class LongPollWaiters {
     });
   }
 
-  /** Answers every waiting request with `outcome`. */
+  /** Answers every waiting request with `outcome` (the count changes once, not once per request). */
   release(outcome: WaitOutcome = 'element'): void {
-    for (const finish of [...this.#waiters]) finish(outcome);
+    if (this.#waiters.size === 0) return;
+    const waiting = [...this.#waiters];
+    this.#waiters.clear();
+    this.onChange(0);
+    for (const finish of waiting) finish(outcome);
   }
 }
