@@ -20,10 +20,9 @@ export { type BackoffOptions, backoffDelay, retryAfterMs } from './transport/bac
 export { type HistoryDocumentFormat, type HistoryMember, type HistoryPage, parseHistoryPage } from './transport/history-page.js';
 export { type HistoryPosition, historyReader, type HistoryStart } from './transport/history-reader.js';
 export { LongPollSession, type LongPollSessionOptions } from './transport/long-poll-session.js';
-export { longPollTransport } from './transport/long-poll-transport.js';
 export { adaptMargin, type PollHints, type PollMoment, type SmartPollOptions, smartPollDelay } from './transport/poll-schedule.js';
-export { type AnswerHeaders, type PollAnswer, PollSession, type PollSessionOptions, type PollStrategy } from './transport/poll-session.js';
-export { pollTransport } from './transport/poll-transport.js';
+export { type AnswerHeaders, type LatestSession, type PollAnswer, PollSession, type PollSessionOptions, type PollStrategy } from './transport/poll-session.js';
+export { longPollTransport, pollTransport } from './transport/poll-transport.js';
 export { type SseAnswer, SseSession, type SseSessionOptions } from './transport/sse-session.js';
 export { sseTransport } from './transport/sse-transport.js';
 export { type FailedAnswer, SubscriptionError } from './transport/subscription-error.js';

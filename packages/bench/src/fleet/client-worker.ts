@@ -10,6 +10,7 @@ import { createGunzip } from 'node:zlib';
 import { Pool } from 'undici';
 import {
   emptyStats,
+  type LatestSession,
   LongPollSession,
   measureClockOffset,
   type PollHints,
@@ -67,7 +68,7 @@ function readStreamFacts(job: WorkerJob) {
  * less CPU per request than `fetch` (thousands of clients share the two cores with the
  * publisher). A 4xx ends the client, as it ends a subscription.
  */
-async function pollingClient(job: WorkerJob, client: FleetClient, localAddress: string, session: PollSession | LongPollSession, hints?: PollHints) {
+async function pollingClient(job: WorkerJob, client: FleetClient, localAddress: string, session: LatestSession, hints?: PollHints) {
   const url = new URL(`${job.streamUrl}/latest`);
   const pool = poolFor(url, localAddress, job.clients);
   counters.connected++;
@@ -92,14 +93,14 @@ async function pollingClient(job: WorkerJob, client: FleetClient, localAddress: 
         waitMs = session.failed(answer.retryAfterMs);
       } else {
         client.connectedAt ??= Date.now();
-        waitMs = session instanceof PollSession ? session.nextDelay(Date.now()) : 0;
+        waitMs = session.nextDelay(Date.now());
       }
     } catch (error) {
       countFailure(error);
       waitMs = session.failed();
     }
     if (waitMs > 0) await pause(waitMs);
-    while (session instanceof PollSession && session.fresh && !stopping) await pause(job.pollIntervalMs);
+    while (session.fresh && !stopping) await pause(session.nextDelay(Date.now()));
   }
 }
 

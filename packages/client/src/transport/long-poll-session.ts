@@ -1,6 +1,6 @@
 import { type FormatName, mediaTypes, preferWait } from '@rdf-stream/protocol';
 import { type BackoffOptions, backoffDelay } from './backoff.js';
-import type { AnswerHeaders, PollAnswer } from './poll-session.js';
+import type { AnswerHeaders, LatestSession, PollAnswer } from './poll-session.js';
 import { failedAnswer } from './subscription-error.js';
 import type { TransportStats } from './transport-stats.js';
 
@@ -18,7 +18,7 @@ export interface LongPollSessionOptions {
  * an answer and after backoff (or `Retry-After`) after a failure. `longPollTransport` drives it
  * over `fetch`; the benchmark's fleet over undici.
  */
-export class LongPollSession {
+export class LongPollSession implements LatestSession {
   readonly #options: LongPollSessionOptions;
   #etag: string | undefined;
   #attempt = 0;
@@ -30,6 +30,16 @@ export class LongPollSession {
   /** How long the publisher may hold a request (ms), beyond which the caller may time it out. */
   get holdMs(): number {
     return this.#options.waitSeconds * 1000;
+  }
+
+  /** Asked again at once after an answer. */
+  nextDelay(): number {
+    return 0;
+  }
+
+  /** Never: each request waits for what follows. */
+  get fresh(): boolean {
+    return false;
   }
 
   /** The next request's headers; counts the request. */

@@ -40,6 +40,22 @@ export interface PollSessionOptions {
 /** What an answer to a poll means: a new element (read its body), nothing new (304, the same ETag), or a failure. */
 export type PollAnswer = { readonly kind: 'element' } | { readonly kind: 'unchanged' } | FailedAnswer;
 
+/** A poller or long-poller of `/latest` without I/O: what `latestTransport` and the benchmark's fleet drive. */
+export interface LatestSession {
+  /** The next request's headers; counts the request. */
+  requesting(): Record<string, string>;
+  /** What an answer means (read the body of an `element` after). */
+  answered(status: number, headers: AnswerHeaders): PollAnswer;
+  /** How long to wait before the next request after an answer (ms). */
+  nextDelay(nowMs: number): number;
+  /** True while a cached answer makes the next request needless. */
+  readonly fresh: boolean;
+  /** A failed request (`retryAfterMs` when the server asked for it): the delay before the next one (ms). */
+  failed(retryAfterMs?: number): number;
+  /** How long the publisher may hold the next request (ms; 0: it answers at once). */
+  readonly holdMs: number;
+}
+
 /**
  * One poller of `GET {stream}/latest` without I/O: a client-side HTTP cache (RFC 9111 rules
  * from http-cache-semantics) whose validators go with each request, each element handed over
@@ -47,7 +63,7 @@ export type PollAnswer = { readonly kind: 'element' } | { readonly kind: 'unchan
  * (`smartPollDelay`, the fixed interval, or backoff after a failure). `pollTransport` drives it
  * over `fetch`; the benchmark's fleet over undici, so that both poll the same way.
  */
-export class PollSession {
+export class PollSession implements LatestSession {
   readonly #options: PollSessionOptions;
   readonly #request: { url: string; method: string; headers: Record<string, string> };
   #policy: CachePolicy | undefined;

@@ -1,23 +1,39 @@
 import { delay } from './backoff.js';
-import { PollSession, type PollSessionOptions } from './poll-session.js';
+import { LongPollSession, type LongPollSessionOptions } from './long-poll-session.js';
+import { type LatestSession, PollSession, type PollSessionOptions } from './poll-session.js';
 import { RetryableHttpError, refusal } from './subscription-error.js';
 import type { TransportEvent } from './transport-event.js';
 
 export type { PollStrategy } from './poll-session.js';
 
-export interface PollTransportOptions extends PollSessionOptions {
+interface FetchOptions {
   readonly signal?: AbortSignal;
   readonly fetch?: typeof fetch;
 }
+
+export interface PollTransportOptions extends PollSessionOptions, FetchOptions {}
+export interface LongPollTransportOptions extends LongPollSessionOptions, FetchOptions {}
 
 /**
  * Polls `GET {stream}/latest` over `fetch`: the I/O around `PollSession` (a client-side HTTP
  * cache, each element handed over once, the wait before each request). Throws
  * `SubscriptionError` on a refusal (4xx).
  */
-export async function* pollTransport(latestUrl: string, options: PollTransportOptions): AsyncGenerator<TransportEvent> {
-  const { format, signal, fetch: fetchImpl = fetch } = options;
-  const session = new PollSession(latestUrl, options);
+export function pollTransport(latestUrl: string, options: PollTransportOptions): AsyncGenerator<TransportEvent> {
+  return latestTransport(latestUrl, new PollSession(latestUrl, options), options.format, options);
+}
+
+/**
+ * Long-polls `GET {stream}/latest` over `fetch`: the I/O around `LongPollSession`. The server
+ * answers when the next element exists (200) or the wait ends (304, asked again at once).
+ * Throws `SubscriptionError` on a refusal (4xx).
+ */
+export function longPollTransport(latestUrl: string, options: LongPollTransportOptions): AsyncGenerator<TransportEvent> {
+  return latestTransport(latestUrl, new LongPollSession(options), options.format, options);
+}
+
+async function* latestTransport(latestUrl: string, session: LatestSession, format: PollSessionOptions['format'], options: FetchOptions): AsyncGenerator<TransportEvent> {
+  const { signal, fetch: fetchImpl = fetch } = options;
   while (!signal?.aborted) {
     let waitMs: number;
     try {
@@ -28,12 +44,8 @@ export async function* pollTransport(latestUrl: string, options: PollTransportOp
         await response.body?.cancel();
         throw new RetryableHttpError(response.status, answer.retryAfterMs);
       }
-      if (answer.kind === 'element') {
-        const text = await response.text();
-        yield { type: 'element', text, format, receivedAt: Date.now() };
-      } else {
-        await response.body?.cancel();
-      }
+      if (answer.kind === 'element') yield { type: 'element', text: await response.text(), format, receivedAt: Date.now() };
+      else await response.body?.cancel();
       waitMs = session.nextDelay(Date.now());
     } catch (error) {
       if (signal?.aborted) return;
@@ -41,9 +53,10 @@ export async function* pollTransport(latestUrl: string, options: PollTransportOp
       waitMs = session.failed(error instanceof RetryableHttpError ? error.retryAfterMs : undefined);
       yield { type: 'reconnect', reason: (error as Error).message, delayMs: waitMs };
     }
-    if (!(await delay(waitMs, signal))) return;
+    if (waitMs > 0 && !(await delay(waitMs, signal))) return;
+    // The fixed strategy's browser-like cache: no request while the cached answer is fresh.
     while (session.fresh) {
-      if (!(await delay(options.pollIntervalMs, signal))) return;
+      if (!(await delay(session.nextDelay(Date.now()), signal))) return;
     }
   }
 }
