@@ -110,16 +110,17 @@ async function pollingClient(job: WorkerJob, client: FleetClient, localAddress: 
  * element is due, a learnt margin after it, jitter; cache freshness for an irregular stream.
  */
 async function pollClient(job: WorkerJob, client: FleetClient, localAddress: string) {
-  const hints: PollHints = job.pollStrategy === 'smart' ? { ...(await readStreamFacts(job)) } : {};
-  const { jitterMs, minPollIntervalMs, pollHold, backoff } = transportDefaults;
+  const smart = job.pollStrategy !== 'fixed';
+  const hints: PollHints = smart ? { ...(await readStreamFacts(job)) } : {};
+  const { jitterMs, minPollIntervalMs, backoff } = transportDefaults;
   const session = new PollSession(`${job.streamUrl}/latest`, {
     format: 'turtle',
-    strategy: job.pollStrategy,
+    strategy: smart ? 'smart' : 'fixed',
     hints,
     pollIntervalMs: job.pollIntervalMs,
     jitterMs,
     minPollIntervalMs,
-    hold: pollHold,
+    hold: job.pollStrategy === 'smart-hold',
     backoff,
     stats,
   });

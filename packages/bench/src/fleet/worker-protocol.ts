@@ -1,3 +1,5 @@
+import type { PollStrategyName } from '../scenario/bench-options.js';
+
 export type BenchMode = 'poll' | 'sse' | 'long-poll';
 
 /** What the parent asks a worker process to run. */
@@ -10,7 +12,7 @@ export interface WorkerJob {
   readonly totalClients: number;
   readonly rampMs: number;
   readonly pollIntervalMs: number;
-  readonly pollStrategy: 'fixed' | 'smart';
+  readonly pollStrategy: PollStrategyName;
   readonly sseEncoding: 'identity' | 'gzip';
   /** Source addresses to spread connections over (127.0.0.x). */
   readonly localAddresses: readonly string[];

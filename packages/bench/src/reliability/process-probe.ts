@@ -71,10 +71,14 @@ export function trendOf(points: ReadonlyArray<{ readonly atMs: number; readonly 
 
 /**
  * The lower envelope of `points`, taken every `sampleMs`: the lowest point of each `windowMs`-long
- * window, leaving out windows with less than 80 % of their samples (the first and last are cut
- * short: their lowest point would sit higher). A process that leaks raises its floor; garbage
- * waiting for the next full collection only raises its peaks.
+ * window. Left out: the first and last windows (cut short where the points begin and end: their
+ * lowest point would sit higher) and windows with less than a quarter of their samples (a
+ * sampler starved by a busy event loop: the scenario's own clients). A process that leaks raises
+ * its floor; garbage waiting for the next full collection only raises its peaks.
  */
+/** The least share of its samples a floor window must have (the rest were starved). */
+const FLOOR_WINDOW_MIN_SHARE = 0.25;
+
 export function floorOf<T extends { readonly atMs: number; readonly value: number }>(points: readonly T[], windowMs: number, sampleMs: number): T[] {
   const windows = new Map<number, { lowest: T; count: number }>();
   for (const point of points) {
@@ -87,10 +91,12 @@ export function floorOf<T extends { readonly atMs: number; readonly value: numbe
       if (point.value < window.lowest.value) window.lowest = point;
     }
   }
-  return [...windows.values()]
-    .filter((window) => window.count >= 0.8 * (windowMs / sampleMs))
-    .map((window) => window.lowest)
-    .sort((a, b) => a.atMs - b.atMs);
+  const keys = [...windows.keys()].sort((a, b) => a - b);
+  return keys
+    .slice(1, -1)
+    .map((key) => windows.get(key)!)
+    .filter((window) => window.count >= FLOOR_WINDOW_MIN_SHARE * (windowMs / sampleMs))
+    .map((window) => window.lowest);
 }
 
 /** The value of a Prometheus counter or gauge in a /metrics text, summed over its label sets. */

@@ -16,7 +16,7 @@ export const SummarySchema = Type.Object({
   runs: Type.Array(
     Type.Object({
       mode: Type.Union([Type.Literal('poll'), Type.Literal('sse'), Type.Literal('long-poll')]),
-      pollStrategy: Type.Optional(Type.Union([Type.Literal('fixed'), Type.Literal('smart')])),
+      pollStrategy: Type.Optional(Type.Union([Type.Literal('fixed'), Type.Literal('smart'), Type.Literal('smart-hold')])),
       sseEncoding: Type.Optional(Type.Union([Type.Literal('identity'), Type.Literal('gzip')])),
       proxy: Type.Union([Type.Literal('none'), Type.Literal('nginx'), Type.Literal('varnish')]),
       clients: Type.Integer({ minimum: 1 }),

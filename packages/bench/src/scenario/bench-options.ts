@@ -1,6 +1,14 @@
 import type { BenchMode } from '../fleet/worker-protocol.js';
 
 /** Everything a benchmark invocation asks for (see `--help` and docs/bench.md). */
+/**
+ * `fixed`: the study's clients; `smart`: the client library's smart polling (its defaults);
+ * `smart-hold`: the same, asking shortly before each element is due and held by the publisher
+ * until it comes (`pollHold`).
+ */
+export const pollStrategyNames = ['fixed', 'smart', 'smart-hold'] as const;
+export type PollStrategyName = (typeof pollStrategyNames)[number];
+
 export interface BenchOptions {
   readonly modes: readonly BenchMode[];
   readonly clientCounts: readonly number[];
@@ -10,7 +18,7 @@ export interface BenchOptions {
   /** Facilities per element: 13 give the study's ~5.2 kB Turtle document. */
   readonly facilities: number;
   readonly pollIntervalMs: number;
-  readonly pollStrategy: 'fixed' | 'smart';
+  readonly pollStrategy: PollStrategyName;
   /** What SSE clients ask for: identity (the study), or gzip (as browsers get it). */
   readonly sseEncoding: 'identity' | 'gzip';
   readonly proxy: 'none' | 'nginx' | 'varnish';

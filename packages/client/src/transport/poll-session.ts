@@ -67,6 +67,11 @@ export class PollSession implements LatestSession {
   readonly #options: PollSessionOptions;
   readonly #request: { url: string; method: string; headers: Record<string, string> };
   #policy: CachePolicy | undefined;
+  /** Read off the policy once per answer (each read parses and allocates; a poller reads often). */
+  #revalidation: Readonly<Record<string, string>> | undefined;
+  /** Until when (client clock, ms) the cached answer is fresh, and answers a request without one. */
+  #freshUntilMs = 0;
+  #satisfiesUntilMs = 0;
   #lastEtag: string | undefined;
   #attempt = 0;
   /** Answers in a row that brought no new element. */
@@ -79,15 +84,16 @@ export class PollSession implements LatestSession {
     this.#request = { url: latestUrl, method: 'GET', headers: { accept: mediaTypes[options.format] } };
   }
 
-  /** The next request's headers (with the cached answer's validators, and `Prefer: wait` when holding); counts the request. */
+  /**
+   * The next request's headers (with the cached answer's validators, and `Prefer: wait` when
+   * holding); counts the request. The object may be shared between requests: do not modify it.
+   */
   requesting(): Record<string, string> {
     this.#options.stats.requests++;
-    const policy = this.#policy;
-    if (policy === undefined) return this.#request.headers;
-    const headers = { ...this.#request.headers, ...(policy.revalidationHeaders(this.#request) as Record<string, string>) };
+    const revalidation = this.#revalidation;
+    if (revalidation === undefined) return this.#request.headers;
     const holdMs = this.holdMs;
-    if (holdMs > 0 && this.#lastEtag !== undefined) headers.prefer = preferWait(holdMs / 1000);
-    return headers;
+    return holdMs > 0 && this.#lastEtag !== undefined ? { ...revalidation, prefer: preferWait(holdMs / 1000) } : revalidation;
   }
 
   /** How long the publisher may hold the next request (ms; 0: it answers at once). */
@@ -102,11 +108,11 @@ export class PollSession implements LatestSession {
   answered(status: number, headers: AnswerHeaders): PollAnswer {
     if (status === 304 && this.#policy) {
       this.#options.stats.notModified++;
-      this.#policy = this.#policy.revalidatedPolicy(this.#request, { status, headers }).policy;
+      this.#cache(this.#policy.revalidatedPolicy(this.#request, { status, headers }).policy);
       return this.#settled(false);
     }
     if (status >= 200 && status <= 299) {
-      this.#policy = new CachePolicy(this.#request, { status, headers }, { shared: false });
+      this.#cache(new CachePolicy(this.#request, { status, headers }, { shared: false }));
       const etag = headers.etag as string | undefined;
       const changed = etag === undefined || etag !== this.#lastEtag;
       if (changed) {
@@ -122,18 +128,25 @@ export class PollSession implements LatestSession {
   nextDelay(nowMs: number): number {
     const { strategy, hints, random = Math.random } = this.#options;
     if (strategy === 'fixed') return this.#options.pollIntervalMs;
-    return smartPollDelay(hints ?? {}, { nowMs, lateAttempts: this.#unchanged, freshForMs: this.#policy?.timeToLive() ?? 0, marginMs: this.#marginMs }, this.#options, random);
+    return smartPollDelay(hints ?? {}, { nowMs, lateAttempts: this.#unchanged, freshForMs: Math.max(0, this.#freshUntilMs - nowMs), marginMs: this.#marginMs }, this.#options, random);
   }
 
   /** The fixed strategy's browser-like cache: true while the cached answer needs no request. */
   get fresh(): boolean {
-    return this.#options.strategy === 'fixed' && this.#policy !== undefined && this.#policy.satisfiesWithoutRevalidation(this.#request);
+    return this.#options.strategy === 'fixed' && Date.now() < this.#satisfiesUntilMs;
   }
 
   /** A failed request (`retryAfterMs` when the server asked for it): the delay before the next one (ms). */
   failed(retryAfterMs?: number): number {
     this.#options.stats.reconnects++;
     return retryAfterMs ?? backoffDelay(this.#attempt++, this.#options.backoff);
+  }
+
+  #cache(policy: CachePolicy): void {
+    this.#policy = policy;
+    this.#revalidation = Object.freeze({ ...this.#request.headers, ...(policy.revalidationHeaders(this.#request) as Record<string, string>) });
+    this.#freshUntilMs = Date.now() + policy.timeToLive();
+    this.#satisfiesUntilMs = policy.satisfiesWithoutRevalidation(this.#request) ? this.#freshUntilMs : 0;
   }
 
   #settled(changed: boolean): PollAnswer {

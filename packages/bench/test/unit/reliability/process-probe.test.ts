@@ -58,34 +58,38 @@ describe('floorOf', () => {
   const samples = (fromMs: number, toMs: number, valueAt: (atMs: number) => number) =>
     Array.from({ length: (toMs - fromMs) / 1_000 }, (_, index) => ({ atMs: fromMs + index * 1_000, value: valueAt(fromMs + index * 1_000) }));
 
-  it('keeps the lowest point of each window, in time order, as the very point given', () => {
+  it('keeps the lowest point of each window, in time order, as the very point given; not the first and last windows', () => {
     // Within each 10 s window, a different value every second, lowest at its 5th second; each window 10 higher.
-    const sawtooth = samples(0, 30_000, (atMs) => 100 + ((3 * (atMs / 1_000) + 5) % 10) + Math.floor(atMs / 10_000) * 10);
+    const sawtooth = samples(0, 50_000, (atMs) => 100 + ((3 * (atMs / 1_000) + 5) % 10) + Math.floor(atMs / 10_000) * 10);
     const floor = floorOf([...sawtooth].reverse(), 10_000, 1_000);
-    expect(floor.map((point) => point.value)).toEqual([100, 110, 120]);
-    expect(floor.map((point) => point.atMs)).toEqual([5_000, 15_000, 25_000]);
-    expect(floor[1]).toBe(sawtooth[15]);
+    expect(floor.map((point) => point.value)).toEqual([110, 120, 130]);
+    expect(floor.map((point) => point.atMs)).toEqual([15_000, 25_000, 35_000]);
+    expect(floor[0]).toBe(sawtooth[15]);
   });
 
-  it('keeps a window with 80 % of its samples, and leaves out one with fewer', () => {
+  it('keeps a window with a quarter of its samples (a starved sampler), and leaves out one with fewer', () => {
     const points = [
-      ...samples(0, 10_000, () => 5), // whole: 10 samples
-      ...samples(12_000, 20_000, () => 6), // 8 of 10: exactly 80 %
-      ...samples(23_000, 30_000, () => 1), // 7 of 10: cut short
+      ...samples(0, 10_000, () => 9), // the first window: left out
+      ...samples(10_000, 20_000, () => 5), // whole: 10 samples
+      ...samples(20_000, 23_000, () => 6), // 3 of 10: a starved sampler, kept
+      ...samples(30_000, 32_000, () => 1), // 2 of 10: left out
+      ...samples(40_000, 50_000, () => 7), // whole
+      ...samples(50_000, 52_000, () => 0), // the last window: left out
     ];
-    expect(floorOf(points, 10_000, 1_000).map((point) => point.value)).toEqual([5, 6]);
+    expect(floorOf(points, 10_000, 1_000).map((point) => point.value)).toEqual([5, 6, 7]);
   });
 
   it('skips values that are not finite, which neither count as samples nor make the floor', () => {
-    const points = samples(0, 10_000, (atMs) => (atMs < 2_000 ? Number.NaN : 50 + atMs / 1_000));
-    expect(floorOf(points, 10_000, 1_000).map((point) => point.value)).toEqual([52]);
-    points[2]!.value = Number.NEGATIVE_INFINITY;
+    const points = samples(0, 30_000, (atMs) => (atMs >= 10_000 && atMs < 12_000 ? Number.NaN : 50 + atMs / 1_000));
+    expect(floorOf(points, 10_000, 1_000).map((point) => point.value)).toEqual([62]);
+    // Two finite values left in the middle window: fewer than a quarter of its samples.
+    for (const point of points) if (point.atMs >= 10_000 && point.atMs < 18_000) point.value = Number.NEGATIVE_INFINITY;
     expect(floorOf(points, 10_000, 1_000)).toEqual([]);
   });
 
   it('keeps the fields of the caller\'s points', () => {
-    const points = samples(0, 2_000, (atMs) => atMs).map((point) => ({ ...point, label: `at ${point.atMs}` }));
-    expect(floorOf(points, 2_000, 1_000)).toEqual([{ atMs: 0, value: 0, label: 'at 0' }]);
+    const points = samples(0, 6_000, (atMs) => atMs).map((point) => ({ ...point, label: `at ${point.atMs}` }));
+    expect(floorOf(points, 2_000, 1_000)).toEqual([{ atMs: 2_000, value: 2_000, label: 'at 2000' }]);
   });
 });
 
