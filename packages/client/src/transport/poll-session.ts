@@ -72,6 +72,7 @@ export class PollSession implements LatestSession {
   /** Until when (client clock, ms) the cached answer is fresh, and answers a request without one. */
   #freshUntilMs = 0;
   #satisfiesUntilMs = 0;
+  #revalidationEtag: string | string[] | undefined;
   #lastEtag: string | undefined;
   #attempt = 0;
   /** Answers in a row that brought no new element. */
@@ -108,11 +109,11 @@ export class PollSession implements LatestSession {
   answered(status: number, headers: AnswerHeaders): PollAnswer {
     if (status === 304 && this.#policy) {
       this.#options.stats.notModified++;
-      this.#cache(this.#policy.revalidatedPolicy(this.#request, { status, headers }).policy);
+      this.#cache(this.#policy.revalidatedPolicy(this.#request, { status, headers }).policy, headers.etag);
       return this.#settled(false);
     }
     if (status >= 200 && status <= 299) {
-      this.#cache(new CachePolicy(this.#request, { status, headers }, { shared: false }));
+      this.#cache(new CachePolicy(this.#request, { status, headers }, { shared: false }), headers.etag);
       const etag = headers.etag as string | undefined;
       const changed = etag === undefined || etag !== this.#lastEtag;
       if (changed) {
@@ -142,11 +143,19 @@ export class PollSession implements LatestSession {
     return retryAfterMs ?? backoffDelay(this.#attempt++, this.#options.backoff);
   }
 
-  #cache(policy: CachePolicy): void {
+  /** Keeps `policy` and what the next requests read off it; `etag` is the answer's. */
+  #cache(policy: CachePolicy, etag: string | string[] | undefined): void {
     this.#policy = policy;
-    this.#revalidation = Object.freeze({ ...this.#request.headers, ...(policy.revalidationHeaders(this.#request) as Record<string, string>) });
+    // The validators change with the ETag only: most answers (304s) keep the headers built before.
+    if (this.#revalidation === undefined || etag === undefined || etag !== this.#revalidationEtag) {
+      const headers = { ...this.#request.headers, ...(policy.revalidationHeaders(this.#request) as Record<string, string>) };
+      // With If-None-Match, a server ignores If-Modified-Since (RFC 9110 §13.1.3): not sent.
+      if (headers['if-none-match'] !== undefined) delete headers['if-modified-since'];
+      this.#revalidation = Object.freeze(headers);
+      this.#revalidationEtag = etag;
+    }
     this.#freshUntilMs = Date.now() + policy.timeToLive();
-    this.#satisfiesUntilMs = policy.satisfiesWithoutRevalidation(this.#request) ? this.#freshUntilMs : 0;
+    this.#satisfiesUntilMs = this.#options.strategy === 'fixed' && policy.satisfiesWithoutRevalidation(this.#request) ? this.#freshUntilMs : 0;
   }
 
   #settled(changed: boolean): PollAnswer {

@@ -35,6 +35,18 @@ describe('PollSession', () => {
     expect(stats).toEqual({ requests: 2, notModified: 1, elements: 2, reconnects: 0 });
   });
 
+  it('revalidates with If-None-Match alone when it has an ETag (a server ignores If-Modified-Since then), else with If-Modified-Since', () => {
+    const lastModified = new Date(Date.now() - 60_000).toUTCString();
+    const withEtag = session('fixed').poll;
+    withEtag.answered(200, { ...answer('"e1"'), 'last-modified': lastModified });
+    expect(withEtag.requesting()).toEqual({ accept: 'text/turtle', 'if-none-match': '"e1"' });
+    withEtag.answered(304, { ...answer('"e1"'), 'last-modified': lastModified });
+    expect(withEtag.requesting()).toEqual({ accept: 'text/turtle', 'if-none-match': '"e1"' });
+    const withoutEtag = session('fixed').poll;
+    withoutEtag.answered(200, { 'cache-control': 'max-age=0', 'last-modified': lastModified });
+    expect(withoutEtag.requesting()).toEqual({ accept: 'text/turtle', 'if-modified-since': lastModified });
+  });
+
   it('fixed: waits the interval, and skips requests while the cached answer is fresh', () => {
     const { poll } = session('fixed');
     poll.answered(200, answer('"e1"', 'max-age=5'));
