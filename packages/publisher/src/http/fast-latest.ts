@@ -72,8 +72,11 @@ function answer(context: AppContext, method: string, response: ServerResponse, o
   context.metrics.requestAnswered('/streams/:id/latest', method, outcome.status);
 }
 
-/** Holds a long-poll until the next element, the end of its wait, or its connection's end ('aborted'). */
-async function holdUntilNext(hub: StreamHub, seconds: number, response: ServerResponse): Promise<WaitOutcome> {
+/**
+ * Holds a long-poll until the next element, the end of its wait, or its connection's end
+ * ('aborted'). Rejects with `TooManyWaitersError` when the stream holds `maxLongPollWaiters`.
+ */
+export async function holdUntilNext(hub: StreamHub, seconds: number, response: ServerResponse): Promise<WaitOutcome> {
   const abort = new AbortController();
   const onClose = () => abort.abort();
   response.once('close', onClose);

@@ -4,6 +4,7 @@ import { TooManyWaitersError } from '../../publish/long-poll-waiters.js';
 import type { StreamHub } from '../../publish/stream-hub.js';
 import { type AppContext, hubOf } from '../app-context.js';
 import type { LatestOutcome, LatestResponder } from '../latest-responder.js';
+import { holdUntilNext } from '../fast-latest.js';
 import { formatParamOf } from '../rdf-document-reply.js';
 
 /**
@@ -30,17 +31,12 @@ function send(reply: FastifyReply, outcome: LatestOutcome): FastifyReply {
 }
 
 async function waitForNext(hub: StreamHub, seconds: number, reply: FastifyReply) {
-  const abort = new AbortController();
-  const onClose = () => abort.abort();
-  reply.raw.once('close', onClose);
   try {
-    return await hub.waiters.wait(seconds * 1000, abort.signal);
+    return await holdUntilNext(hub, seconds, reply.raw);
   } catch (error) {
     if (error instanceof TooManyWaitersError) {
       throw new PublisherError('PUB_ERR_LONG_POLL_LIMIT', error.message, {}, { 'retry-after': '1' });
     }
     throw error;
-  } finally {
-    reply.raw.off('close', onClose);
   }
 }
