@@ -79,8 +79,8 @@ async function pollingClient(job: WorkerJob, client: FleetClient, localAddress: 
       const timeoutMs = job.requestTimeoutMs + session.holdMs;
       const response = await pool.request({ path: url.pathname, method: 'GET', headers: session.requesting(), headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
       const answer = session.answered(response.statusCode, response.headers);
+      if (answer.kind === 'element' || answer.kind === 'unchanged') client.connectedAt ??= Date.now();
       if (answer.kind === 'element') {
-        client.connectedAt ??= Date.now();
         const stamp = updates.record(client, await response.body.text(), Date.now());
         if (hints !== undefined && stamp !== undefined) hints.generatedAtMs = stamp.generatedAtMs;
       } else await response.body.dump();
@@ -91,10 +91,7 @@ async function pollingClient(job: WorkerJob, client: FleetClient, localAddress: 
       if (answer.kind === 'retry') {
         counters.errors++;
         waitMs = session.failed(answer.retryAfterMs);
-      } else {
-        client.connectedAt ??= Date.now();
-        waitMs = session.nextDelay(Date.now());
-      }
+      } else waitMs = session.nextDelay(Date.now());
     } catch (error) {
       countFailure(error);
       waitMs = session.failed();

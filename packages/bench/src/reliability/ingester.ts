@@ -42,17 +42,7 @@ export class Ingester {
 
   start(perSecond: number): void {
     this.#running = true;
-    this.#loop = (async () => {
-      const spacingMs = 1_000 / perSecond;
-      let next = performance.now();
-      while (this.#running) {
-        await this.#post(this.attempts.length + 1);
-        next += spacingMs;
-        const wait = next - performance.now();
-        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-        else next = performance.now();
-      }
-    })();
+    this.#loop = this.#paced(perSecond, () => this.#running);
   }
 
   /**
@@ -60,16 +50,14 @@ export class Ingester {
    * `body(marker)` as N-Triples; resolves with how many were acknowledged.
    */
   async burst(count: number, perSecond: number, body: (marker: number) => string, onProgress?: (posted: number) => void): Promise<number> {
-    const spacingMs = 1_000 / perSecond;
-    let next = performance.now();
-    for (let posted = 1; posted <= count; posted++) {
-      await this.#post(this.attempts.length + 1, body);
-      if (posted % 500 === 0) onProgress?.(posted);
-      next += spacingMs;
-      const wait = next - performance.now();
-      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-      else next = performance.now();
-    }
+    await this.#paced(
+      perSecond,
+      (posted) => {
+        if (posted > 0 && posted % 500 === 0) onProgress?.(posted);
+        return posted < count;
+      },
+      body,
+    );
     return this.acknowledged;
   }
 
@@ -77,6 +65,19 @@ export class Ingester {
     this.#running = false;
     await this.#loop;
     await this.#pool.close();
+  }
+
+  /** Posts one element after another at `perSecond` (or slower, if the answers take longer) while `more(posted so far)`. */
+  async #paced(perSecond: number, more: (posted: number) => boolean, elementOf?: (marker: number) => string): Promise<void> {
+    const spacingMs = 1_000 / perSecond;
+    let next = performance.now();
+    for (let posted = 0; more(posted); posted++) {
+      await this.#post(this.attempts.length + 1, elementOf);
+      next += spacingMs;
+      const wait = next - performance.now();
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      else next = performance.now();
+    }
   }
 
   async #post(marker: number, elementOf: (marker: number) => string = smallElement): Promise<void> {

@@ -69,6 +69,9 @@ export function trendOf(points: ReadonlyArray<{ readonly atMs: number; readonly 
   return { perHour: slope * 3_600_000, standardErrorPerHour: standardError * 3_600_000 };
 }
 
+/** The least share of its samples a floor window must have (the rest were starved). */
+const FLOOR_WINDOW_MIN_SHARE = 0.25;
+
 /**
  * The lower envelope of `points`, taken every `sampleMs`: the lowest point of each `windowMs`-long
  * window. Left out: the first and last windows (cut short where the points begin and end: their
@@ -76,9 +79,6 @@ export function trendOf(points: ReadonlyArray<{ readonly atMs: number; readonly 
  * sampler starved by a busy event loop: the scenario's own clients). A process that leaks raises
  * its floor; garbage waiting for the next full collection only raises its peaks.
  */
-/** The least share of its samples a floor window must have (the rest were starved). */
-const FLOOR_WINDOW_MIN_SHARE = 0.25;
-
 export function floorOf<T extends { readonly atMs: number; readonly value: number }>(points: readonly T[], windowMs: number, sampleMs: number): T[] {
   const windows = new Map<number, { lowest: T; count: number }>();
   for (const point of points) {

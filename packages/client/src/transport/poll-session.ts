@@ -69,7 +69,7 @@ export class PollSession implements LatestSession {
   #policy: CachePolicy | undefined;
   /** Read off the policy once per answer (each read parses and allocates; a poller reads often). */
   #revalidation: Readonly<Record<string, string>> | undefined;
-  /** Until when (client clock, ms) the cached answer is fresh, and answers a request without one. */
+  /** Until when (client clock, ms) the cached answer is fresh, and (fixed strategy only) answers a request without one. */
   #freshUntilMs = 0;
   #satisfiesUntilMs = 0;
   #revalidationEtag: string | string[] | undefined;
@@ -134,7 +134,7 @@ export class PollSession implements LatestSession {
 
   /** The fixed strategy's browser-like cache: true while the cached answer needs no request. */
   get fresh(): boolean {
-    return this.#options.strategy === 'fixed' && Date.now() < this.#satisfiesUntilMs;
+    return Date.now() < this.#satisfiesUntilMs;
   }
 
   /** A failed request (`retryAfterMs` when the server asked for it): the delay before the next one (ms). */

@@ -1,5 +1,5 @@
-import { PollFleetProcess } from '../poll-fleet-process.js';
 import { request } from 'undici';
+import { PollFleetProcess } from '../poll-fleet-process.js';
 import { freePort } from '../free-port.js';
 import { Ingester, markerIri } from '../ingester.js';
 import { memoryFields, MemoryProfile } from '../memory-profile.js';
@@ -31,8 +31,8 @@ const FD_SPREAD_LIMIT = 0.01;
 const ELEMENT_INTERVAL_SECONDS = 2;
 /**
  * Elements posted before the clients connect, `WARM_UP_BURST_PER_SECOND` (each compressed and
- * written like any other), to a stream of their own, each a copy of the soak stream's element: they bring the allocator's arenas to the
- * size they keep (measured: RSS's floor levels off after about 1 500 elements — 5 a second for
+ * written like any other), to a stream of their own, each a copy of the soak stream's element:
+ * they bring the allocator's arenas to the size they keep (measured: RSS's floor levels off after about 1 500 elements — 5 a second for
  * 5 minutes — and grows no more; an hour at one element every 2 s is only 1 800 elements, so
  * without them the hour measures the way up to that level, not a leak). A leak per element
  * grows through the burst and on through the measured hour alike.
