@@ -22,6 +22,7 @@ export { type HistoryPosition, historyReader, type HistoryStart } from './transp
 export { LongPollSession, type LongPollSessionOptions } from './transport/long-poll-session.js';
 export { adaptMargin, type PollHints, type PollMoment, type SmartPollOptions, smartPollDelay } from './transport/poll-schedule.js';
 export { type AnswerHeaders, type LatestSession, type PollAnswer, PollSession, type PollSessionOptions, type PollStrategy } from './transport/poll-session.js';
+export { StoredAnswer } from './transport/stored-answer.js';
 export { longPollTransport, pollTransport } from './transport/poll-transport.js';
 export { type SseAnswer, SseSession, type SseSessionOptions } from './transport/sse-session.js';
 export { sseTransport } from './transport/sse-transport.js';

@@ -110,7 +110,7 @@ async function pollClient(job: WorkerJob, client: FleetClient, localAddress: str
   const smart = job.pollStrategy !== 'fixed';
   const hints: PollHints = smart ? { ...(await readStreamFacts(job)) } : {};
   const { jitterMs, minPollIntervalMs, backoff } = transportDefaults;
-  const session = new PollSession(`${job.streamUrl}/latest`, {
+  const session = new PollSession({
     format: 'turtle',
     strategy: smart ? 'smart' : 'fixed',
     hints,

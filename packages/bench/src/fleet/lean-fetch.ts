@@ -63,7 +63,7 @@ export function leanFetch(dispatcher: Dispatcher, options: LeanFetchOptions): ty
 
 /**
  * Response headers as the transports read them (`get`, and iteration into a plain object for
- * http-cache-semantics), over undici's record of lower-case names without copying it into a
+ * the poll session's cache), over undici's record of lower-case names without copying it into a
  * WHATWG `Headers`.
  */
 class LeanHeaders {

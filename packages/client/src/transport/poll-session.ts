@@ -1,14 +1,13 @@
-import CachePolicy from 'http-cache-semantics';
 import { type FormatName, mediaTypes, preferWait } from '@rdf-stream/protocol';
 import { type BackoffOptions, backoffDelay } from './backoff.js';
 import { adaptMargin, holdSeconds, type PollHints, smartPollDelay } from './poll-schedule.js';
 import { type FailedAnswer, failedAnswer } from './subscription-error.js';
+import { type AnswerHeaders, StoredAnswer } from './stored-answer.js';
 import type { TransportStats } from './transport-stats.js';
 
 export type PollStrategy = 'smart' | 'fixed';
 
-/** Response headers as Node and `Object.fromEntries(fetch's Headers)` give them. */
-export type AnswerHeaders = Readonly<Record<string, string | string[] | undefined>>;
+export type { AnswerHeaders } from './stored-answer.js';
 
 export interface PollSessionOptions {
   readonly format: FormatName;
@@ -57,22 +56,25 @@ export interface LatestSession {
 }
 
 /**
- * One poller of `GET {stream}/latest` without I/O: a client-side HTTP cache (RFC 9111 rules
- * from http-cache-semantics) whose validators go with each request, each element handed over
+ * One poller of `GET {stream}/latest` without I/O: a client-side HTTP cache of the one answer
+ * (RFC 9111, `StoredAnswer`) whose validators go with each request, each element handed over
  * once (a 304 or an unchanged ETag is not an update), and the wait before the next request
  * (`smartPollDelay`, the fixed interval, or backoff after a failure). `pollTransport` drives it
  * over `fetch`; the benchmark's fleet over undici, so that both poll the same way.
  */
 export class PollSession implements LatestSession {
   readonly #options: PollSessionOptions;
-  readonly #request: { url: string; method: string; headers: Record<string, string> };
-  #policy: CachePolicy | undefined;
-  /** Read off the policy once per answer (each read parses and allocates; a poller reads often). */
+  /** The request's headers without a stored answer. */
+  readonly #plain: Readonly<Record<string, string>>;
+  readonly #stored = new StoredAnswer();
+  /** The validating request's headers, rebuilt when the stored answer's validators change. */
   #revalidation: Readonly<Record<string, string>> | undefined;
-  /** Until when (client clock, ms) the cached answer is fresh, and (fixed strategy only) answers a request without one. */
+  #revalidationEtag: string | undefined;
+  #revalidationLastModified: string | undefined;
+  /** Until when (client clock, ms) the stored answer is fresh, and (fixed strategy only) answers a request without one. */
   #freshUntilMs = 0;
   #satisfiesUntilMs = 0;
-  #revalidationEtag: string | string[] | undefined;
+  /** The ETag of the last element handed over. */
   #lastEtag: string | undefined;
   #attempt = 0;
   /** Answers in a row that brought no new element. */
@@ -80,9 +82,9 @@ export class PollSession implements LatestSession {
   /** How long after an element is due to ask for it (ms): learnt, see `adaptMargin`. */
   #marginMs = 0;
 
-  constructor(latestUrl: string, options: PollSessionOptions) {
+  constructor(options: PollSessionOptions) {
     this.#options = options;
-    this.#request = { url: latestUrl, method: 'GET', headers: { accept: mediaTypes[options.format] } };
+    this.#plain = Object.freeze({ accept: mediaTypes[options.format] });
   }
 
   /**
@@ -92,7 +94,7 @@ export class PollSession implements LatestSession {
   requesting(): Record<string, string> {
     this.#options.stats.requests++;
     const revalidation = this.#revalidation;
-    if (revalidation === undefined) return this.#request.headers;
+    if (revalidation === undefined) return this.#plain;
     const holdMs = this.holdMs;
     return holdMs > 0 && this.#lastEtag !== undefined ? { ...revalidation, prefer: preferWait(holdMs / 1000) } : revalidation;
   }
@@ -107,13 +109,17 @@ export class PollSession implements LatestSession {
 
   /** What an answer means; a 2xx or 304 updates the cache (read the body of an `element` after). */
   answered(status: number, headers: AnswerHeaders): PollAnswer {
-    if (status === 304 && this.#policy) {
+    const nowMs = Date.now();
+    if (status === 304 && this.#stored.stored) {
       this.#options.stats.notModified++;
-      this.#cache(this.#policy.revalidatedPolicy(this.#request, { status, headers }).policy, headers.etag);
+      // A 304 that selects no stored answer leaves none: the next request asks without validators.
+      if (!this.#stored.revalidate(headers, nowMs)) this.#stored.clear();
+      this.#cached(nowMs);
       return this.#settled(false);
     }
     if (status >= 200 && status <= 299) {
-      this.#cache(new CachePolicy(this.#request, { status, headers }, { shared: false }), headers.etag);
+      this.#stored.store(status, headers, nowMs);
+      this.#cached(nowMs);
       const etag = headers.etag as string | undefined;
       const changed = etag === undefined || etag !== this.#lastEtag;
       if (changed) {
@@ -143,19 +149,20 @@ export class PollSession implements LatestSession {
     return retryAfterMs ?? backoffDelay(this.#attempt++, this.#options.backoff);
   }
 
-  /** Keeps `policy` and what the next requests read off it; `etag` is the answer's. */
-  #cache(policy: CachePolicy, etag: string | string[] | undefined): void {
-    this.#policy = policy;
-    // The validators change with the ETag only: most answers (304s) keep the headers built before.
-    if (this.#revalidation === undefined || etag === undefined || etag !== this.#revalidationEtag) {
-      const headers = { ...this.#request.headers, ...(policy.revalidationHeaders(this.#request) as Record<string, string>) };
-      // With If-None-Match, a server ignores If-Modified-Since (RFC 9110 §13.1.3): not sent.
-      if (headers['if-none-match'] !== undefined) delete headers['if-modified-since'];
-      this.#revalidation = Object.freeze(headers);
+  /** Reads off the stored answer what the next requests need. */
+  #cached(nowMs: number): void {
+    const stored = this.#stored;
+    const { etag, lastModified } = stored;
+    // The validators change with the stored answer's only: most answers (304s) keep the headers built before.
+    if (this.#revalidation === undefined || etag !== this.#revalidationEtag || lastModified !== this.#revalidationLastModified) {
+      // With If-None-Match, a server ignores If-Modified-Since (RFC 9110 §13.1.3): sent only without an ETag.
+      const validators: Record<string, string> = etag !== undefined ? { 'if-none-match': etag } : lastModified !== undefined ? { 'if-modified-since': lastModified } : {};
+      this.#revalidation = Object.freeze({ ...this.#plain, ...validators });
       this.#revalidationEtag = etag;
+      this.#revalidationLastModified = lastModified;
     }
-    this.#freshUntilMs = Date.now() + policy.timeToLive();
-    this.#satisfiesUntilMs = this.#options.strategy === 'fixed' && policy.satisfiesWithoutRevalidation(this.#request) ? this.#freshUntilMs : 0;
+    this.#freshUntilMs = nowMs + stored.freshForMs(nowMs);
+    this.#satisfiesUntilMs = this.#options.strategy === 'fixed' && stored.reusable ? this.#freshUntilMs : 0;
   }
 
   #settled(changed: boolean): PollAnswer {

@@ -20,7 +20,7 @@ export interface LongPollTransportOptions extends LongPollSessionOptions, FetchO
  * `SubscriptionError` on a refusal (4xx).
  */
 export function pollTransport(latestUrl: string, options: PollTransportOptions): AsyncGenerator<TransportEvent> {
-  return latestTransport(latestUrl, new PollSession(latestUrl, options), options.format, options);
+  return latestTransport(latestUrl, new PollSession(options), options.format, options);
 }
 
 /**

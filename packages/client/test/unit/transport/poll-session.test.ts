@@ -3,11 +3,9 @@ import type { PollHints } from '../../../src/transport/poll-schedule.js';
 import { PollSession, type PollStrategy } from '../../../src/transport/poll-session.js';
 import { emptyStats } from '../../../src/transport/transport-stats.js';
 
-const URL = 'http://publisher.test/streams/s/latest';
-
 function session(strategy: PollStrategy, hints?: PollHints, hold = false) {
   const stats = emptyStats();
-  const poll = new PollSession(URL, {
+  const poll = new PollSession({
     format: 'turtle',
     strategy,
     ...(hints ? { hints } : {}),
