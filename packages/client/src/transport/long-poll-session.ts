@@ -1,6 +1,6 @@
 import { type FormatName, mediaTypes, preferWait } from '@rdf-stream/protocol';
 import { type BackoffOptions, backoffDelay } from './backoff.js';
-import type { AnswerHeaders, LatestSession, PollAnswer } from './poll-session.js';
+import { type AnswerHeaders, ELEMENT, type LatestSession, type PollAnswer, UNCHANGED } from './poll-session.js';
 import { failedAnswer } from './subscription-error.js';
 import type { TransportStats } from './transport-stats.js';
 
@@ -58,15 +58,15 @@ export class LongPollSession implements LatestSession {
     if (status === 304) {
       this.#options.stats.notModified++;
       this.#attempt = 0;
-      return { kind: 'unchanged' };
+      return UNCHANGED;
     }
     if (status >= 200 && status <= 299) {
       this.#attempt = 0;
       const next = headers.etag as string | undefined;
-      if (next !== undefined && next === this.#etag) return { kind: 'unchanged' };
+      if (next !== undefined && next === this.#etag) return UNCHANGED;
       this.#etag = next;
       this.#options.stats.elements++;
-      return { kind: 'element' };
+      return ELEMENT;
     }
     return failedAnswer(status, headers['retry-after']);
   }

@@ -39,6 +39,10 @@ export interface PollSessionOptions {
 /** What an answer to a poll means: a new element (read its body), nothing new (304, the same ETag), or a failure. */
 export type PollAnswer = { readonly kind: 'element' } | { readonly kind: 'unchanged' } | FailedAnswer;
 
+/** The answers without details, shared (a poller answers thousands of times). */
+export const ELEMENT: PollAnswer = Object.freeze({ kind: 'element' });
+export const UNCHANGED: PollAnswer = Object.freeze({ kind: 'unchanged' });
+
 /** A poller or long-poller of `/latest` without I/O: what `latestTransport` and the benchmark's fleet drive. */
 export interface LatestSession {
   /** The next request's headers; counts the request. */
@@ -64,6 +68,9 @@ export interface LatestSession {
  */
 export class PollSession implements LatestSession {
   readonly #options: PollSessionOptions;
+  /** Read off the options once: a poller asks these on every answer. */
+  readonly #fixed: boolean;
+  readonly #holding: boolean;
   /** The request's headers without a stored answer. */
   readonly #plain: Readonly<Record<string, string>>;
   readonly #stored = new StoredAnswer();
@@ -84,6 +91,8 @@ export class PollSession implements LatestSession {
 
   constructor(options: PollSessionOptions) {
     this.#options = options;
+    this.#fixed = options.strategy === 'fixed';
+    this.#holding = options.strategy === 'smart' && options.hold === true;
     this.#plain = Object.freeze({ accept: mediaTypes[options.format] });
   }
 
@@ -101,9 +110,10 @@ export class PollSession implements LatestSession {
 
   /** How long the publisher may hold the next request (ms; 0: it answers at once). */
   get holdMs(): number {
-    const { strategy, hold, hints, jitterMs } = this.#options;
+    if (!this.#holding) return 0;
+    const { hints, jitterMs } = this.#options;
     const intervalMs = hints?.expectedIntervalMs;
-    if (strategy !== 'smart' || !hold || hints?.generatedAtMs === undefined || !intervalMs || intervalMs <= 0) return 0;
+    if (hints?.generatedAtMs === undefined || !intervalMs || intervalMs <= 0) return 0;
     return holdSeconds(intervalMs, jitterMs) * 1000;
   }
 
@@ -133,8 +143,8 @@ export class PollSession implements LatestSession {
 
   /** How long to wait before the next request after an answer (ms). */
   nextDelay(nowMs: number): number {
-    const { strategy, hints, random = Math.random } = this.#options;
-    if (strategy === 'fixed') return this.#options.pollIntervalMs;
+    if (this.#fixed) return this.#options.pollIntervalMs;
+    const { hints, random = Math.random } = this.#options;
     return smartPollDelay(hints ?? {}, { nowMs, lateAttempts: this.#unchanged, freshForMs: Math.max(0, this.#freshUntilMs - nowMs), marginMs: this.#marginMs }, this.#options, random);
   }
 
@@ -162,7 +172,7 @@ export class PollSession implements LatestSession {
       this.#revalidationLastModified = lastModified;
     }
     this.#freshUntilMs = nowMs + stored.freshForMs(nowMs);
-    this.#satisfiesUntilMs = this.#options.strategy === 'fixed' && stored.reusable ? this.#freshUntilMs : 0;
+    this.#satisfiesUntilMs = this.#fixed && stored.reusable ? this.#freshUntilMs : 0;
   }
 
   #settled(changed: boolean): PollAnswer {
@@ -172,9 +182,9 @@ export class PollSession implements LatestSession {
       const hints = this.#options.hints;
       if (hints?.generatedAtMs !== undefined) this.#marginMs = adaptMargin(this.#marginMs, this.#unchanged, hints.expectedIntervalMs);
       this.#unchanged = 0;
-      return { kind: 'element' };
+      return ELEMENT;
     }
     this.#unchanged++;
-    return { kind: 'unchanged' };
+    return UNCHANGED;
   }
 }

@@ -57,7 +57,7 @@ export class StoredAnswer {
     this.#setLastModified(field(headers['last-modified']));
     this.#setCacheControl(field(headers['cache-control']));
     this.#setExpires(field(headers.expires));
-    this.#dateMs = httpDate(field(headers.date));
+    this.#dateMs = httpDate(field(headers.date), lastDate);
     this.#ageSeconds = delta(field(headers.age));
     this.#varyAll = field(headers.vary)?.trim() === '*';
     this.#pragmaNoCache = isNoCachePragma(field(headers.pragma));
@@ -80,7 +80,7 @@ export class StoredAnswer {
     const expires = field(headers.expires);
     if (expires !== undefined) this.#setExpires(expires);
     const date = field(headers.date);
-    if (date !== undefined) this.#dateMs = httpDate(date);
+    if (date !== undefined) this.#dateMs = httpDate(date, lastDate);
     this.#ageSeconds = delta(field(headers.age));
     const vary = field(headers.vary);
     if (vary !== undefined) this.#varyAll = vary.trim() === '*';
@@ -126,33 +126,21 @@ export class StoredAnswer {
 
   #setLastModified(value: string | undefined): void {
     this.#lastModified = value;
-    this.#lastModifiedMs = httpDate(value);
+    this.#lastModifiedMs = httpDate(value, lastLastModified);
   }
 
   #setExpires(value: string | undefined): void {
     this.#hasExpires = value !== undefined;
-    this.#expiresMs = httpDate(value);
+    this.#expiresMs = httpDate(value, lastExpires);
   }
 
-  /** Reads Cache-Control's directives (RFC 9111 §5.2): names case-insensitive, values maybe quoted. */
   #setCacheControl(header: string | undefined): void {
     this.#hasCacheControl = header !== undefined;
-    this.#maxAge = -1;
-    this.#noCache = this.#noStore = this.#public = false;
-    if (header === undefined) return;
-    for (const part of header.split(',')) {
-      const equals = part.indexOf('=');
-      const name = (equals === -1 ? part : part.slice(0, equals)).trim().toLowerCase();
-      if (name === 'no-cache') this.#noCache = true;
-      else if (name === 'no-store') this.#noStore = true;
-      else if (name === 'public') this.#public = true;
-      else if (name === 'max-age') {
-        const value = equals === -1 ? '' : unquote(part.slice(equals + 1).trim());
-        const seconds = /^\d+$/.test(value) ? Math.min(Number(value), MAX_DELTA_SECONDS) : Number.NaN;
-        // Given twice with different values: invalid, so stale (§4.2.1).
-        this.#maxAge = this.#maxAge === -1 || this.#maxAge === seconds ? seconds : Number.NaN;
-      }
-    }
+    const directives = header === undefined ? NO_DIRECTIVES : cacheDirectives(header);
+    this.#maxAge = directives.maxAge;
+    this.#noCache = directives.noCache;
+    this.#noStore = directives.noStore;
+    this.#public = directives.public;
   }
 
   #derive(nowMs: number): void {
@@ -185,6 +173,56 @@ export class StoredAnswer {
   }
 }
 
+/** The Cache-Control directives a poller's cache reads: max-age (−1: none; NaN: invalid or given twice), no-cache, no-store, public. */
+interface CacheDirectives {
+  readonly maxAge: number;
+  readonly noCache: boolean;
+  readonly noStore: boolean;
+  readonly public: boolean;
+}
+
+const NO_DIRECTIVES: CacheDirectives = Object.freeze({ maxAge: -1, noCache: false, noStore: false, public: false });
+
+/**
+ * The last header parsed and what it said. Thousands of pollers of one publisher get the same
+ * Cache-Control, Date and Expires within a second: one comparison of the string instead of a
+ * parse per answer.
+ */
+let lastCacheControl: { readonly header: string; readonly directives: CacheDirectives } | undefined;
+const lastDate: ParsedDate = { value: undefined, ms: Number.NaN };
+const lastExpires: ParsedDate = { value: undefined, ms: Number.NaN };
+const lastLastModified: ParsedDate = { value: undefined, ms: Number.NaN };
+
+interface ParsedDate {
+  value: string | undefined;
+  ms: number;
+}
+
+/** Reads Cache-Control's directives (RFC 9111 §5.2): names case-insensitive, values maybe quoted. */
+function cacheDirectives(header: string): CacheDirectives {
+  if (lastCacheControl?.header === header) return lastCacheControl.directives;
+  let maxAge = -1;
+  let noCache = false;
+  let noStore = false;
+  let isPublic = false;
+  for (const part of header.split(',')) {
+    const equals = part.indexOf('=');
+    const name = (equals === -1 ? part : part.slice(0, equals)).trim().toLowerCase();
+    if (name === 'no-cache') noCache = true;
+    else if (name === 'no-store') noStore = true;
+    else if (name === 'public') isPublic = true;
+    else if (name === 'max-age') {
+      const value = equals === -1 ? '' : unquote(part.slice(equals + 1).trim());
+      const seconds = /^\d+$/.test(value) ? Math.min(Number(value), MAX_DELTA_SECONDS) : Number.NaN;
+      // Given twice with different values: invalid, so stale (§4.2.1).
+      maxAge = maxAge === -1 || maxAge === seconds ? seconds : Number.NaN;
+    }
+  }
+  const directives = Object.freeze({ maxAge, noCache, noStore, public: isPublic });
+  lastCacheControl = { header, directives };
+  return directives;
+}
+
 /** One header's value as a string (a repeated field joined as a list, RFC 9110 §5.3). */
 function field(value: string | readonly string[] | undefined): string | undefined {
   return value === undefined ? undefined : typeof value === 'string' ? value : value.join(', ');
@@ -201,9 +239,14 @@ function delta(value: string | undefined): number {
   return Number.isFinite(seconds) && seconds > 0 ? Math.min(seconds, MAX_DELTA_SECONDS) : 0;
 }
 
-/** An HTTP-date (RFC 9110 §5.6.7) in ms, NaN when absent or invalid (an invalid Expires means expired). */
-function httpDate(value: string | undefined): number {
-  return value === undefined ? Number.NaN : Date.parse(value);
+/** An HTTP-date (RFC 9110 §5.6.7) in ms, NaN when absent or invalid (an invalid Expires means expired); `last` remembers the last one parsed. */
+function httpDate(value: string | undefined, last: ParsedDate): number {
+  if (value === undefined) return Number.NaN;
+  if (last.value !== value) {
+    last.value = value;
+    last.ms = Date.parse(value);
+  }
+  return last.ms;
 }
 
 /** `Pragma: no-cache`, which counts as `Cache-Control: no-cache` when there is no Cache-Control (RFC 9111 §5.4). */
