@@ -209,3 +209,13 @@ export const exposedHeaders: readonly string[] = Object.freeze([
   'WWW-Authenticate',
   'Accept-Post',
 ]);
+
+/**
+ * An entity tag without its weakness indicator (`W/`): two tags match in the weak comparison
+ * (RFC 9110 §8.8.3.2) when their opaque tags are the same — how If-None-Match is evaluated,
+ * and how a cache selects the stored answer a 304 revalidates (RFC 9111 §4.3.4).
+ */
+export function opaqueTag(etag: string): string {
+  const tag = etag.trim();
+  return tag.startsWith('W/') ? tag.slice(2) : tag;
+}

@@ -1,3 +1,5 @@
+import { opaqueTag } from '@rdf-stream/protocol';
+
 /** Response headers as Node and `Object.fromEntries(fetch's Headers)` give them. */
 export type AnswerHeaders = Readonly<Record<string, string | string[] | undefined>>;
 
@@ -252,10 +254,4 @@ function httpDate(value: string | undefined, last: ParsedDate): number {
 /** `Pragma: no-cache`, which counts as `Cache-Control: no-cache` when there is no Cache-Control (RFC 9111 §5.4). */
 function isNoCachePragma(value: string | undefined): boolean {
   return value !== undefined && /no-cache/i.test(value);
-}
-
-/** An entity tag without its weakness indicator. */
-function opaqueTag(etag: string): string {
-  const tag = etag.trim();
-  return tag.startsWith('W/') ? tag.slice(2) : tag;
 }

@@ -10,6 +10,7 @@ import {
   formatOfContentType,
   gapEventData,
   gapReasons,
+  opaqueTag,
   idSyntax,
   isFormatName,
   mediaTypeIri,
@@ -158,5 +159,14 @@ describe('the module', () => {
     const source = readFileSync(new URL('../../src/index.ts', import.meta.url), 'utf8');
     expect(source).not.toMatch(/^\s*import\b/m);
     expect(source).not.toMatch(/\bfrom\s*['"]|\bimport\s*\(|\brequire\s*\(/);
+  });
+});
+
+describe('opaqueTag', () => {
+  it('drops the weakness indicator and the spaces around a tag, and nothing else (RFC 9110 §8.8.3.2)', () => {
+    expect(opaqueTag('W/"e1"')).toBe('"e1"');
+    expect(opaqueTag(' "e1" ')).toBe('"e1"');
+    expect(opaqueTag(' W/"W/e1"')).toBe('"W/e1"');
+    expect(opaqueTag('w/"e1"')).toBe('w/"e1"');
   });
 });

@@ -1,4 +1,4 @@
-import type { FormatName } from '@rdf-stream/protocol';
+import { type FormatName, opaqueTag } from '@rdf-stream/protocol';
 import type { Encoding } from './compress.js';
 
 /**
@@ -20,7 +20,7 @@ export function ifNoneMatchHits(header: string | undefined, epoch: string, seq: 
   if (header.trim() === '*') return true;
   const prefix = `"${epoch}-${seq}-${format}`;
   for (const raw of header.split(',')) {
-    const tag = raw.trim().replace(/^W\//, '');
+    const tag = opaqueTag(raw);
     if (tag === `${prefix}"` || (tag.startsWith(`${prefix}-`) && tag.endsWith('"'))) return true;
   }
   return false;
@@ -33,7 +33,7 @@ export function ifNoneMatchHits(header: string | undefined, epoch: string, seq: 
 export function ifNoneMatchIncludes(header: string | undefined, etag: string): boolean {
   if (header === undefined || header === '') return false;
   if (header.trim() === '*') return true;
-  return header.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag);
+  return header.split(',').some((tag) => opaqueTag(tag) === etag);
 }
 
 /**
