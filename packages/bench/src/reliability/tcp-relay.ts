@@ -9,8 +9,8 @@ interface RelayedPair {
 }
 
 /**
- * A TCP relay between clients and the publisher that can cut a connection the way networks
- * and servers do: a clean close from the server's side (FIN to the client, the upstream
+ * A TCP relay between clients and the publisher, half-closes included, that can cut a
+ * connection the way networks and servers do: a clean close from the server's side (FIN to the client, the upstream
  * connection closed too), or a TCP reset (RST to the client, as a crashed middlebox sends).
  */
 export class TcpRelay {
@@ -21,8 +21,10 @@ export class TcpRelay {
 
   constructor(target: { host: string; port: number }) {
     this.#target = target;
-    this.#server = createServer({ noDelay: true }, (downstream) => {
-      const upstream = connect({ ...this.#target, noDelay: true });
+    // Half-open both ways, so that a side that ends (sends FIN) while still reading is relayed as
+    // such: the other side's FIN follows its own, not the first one.
+    this.#server = createServer({ noDelay: true, allowHalfOpen: true }, (downstream) => {
+      const upstream = connect({ ...this.#target, noDelay: true, allowHalfOpen: true });
       const pair = { downstream, upstream };
       this.#pairs.add(pair);
       downstream.pipe(upstream);

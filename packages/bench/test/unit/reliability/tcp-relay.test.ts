@@ -9,8 +9,9 @@ class Upstream {
   readonly #accepted: Socket[] = [];
   readonly #waiting: Array<(socket: Socket) => void> = [];
 
-  constructor() {
-    this.server = createServer((socket) => {
+  /** `allowHalfOpen`: the server's sockets keep writing after the client's FIN, as an HTTP server answering a request does. */
+  constructor(allowHalfOpen = false) {
+    this.server = createServer({ allowHalfOpen }, (socket) => {
       const waiter = this.#waiting.shift();
       if (waiter === undefined) this.#accepted.push(socket);
       else waiter(socket);
@@ -64,8 +65,8 @@ let upstream: Upstream;
 let relay: TcpRelay;
 const clients: Socket[] = [];
 
-async function start(): Promise<number> {
-  upstream = new Upstream();
+async function start(allowHalfOpen = false): Promise<number> {
+  upstream = new Upstream(allowHalfOpen);
   relay = new TcpRelay({ host: '127.0.0.1', port: await upstream.listen() });
   return relay.listen();
 }
@@ -99,6 +100,21 @@ describe('TcpRelay', () => {
     server.end(response);
     const received = await atClient;
     expect(received.bytes.equals(response)).toBe(true);
+    expect(received.error).toBeUndefined();
+  });
+
+  it('relays a half-close: a client that ends its side after the request still reads the whole response', async () => {
+    const port = await start(true);
+    const socket = await client(port);
+    const server = await upstream.accepted();
+    const atClient = collect(socket);
+    const requestAtServer = collect(server);
+    socket.end('the whole request');
+    await once(server, 'end');
+    server.end('the response, after the request ended');
+    expect((await requestAtServer).bytes.toString()).toBe('the whole request');
+    const received = await atClient;
+    expect(received.bytes.toString()).toBe('the response, after the request ended');
     expect(received.error).toBeUndefined();
   });
 
