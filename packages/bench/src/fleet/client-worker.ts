@@ -31,13 +31,19 @@ let updates = new UpdateRecorder(Number.POSITIVE_INFINITY, 0);
 const clients: FleetClient[] = [];
 let stopping = false;
 
-/** One connection pool per source address; each polling client has at most one request in flight. */
+/**
+ * One connection pool per source address; each polling client has at most one request in flight.
+ * The pool binds its connections to the address only when the fleet spreads over several
+ * (beyond ~28 000 connections per address): with one, the kernel picks the port without a
+ * `bind()`, whose cost grows with the sockets already bound.
+ */
 const pools = new Map<string, Pool>();
 
-function poolFor(url: URL, localAddress: string, connections: number): Pool {
+function poolFor(job: WorkerJob, url: URL, localAddress: string): Pool {
   let pool = pools.get(localAddress);
   if (pool === undefined) {
-    pool = new Pool(url.origin, { connections, pipelining: 1, keepAliveTimeout: 60_000, connect: { localAddress } });
+    const from = job.localAddresses.length > 1 ? { localAddress } : {};
+    pool = new Pool(url.origin, { connections: job.clients, pipelining: 1, keepAliveTimeout: 60_000, ...from });
     pools.set(localAddress, pool);
   }
   return pool;
@@ -70,7 +76,7 @@ function readStreamFacts(job: WorkerJob) {
  */
 async function pollingClient(job: WorkerJob, client: FleetClient, localAddress: string, session: LatestSession, hints?: PollHints) {
   const url = new URL(`${job.streamUrl}/latest`);
-  const pool = poolFor(url, localAddress, job.clients);
+  const pool = poolFor(job, url, localAddress);
   counters.connected++;
   while (!stopping) {
     let waitMs: number;
