@@ -32,12 +32,9 @@ export class StoredAnswer {
   #etag: string | undefined;
   #lastModified: string | undefined;
   #lastModifiedMs = Number.NaN;
-  /** Cache-Control: whether present, max-age (−1: none; NaN: invalid or given twice), no-cache, no-store, public. */
+  /** Cache-Control: whether present, and its directives (shared with every answer that had the same header). */
   #hasCacheControl = false;
-  #maxAge = -1;
-  #noCache = false;
-  #noStore = false;
-  #public = false;
+  #directives = NO_DIRECTIVES;
   /** Expires in ms (NaN: invalid, which means expired), when present. */
   #hasExpires = false;
   #expiresMs = Number.NaN;
@@ -138,25 +135,23 @@ export class StoredAnswer {
 
   #setCacheControl(header: string | undefined): void {
     this.#hasCacheControl = header !== undefined;
-    const directives = header === undefined ? NO_DIRECTIVES : cacheDirectives(header);
-    this.#maxAge = directives.maxAge;
-    this.#noCache = directives.noCache;
-    this.#noStore = directives.noStore;
-    this.#public = directives.public;
+    this.#directives = header === undefined ? NO_DIRECTIVES : cacheDirectives(header);
   }
 
   #derive(nowMs: number): void {
     this.#receivedAtMs = nowMs;
-    const noCache = this.#noCache || (!this.#hasCacheControl && this.#pragmaNoCache);
-    const explicit = this.#maxAge !== -1 || this.#hasExpires;
-    this.#storable = !this.#noStore && (explicit || this.#public || HEURISTICALLY_CACHEABLE.has(this.#status));
+    const directives = this.#directives;
+    const noCache = directives.noCache || (!this.#hasCacheControl && this.#pragmaNoCache);
+    const explicit = directives.maxAge !== -1 || this.#hasExpires;
+    this.#storable = !directives.noStore && (explicit || directives.public || HEURISTICALLY_CACHEABLE.has(this.#status));
     this.#lifetimeSeconds = !this.#storable || noCache || this.#varyAll ? 0 : this.#lifetime();
     this.#reusable = !noCache;
   }
 
   /** Freshness lifetime in seconds (RFC 9111 §4.2.1): max-age, else Expires − Date, else the heuristic. */
   #lifetime(): number {
-    if (this.#maxAge !== -1) return Number.isNaN(this.#maxAge) ? 0 : this.#maxAge;
+    const { maxAge } = this.#directives;
+    if (maxAge !== -1) return Number.isNaN(maxAge) ? 0 : maxAge;
     const dateMs = Number.isNaN(this.#dateMs) ? this.#receivedAtMs : this.#dateMs;
     if (this.#hasExpires) return Number.isNaN(this.#expiresMs) ? 0 : Math.max(0, (this.#expiresMs - dateMs) / 1000);
     const lastModifiedMs = this.#lastModifiedMs;
