@@ -13,7 +13,7 @@
  * The publisher runs as its own process (same machine, same clock: no offset to correct).
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -56,6 +56,22 @@ function body(count: number, variant: number): string {
   }
   return `${lines.join('\n')}\n`;
 }
+
+/**
+ * CPU time (user + system, ms) a process has used so far, from /proc (Linux): the publisher's own
+ * cost per element, which elements per second hide when the machine is the bottleneck. Null elsewhere.
+ */
+function cpuMs(pid: number | undefined): number | null {
+  try {
+    // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th, in clock ticks.
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
+  } catch {
+    return null;
+  }
+}
+/** Linux's USER_HZ, the unit of /proc/<pid>/stat's times (100 on every architecture Node runs on). */
+const CLOCK_TICKS_PER_SECOND = 100;
 
 const percentile = (sorted: readonly number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
 const summary = (samples: number[]) => {
@@ -109,6 +125,7 @@ const pool = new Pool(base, { connections, pipelining: 1 });
 const accepted: Array<{ seq: number; generatedAt: number; sentAt: number; answeredAt: number }> = [];
 let refused = 0;
 const startedAt = Date.now();
+const cpuAtStart = cpuMs(publisher.pid);
 let sent = 0;
 const progress = setInterval(() => process.stderr.write(`\r${((Date.now() - startedAt) / 1000).toFixed(0)} s: ${accepted.length} elements accepted`), 1_000);
 
@@ -136,6 +153,7 @@ await Promise.all(
   }),
 );
 const elapsedMs = Date.now() - startedAt;
+const cpuAtEnd = cpuMs(publisher.pid);
 clearInterval(progress);
 process.stderr.write('\n');
 
@@ -160,6 +178,8 @@ console.log(
       missingAtSubscriber: missing,
       elementsPerSecond: Math.round((accepted.length / elapsedMs) * 1000 * 10) / 10,
       observationsPerSecond: Math.round((accepted.length * observationCount * 1000) / elapsedMs),
+      publisherCpuMsPerElement:
+        cpuAtStart === null || cpuAtEnd === null || accepted.length === 0 ? null : Math.round(((cpuAtEnd - cpuAtStart) / accepted.length) * 100) / 100,
       acceptedToSseMs: summary(acceptToSse),
       postSentToSseMs: summary(postToSse),
       postRoundTripMs: summary(roundTrip),
