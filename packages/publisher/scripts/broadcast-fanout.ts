@@ -16,12 +16,11 @@
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { defaults } from '../src/config/defaults.js';
-import { spawnPublisher, stopProcess } from './spawn-publisher.js';
+import { processCpuMs, spawnPublisher, stopProcess } from './spawn-publisher.js';
 
 const { values } = parseArgs({
   options: {
@@ -72,12 +71,6 @@ interface PhaseResult {
   readonly bytesPerEvent: number;
   readonly subscribersWithGzip: number;
   readonly clientErrors: number;
-}
-
-/** A process's CPU time so far (ms), from /proc/<pid>/stat (utime + stime, in 100 Hz ticks). */
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 async function metric(name: string): Promise<number> {
@@ -147,7 +140,7 @@ async function publisherPhase(publisher: ChildProcess, encoding: 'identity' | 'g
   lastCount = await metric('rdf_stream_broadcast_duration_seconds_count');
   let lastSum = await metric('rdf_stream_broadcast_duration_seconds_sum');
   const before = await report();
-  const cpuBefore = cpuMs(publisher.pid!);
+  const cpuBefore = processCpuMs(publisher.pid!);
   const durations: number[] = [];
   const cpuTimes: number[] = [];
   let lastCpuSum = await metric('rdf_stream_broadcast_cpu_seconds_sum');
@@ -165,7 +158,7 @@ async function publisherPhase(publisher: ChildProcess, encoding: 'identity' | 'g
     lastSum = sum;
     lastCount = count;
   }
-  const cpuAfter = cpuMs(publisher.pid!);
+  const cpuAfter = processCpuMs(publisher.pid!);
   await sleep(500); // the clients read the last element
   const after = await report();
   await closeAll();
@@ -179,7 +172,7 @@ async function rawPhase(frame: Buffer): Promise<PhaseResult> {
     await connect(`http://127.0.0.1:${values['raw-port']}/`, false);
     process.stdout.write(`[raw] ${subscribers} subscribers connected\n`);
     const before = await report();
-    const cpuBefore = cpuMs(server.pid!);
+    const cpuBefore = processCpuMs(server.pid!);
     const durations: number[] = [];
     const cpuTimes: number[] = [];
     for (let index = 0; index < elements; index++) {
@@ -189,7 +182,7 @@ async function rawPhase(frame: Buffer): Promise<PhaseResult> {
       process.stdout.write(`[raw] broadcast to ${result.reached} subscribers in ${result.durationMs.toFixed(1)} ms\n`);
       await sleep(intervalMs);
     }
-    const cpuAfter = cpuMs(server.pid!);
+    const cpuAfter = processCpuMs(server.pid!);
     const after = await report();
     await closeAll();
     return summary('raw', durations, cpuTimes, (cpuAfter - cpuBefore) / durations.length, before, after);

@@ -13,14 +13,14 @@
  * The publisher runs as its own process (same machine, same clock: no offset to correct).
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createParser } from 'eventsource-parser';
 import { Pool } from 'undici';
-import { spawnPublisher, stopProcess } from './spawn-publisher.js';
+import { processCpuMs, spawnPublisher, stopProcess } from './spawn-publisher.js';
 
 const { values } = parseArgs({
   options: {
@@ -58,20 +58,16 @@ function body(count: number, variant: number): string {
 }
 
 /**
- * CPU time (user + system, ms) a process has used so far, from /proc (Linux): the publisher's own
- * cost per element, which elements per second hide when the machine is the bottleneck. Null elsewhere.
+ * The publisher's CPU time so far (ms): its cost per element, which elements per second hide when
+ * the machine is the bottleneck. Null where /proc cannot be read (off Linux).
  */
-function cpuMs(pid: number | undefined): number | null {
+function publisherCpuMs(pid: number | undefined): number | null {
   try {
-    // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th, in clock ticks.
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
+    return processCpuMs(pid ?? Number.NaN);
   } catch {
     return null;
   }
 }
-/** Linux's USER_HZ, the unit of /proc/<pid>/stat's times (100 on every architecture Node runs on). */
-const CLOCK_TICKS_PER_SECOND = 100;
 
 const percentile = (sorted: readonly number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
 const summary = (samples: number[]) => {
@@ -125,7 +121,7 @@ const pool = new Pool(base, { connections, pipelining: 1 });
 const accepted: Array<{ seq: number; generatedAt: number; sentAt: number; answeredAt: number }> = [];
 let refused = 0;
 const startedAt = Date.now();
-const cpuAtStart = cpuMs(publisher.pid);
+const cpuAtStart = publisherCpuMs(publisher.pid);
 let sent = 0;
 const progress = setInterval(() => process.stderr.write(`\r${((Date.now() - startedAt) / 1000).toFixed(0)} s: ${accepted.length} elements accepted`), 1_000);
 
@@ -153,7 +149,7 @@ await Promise.all(
   }),
 );
 const elapsedMs = Date.now() - startedAt;
-const cpuAtEnd = cpuMs(publisher.pid);
+const cpuAtEnd = publisherCpuMs(publisher.pid);
 clearInterval(progress);
 process.stderr.write('\n');
 
