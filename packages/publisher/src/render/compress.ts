@@ -12,6 +12,9 @@ export type EncodedBodies = Readonly<Record<Encoding, Buffer>>;
 /** Above this size, faster settings: large (ingested) elements may arrive many times a second. */
 export const LARGE_BODY_BYTES = 16 * 1024;
 
+/** What a brotli window of 2^bits bytes cannot reference: its last 16 bytes (RFC 7932 §9.1). */
+const BROTLI_WINDOW_GAP_BYTES = 16;
+
 /**
  * Brotli's sliding window for a body of `bytes`, as log2 of its size: the smallest that holds
  * the whole body (a window is 2^bits − 16 bytes), within brotli's 10–22 (its default, 4 MiB,
@@ -24,9 +27,6 @@ export function brotliWindowBits(bytes: number): number {
   const bits = Math.ceil(Math.log2(bytes + BROTLI_WINDOW_GAP_BYTES));
   return Math.min(constants.BROTLI_DEFAULT_WINDOW, Math.max(constants.BROTLI_MIN_WINDOW_BITS, bits));
 }
-
-/** What a brotli window of 2^bits bytes cannot reference: its last 16 bytes (RFC 7932 §9.1). */
-const BROTLI_WINDOW_GAP_BYTES = 16;
 
 /**
  * Compresses a body once (it is served many times), on the libuv thread pool so that
