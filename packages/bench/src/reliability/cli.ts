@@ -8,7 +8,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { Command, Option } from 'commander';
 import { seriesChart } from '../report/charts.js';
-import { type PublisherBuild, repositoryRoot, usePublisherBuild } from './publisher-process.js';
+import { type PublisherBuild, repositoryRoot, usePublisherBuild, usePublisherDiagnostics } from './publisher-process.js';
 import type { ScenarioResult } from './scenario-result.js';
 import { defaultScenarios, type ScenarioName, scenarioNames, scenarios } from './scenarios/index.js';
 
@@ -23,15 +23,30 @@ const program = new Command('reliability')
       .choices(['compiled', 'source'])
       .default('compiled'),
   )
+  .option('--publisher-node-options <options>', "Node's options for every publisher process, e.g. \"--trace-gc\" (diagnostics: they change what is measured)", '')
+  .option('--publisher-log <file>', "append every publisher process's standard output and error to this file")
   .parse();
 
-const options = program.opts<{ scenario: ScenarioName[]; short: boolean; soakMinutes: string; out: string; publisher: PublisherBuild }>();
+const options = program.opts<{
+  scenario: ScenarioName[];
+  short: boolean;
+  soakMinutes: string;
+  out: string;
+  publisher: PublisherBuild;
+  publisherNodeOptions: string;
+  publisherLog?: string;
+}>();
 if (options.publisher === 'compiled') {
   process.stderr.write('== building the publisher (pnpm build: protocol and publisher)\n');
   execFileSync('pnpm', ['--filter', '@rdf-stream/protocol', '--filter', '@rdf-stream/publisher', 'build'], { cwd: repositoryRoot, stdio: ['ignore', 'ignore', 'inherit'] });
 }
 usePublisherBuild(options.publisher);
-const out = resolve(process.env.INIT_CWD ?? process.cwd(), options.out);
+const fromCaller = (file: string) => resolve(process.env.INIT_CWD ?? process.cwd(), file);
+usePublisherDiagnostics({
+  nodeOptions: options.publisherNodeOptions.split(/\s+/).filter((option) => option !== ''),
+  logFile: options.publisherLog === undefined ? undefined : fromCaller(options.publisherLog),
+});
+const out = fromCaller(options.out);
 mkdirSync(dirname(out), { recursive: true });
 const results: ScenarioResult[] = [];
 /** No scenario may run for ever: its own duration plus this much (ms). */

@@ -1,8 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { finished } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
 
 export const repositoryRoot = fileURLToPath(new URL('../../../../', import.meta.url));
@@ -20,6 +21,20 @@ let defaultBuild: PublisherBuild = 'source';
 /** Chooses what every `PublisherProcess` started from now on runs. */
 export function usePublisherBuild(build: PublisherBuild): void {
   defaultBuild = build;
+}
+
+/** What every publisher started from now on also gets, to look inside it (docs/reliability.md). */
+export interface PublisherDiagnostics {
+  /** Node's options for the publisher, before its script (e.g. `--trace-gc`). */
+  readonly nodeOptions: readonly string[];
+  /** A file the publishers' standard output and error are appended to, each start headed by a line. */
+  readonly logFile?: string;
+}
+let diagnostics: PublisherDiagnostics = { nodeOptions: [] };
+
+/** Chooses the diagnostics of every `PublisherProcess` started from now on. */
+export function usePublisherDiagnostics(chosen: PublisherDiagnostics): void {
+  diagnostics = chosen;
 }
 
 /** Node's arguments before the publisher's own, per build. */
@@ -48,6 +63,8 @@ export class PublisherProcess {
   readonly url: string;
   #child: ChildProcess | undefined;
   #exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }> | undefined;
+  /** Settles once the last process's output is in the diagnostics log (if any). */
+  #logCopied: Promise<void> = Promise.resolve();
   readonly #options: PublisherProcessOptions;
 
   constructor(options: PublisherProcessOptions) {
@@ -71,6 +88,7 @@ export class PublisherProcess {
     const child = spawn(
       process.execPath,
       [
+        ...diagnostics.nodeOptions,
         ...entryArguments[defaultBuild],
         ...(configYaml === undefined ? [] : ['--config', join(this.dir, 'publisher.yaml')]),
         '--port', String(port),
@@ -81,6 +99,7 @@ export class PublisherProcess {
       { cwd: repositoryRoot, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } },
     );
     this.#child = child;
+    if (diagnostics.logFile !== undefined) this.#logCopied = copyOutput(child, diagnostics.logFile);
     this.#exit = once(child, 'exit').then(([code, signal]) => ({ code: code as number | null, signal: signal as NodeJS.Signals | null }));
     let seen = '';
     child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (seen = (seen + chunk).slice(-4_000)));
@@ -117,6 +136,17 @@ export class PublisherProcess {
 
   async dispose(): Promise<void> {
     if (this.running) await this.stop('SIGKILL');
+    await this.#logCopied;
     rmSync(this.dir, { recursive: true, force: true });
   }
+}
+
+/** Appends the child's output to `file` (after a line naming the process); settles once it has all been written. */
+function copyOutput(child: ChildProcess, file: string): Promise<void> {
+  const log = createWriteStream(file, { flags: 'a' });
+  log.write(`== publisher ${child.pid} started ${new Date().toISOString()}: ${child.spawnargs.slice(1).join(' ')}\n`);
+  child.stdout!.pipe(log, { end: false });
+  child.stderr!.pipe(log, { end: false });
+  child.once('close', () => log.end());
+  return finished(log);
 }
