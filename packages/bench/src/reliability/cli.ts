@@ -42,12 +42,10 @@ if (options.publisher === 'compiled') {
 }
 usePublisherBuild(options.publisher);
 const fromCaller = (file: string) => resolve(process.env.INIT_CWD ?? process.cwd(), file);
-usePublisherDiagnostics({
-  nodeOptions: options.publisherNodeOptions.split(/\s+/).filter((option) => option !== ''),
-  logFile: options.publisherLog === undefined ? undefined : fromCaller(options.publisherLog),
-});
+const publisherLog = options.publisherLog === undefined ? undefined : fromCaller(options.publisherLog);
+usePublisherDiagnostics({ nodeOptions: options.publisherNodeOptions.split(/\s+/).filter((option) => option !== ''), logFile: publisherLog });
 const out = fromCaller(options.out);
-mkdirSync(dirname(out), { recursive: true });
+for (const file of [out, publisherLog]) if (file !== undefined) mkdirSync(dirname(file), { recursive: true });
 const results: ScenarioResult[] = [];
 /** No scenario may run for ever: its own duration plus this much (ms). */
 const SCENARIO_GRACE_MS = 10 * 60_000;
