@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { freePort } from '../../../src/reliability/free-port.js';
-import { PublisherProcess, usePublisherDiagnostics } from '../../../src/reliability/publisher-process.js';
+import { deployedEnvironment, PublisherProcess, repositoryRoot, usePublisherDiagnostics } from '../../../src/reliability/publisher-process.js';
 
 describe('PublisherProcess diagnostics', () => {
   const dir = mkdtempSync(join(tmpdir(), 'publisher-process-test-'));
@@ -27,5 +27,32 @@ describe('PublisherProcess diagnostics', () => {
     // The publisher's own log (standard output) and V8's trace (a 2 MiB young generation collects during start-up).
     expect(log).toContain('"msg":"publishing');
     expect(log).toMatch(/\d+ ms: Scavenge/);
+  });
+});
+
+describe('PublisherProcess environment', () => {
+  it("runs the publisher with the deployed environment, the caller's variables winning", { timeout: 60_000 }, async () => {
+    const inherited = process.env.MALLOC_ARENA_MAX;
+    delete process.env.MALLOC_ARENA_MAX;
+    const asDeployed = new PublisherProcess({ port: await freePort() });
+    const overridden = new PublisherProcess({ port: await freePort(), env: { MALLOC_ARENA_MAX: '8' } });
+    try {
+      await Promise.all([asDeployed.start(), overridden.start()]);
+      const environment = (pid: number) => readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+      expect(environment(asDeployed.pid)).toContain('MALLOC_ARENA_MAX=2');
+      expect(environment(overridden.pid)).toContain('MALLOC_ARENA_MAX=8');
+    } finally {
+      if (inherited !== undefined) process.env.MALLOC_ARENA_MAX = inherited;
+      await Promise.all([asDeployed.dispose(), overridden.dispose()]);
+    }
+  });
+
+  it('is the environment the Docker image sets', () => {
+    const dockerfile = readFileSync(join(repositoryRoot, 'docker/Dockerfile'), 'utf8');
+    // The runtime stage is the last FROM; its ENV instructions, continuation lines joined.
+    const runtime = dockerfile.slice(dockerfile.lastIndexOf('\nFROM ')).replace(/\\\n\s*/g, ' ');
+    const set = [...runtime.matchAll(/^ENV (.+)$/gm)].flatMap(([, pairs]) => pairs!.trim().split(/\s+/));
+    expect(Object.keys(deployedEnvironment).length).toBeGreaterThan(0);
+    for (const [name, value] of Object.entries(deployedEnvironment)) expect(set).toContain(`${name}=${value}`);
   });
 });
