@@ -33,17 +33,23 @@ describe('PublisherProcess diagnostics', () => {
 describe('PublisherProcess environment', () => {
   it("runs the publisher with the deployed environment, the caller's variables winning", { timeout: 60_000 }, async () => {
     const inherited = process.env.MALLOC_ARENA_MAX;
-    delete process.env.MALLOC_ARENA_MAX;
+    const environment = (publisher: PublisherProcess) => readFileSync(`/proc/${publisher.pid}/environ`, 'utf8').split('\0');
     const asDeployed = new PublisherProcess({ port: await freePort() });
-    const overridden = new PublisherProcess({ port: await freePort(), env: { MALLOC_ARENA_MAX: '8' } });
+    const fromShell = new PublisherProcess({ port: await freePort() });
+    const fromOptions = new PublisherProcess({ port: await freePort(), env: { MALLOC_ARENA_MAX: '8' } });
     try {
-      await Promise.all([asDeployed.start(), overridden.start()]);
-      const environment = (pid: number) => readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
-      expect(environment(asDeployed.pid)).toContain('MALLOC_ARENA_MAX=2');
-      expect(environment(overridden.pid)).toContain('MALLOC_ARENA_MAX=8');
+      delete process.env.MALLOC_ARENA_MAX;
+      await Promise.all([asDeployed.start(), fromOptions.start()]);
+      expect(environment(asDeployed)).toContain('MALLOC_ARENA_MAX=2');
+      expect(environment(fromOptions)).toContain('MALLOC_ARENA_MAX=8');
+      // `MALLOC_ARENA_MAX=4 pnpm test:reliability ...`
+      process.env.MALLOC_ARENA_MAX = '4';
+      await fromShell.start();
+      expect(environment(fromShell)).toContain('MALLOC_ARENA_MAX=4');
     } finally {
-      if (inherited !== undefined) process.env.MALLOC_ARENA_MAX = inherited;
-      await Promise.all([asDeployed.dispose(), overridden.dispose()]);
+      if (inherited === undefined) delete process.env.MALLOC_ARENA_MAX;
+      else process.env.MALLOC_ARENA_MAX = inherited;
+      await Promise.all([asDeployed.dispose(), fromShell.dispose(), fromOptions.dispose()]);
     }
   });
 
