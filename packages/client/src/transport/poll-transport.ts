@@ -37,15 +37,8 @@ async function* latestTransport(latestUrl: string, session: LatestSession, forma
   while (!signal?.aborted) {
     let waitMs: number;
     try {
-      const response = await fetchImpl(latestUrl, { headers: session.requesting(), signal: signal ?? null });
-      const answer = session.answered(response.status, Object.fromEntries(response.headers));
-      if (answer.kind === 'refused') throw await refusal(response, latestUrl);
-      if (answer.kind === 'retry') {
-        await response.body?.cancel();
-        throw new RetryableHttpError(response.status, answer.retryAfterMs);
-      }
-      if (answer.kind === 'element') yield { type: 'element', text: await response.text(), format, receivedAt: Date.now() };
-      else await response.body?.cancel();
+      const text = await ask(latestUrl, session, fetchImpl, signal);
+      if (text !== undefined) yield { type: 'element', text, format, receivedAt: Date.now() };
       waitMs = session.nextDelay(Date.now());
     } catch (error) {
       if (signal?.aborted) return;
@@ -59,4 +52,26 @@ async function* latestTransport(latestUrl: string, session: LatestSession, forma
       if (!(await delay(session.nextDelay(Date.now()), signal))) return;
     }
   }
+}
+
+/**
+ * One request of `/latest` and what its answer means: the new element's text, or `undefined`
+ * when nothing is new. Throws `SubscriptionError` on a refusal and `RetryableHttpError` on a
+ * status worth retrying. A function of its own so that the `Response` (headers, body stream) is
+ * not kept while the transport waits for the next request: a suspended generator keeps its
+ * locals, and a fleet of pollers (the benchmark's, the reliability scenarios') would each keep
+ * their last answer for as long as its cached copy stays fresh, for the garbage collector to
+ * copy and promote.
+ */
+async function ask(latestUrl: string, session: LatestSession, fetchImpl: typeof fetch, signal: AbortSignal | undefined): Promise<string | undefined> {
+  const response = await fetchImpl(latestUrl, { headers: session.requesting(), signal: signal ?? null });
+  const answer = session.answered(response.status, Object.fromEntries(response.headers));
+  if (answer.kind === 'refused') throw await refusal(response, latestUrl);
+  if (answer.kind === 'retry') {
+    await response.body?.cancel();
+    throw new RetryableHttpError(response.status, answer.retryAfterMs);
+  }
+  if (answer.kind === 'element') return await response.text();
+  await response.body?.cancel();
+  return undefined;
 }

@@ -1,3 +1,5 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { PollHints } from '../../../src/transport/poll-schedule.js';
 import { pollTransport } from '../../../src/transport/poll-transport.js';
@@ -106,5 +108,48 @@ describe('pollTransport, smart, on an irregular stream', () => {
     expect(requests).toEqual([0, 2_000, 4_000, 6_000]);
     expect(elements).toEqual(['element "a"', 'element "b"']);
     expect(stats).toMatchObject({ requests: 4, notModified: 2, elements: 2 });
+  });
+});
+
+describe('pollTransport, while it waits', () => {
+  it('keeps nothing of the last answer: its Response can be collected before the next request', async () => {
+    vi.useRealTimers();
+    // A full collection on demand (as `node --expose-gc` gives it), to see what is still reachable.
+    setFlagsFromString('--expose-gc');
+    const collectGarbage = runInNewContext('gc') as () => void;
+    const answers: Array<WeakRef<Response>> = [];
+    const fetchImpl: typeof fetch = async () => {
+      const response = new Response('element 1', { status: 200, headers: { etag: '"a"', 'cache-control': 'max-age=60', 'content-type': 'text/turtle' } });
+      answers.push(new WeakRef(response));
+      return response;
+    };
+    const stop = new AbortController();
+    // The fixed strategy with a fresh cached answer: the transport waits a minute before asking again.
+    const transport = pollTransport('http://publisher.test/streams/s/latest', {
+      format: 'turtle',
+      strategy: 'fixed',
+      pollIntervalMs: 60_000,
+      jitterMs: 0,
+      minPollIntervalMs: 100,
+      backoff: { initialDelayMs: 1_000, maxDelayMs: 30_000 },
+      stats: emptyStats(),
+      signal: stop.signal,
+      fetch: fetchImpl,
+    });
+    const first = await transport.next();
+    expect(first.value).toMatchObject({ type: 'element', text: 'element 1' });
+    // Resumed, the transport runs until it waits for the next request (the delay's timer).
+    const next = transport.next();
+    let kept: unknown[];
+    try {
+      // A WeakRef's target stays alive until the job that made it ends: collect in a later one.
+      await new Promise((resolve) => setImmediate(resolve));
+      collectGarbage();
+      kept = answers.map((answer) => answer.deref());
+    } finally {
+      stop.abort();
+    }
+    expect(await next).toEqual({ done: true, value: undefined });
+    expect(kept).toEqual([undefined]);
   });
 });
