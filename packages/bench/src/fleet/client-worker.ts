@@ -20,16 +20,15 @@ import {
   type TransportStats,
   transportDefaults,
 } from '@rdf-stream/client';
+import { countFailure, type Fleet, pollingClient, type PollingClientOptions } from './polling-client.js';
 import { type FleetClient, UpdateRecorder } from './update-recorder.js';
 import type { WorkerJob, WorkerProgress, WorkerReady, WorkerReport } from './worker-protocol.js';
 
 /** What the sessions count (requests, 304s, reconnections), for all clients of this worker. */
 const stats: TransportStats = emptyStats();
-const counters = { errors: 0, timeouts: 0, connected: 0 };
-/** The updates this worker's clients got, and their latencies (set up by the job). */
-let updates = new UpdateRecorder(Number.POSITIVE_INFINITY, 0);
+const fleet: Fleet = { updates: new UpdateRecorder(Number.POSITIVE_INFINITY, 0), counters: { errors: 0, timeouts: 0, connected: 0 }, stopping: false };
+const { counters } = fleet;
 const clients: FleetClient[] = [];
-let stopping = false;
 
 /**
  * One connection pool per source address; each polling client has at most one request in flight.
@@ -49,16 +48,6 @@ function poolFor(job: WorkerJob, url: URL, localAddress: string): Pool {
   return pool;
 }
 
-/** Counts a request that failed without an answer (a timeout, a lost connection). */
-function countFailure(error: unknown): void {
-  if (stopping) return;
-  counters.errors++;
-  const code = (error as NodeJS.ErrnoException).code;
-  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') counters.timeouts++;
-}
-
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 /** What every smart poller of this worker knows of the stream: its interval and the clock offset (read once). */
 let streamFacts: Promise<Pick<PollHints, 'expectedIntervalMs' | 'clockOffsetMs'>> | undefined;
 function readStreamFacts(job: WorkerJob) {
@@ -66,45 +55,6 @@ function readStreamFacts(job: WorkerJob) {
     ([descriptor, offset]) => ({ expectedIntervalMs: descriptor?.expectedIntervalMs ?? null, clockOffsetMs: offset?.offsetMs ?? 0 }),
   );
   return streamFacts;
-}
-
-/**
- * Polls and long-polls drive the client library's sessions (`PollSession`, `LongPollSession`:
- * its cache, schedule and backoff, with its defaults) over undici's `Pool.request`, which costs
- * less CPU per request than `fetch` (thousands of clients share the two cores with the
- * publisher). A 4xx ends the client, as it ends a subscription.
- */
-async function pollingClient(job: WorkerJob, client: FleetClient, localAddress: string, session: LatestSession, hints?: PollHints) {
-  const url = new URL(`${job.streamUrl}/latest`);
-  const pool = poolFor(job, url, localAddress);
-  counters.connected++;
-  while (!stopping) {
-    let waitMs: number;
-    try {
-      // A request the publisher may hold gets that much longer.
-      const timeoutMs = job.requestTimeoutMs + session.holdMs;
-      const response = await pool.request({ path: url.pathname, method: 'GET', headers: session.requesting(), headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
-      const answer = session.answered(response.statusCode, response.headers);
-      if (answer.kind === 'element' || answer.kind === 'unchanged') client.connectedAt ??= Date.now();
-      if (answer.kind === 'element') {
-        const stamp = updates.record(client, await response.body.text(), Date.now());
-        if (hints !== undefined && stamp !== undefined) hints.generatedAtMs = stamp.generatedAtMs;
-      } else await response.body.dump();
-      if (answer.kind === 'refused') {
-        counters.errors++;
-        return;
-      }
-      if (answer.kind === 'retry') {
-        counters.errors++;
-        waitMs = session.failed(answer.retryAfterMs);
-      } else waitMs = session.nextDelay(Date.now());
-    } catch (error) {
-      countFailure(error);
-      waitMs = session.failed();
-    }
-    if (waitMs > 0) await pause(waitMs);
-    while (session.fresh && !stopping) await pause(session.nextDelay(Date.now()));
-  }
 }
 
 /**
@@ -127,12 +77,18 @@ async function pollClient(job: WorkerJob, client: FleetClient, localAddress: str
     backoff,
     stats,
   });
-  await pollingClient(job, client, localAddress, session, hints);
+  await pollingClient(fleet, client, latestOptions(job, localAddress, session, hints));
 }
 
 async function longPollClient(job: WorkerJob, client: FleetClient, localAddress: string) {
   const session = new LongPollSession({ format: 'turtle', waitSeconds: transportDefaults.longPollWaitSeconds, backoff: transportDefaults.backoff, stats });
-  await pollingClient(job, client, localAddress, session);
+  await pollingClient(fleet, client, latestOptions(job, localAddress, session));
+}
+
+/** Where a poller or long-poller asks: `/latest` over its source address's pool. */
+function latestOptions(job: WorkerJob, localAddress: string, session: LatestSession, hints?: PollHints): PollingClientOptions {
+  const url = new URL(`${job.streamUrl}/latest`);
+  return { dispatcher: poolFor(job, url, localAddress), path: url.pathname, requestTimeoutMs: job.requestTimeoutMs, session, hints };
 }
 
 /**
@@ -144,7 +100,7 @@ function sseClient(job: WorkerJob, client: FleetClient, localAddress: string): P
   return new Promise((resolve) => {
     const { backoff, maxEventBytes } = transportDefaults;
     const session = new SseSession({ format: 'turtle', backoff, maxEventBytes, stats }, (event) => {
-      if (event.type === 'element') updates.record(client, event.text, event.receivedAt);
+      if (event.type === 'element') fleet.updates.record(client, event.text, event.receivedAt);
     });
     const url = new URL(`${job.streamUrl}/events?format=turtle`);
     // A source address is bound only when the fleet spreads over several: bind() with an
@@ -152,7 +108,7 @@ function sseClient(job: WorkerJob, client: FleetClient, localAddress: string): P
     // connections quadratic and stalled this worker for seconds during the ramp.
     const source = job.localAddresses.length > 1 ? { localAddress } : {};
     const connect = () => {
-      if (stopping) {
+      if (fleet.stopping) {
         resolve();
         return;
       }
@@ -160,7 +116,7 @@ function sseClient(job: WorkerJob, client: FleetClient, localAddress: string): P
       const end = (failure?: string, refused = false) => {
         if (ended) return;
         ended = true;
-        if (stopping || refused) resolve();
+        if (fleet.stopping || refused) resolve();
         else setTimeout(connect, session.reconnect(failure));
       };
       const headers = session.connecting();
@@ -188,7 +144,7 @@ function sseClient(job: WorkerJob, client: FleetClient, localAddress: string): P
         });
       });
       req.on('error', (error) => {
-        countFailure(error);
+        countFailure(fleet, error);
         end(error.message);
       });
       req.end();
@@ -202,13 +158,13 @@ const stopConnections: Array<() => void> = [];
 
 process.on('message', (message: WorkerJob | 'stop') => {
   if (message === 'stop') {
-    stopping = true;
+    fleet.stopping = true;
     for (const stop of stopConnections) stop();
     for (const pool of pools.values()) void pool.destroy();
     const report: WorkerReport = {
       type: 'report',
-      elements: updates.elements(),
-      samples: updates.samples,
+      elements: fleet.updates.elements(),
+      samples: fleet.updates.samples,
       clients,
       requests: stats.requests,
       notModified: stats.notModified,
@@ -220,20 +176,20 @@ process.on('message', (message: WorkerJob | 'stop') => {
     return;
   }
   const job = message;
-  updates = new UpdateRecorder(job.measureFromMs, job.sampleRate);
+  fleet.updates = new UpdateRecorder(job.measureFromMs, job.sampleRate);
   const run = job.mode === 'poll' ? pollClient : job.mode === 'long-poll' ? longPollClient : sseClient;
   for (let index = 0; index < job.clients; index++) {
     const fleetIndex = job.firstClient + index;
     const delayMs = (fleetIndex / Math.max(1, job.totalClients)) * job.rampMs;
     setTimeout(() => {
-      if (stopping) return;
+      if (fleet.stopping) return;
       const client: FleetClient = { connectedAt: undefined, seqs: [] };
       clients.push(client);
       void run(job, client, job.localAddresses[fleetIndex % job.localAddresses.length] ?? '127.0.0.1');
     }, delayMs);
   }
   setInterval(() => {
-    const progress: WorkerProgress = { type: 'progress', connected: counters.connected, updates: updates.updates };
+    const progress: WorkerProgress = { type: 'progress', connected: counters.connected, updates: fleet.updates.updates };
     process.send?.(progress);
   }, 1000).unref();
 });

@@ -1,0 +1,93 @@
+import type { LatestSession, PollHints } from '@rdf-stream/client';
+import type { Dispatcher } from 'undici';
+import type { FleetClient, UpdateRecorder } from './update-recorder.js';
+
+/** What a worker's clients share: where their updates go, what failed, and whether the run is over. */
+export interface Fleet {
+  /** The updates the clients got, and their latencies (replaced when the job comes). */
+  updates: UpdateRecorder;
+  readonly counters: { errors: number; timeouts: number; connected: number };
+  /** Set when the benchmark stops the fleet: clients stop asking, failures no longer count. */
+  stopping: boolean;
+}
+
+/** One poller or long-poller of `/latest`: the session that decides, and where it asks. */
+export interface PollingClientOptions {
+  /** A connection pool to the publisher (undici's `Pool` in the fleet). */
+  readonly dispatcher: Pick<Dispatcher, 'request'>;
+  /** The path of `/latest`. */
+  readonly path: string;
+  /** Longest wait for an answer's headers, and for its body (ms); a held request gets `session.holdMs` more. */
+  readonly requestTimeoutMs: number;
+  readonly session: LatestSession;
+  /** The smart strategy's hints: the newest element's generation time is written here. */
+  readonly hints?: PollHints;
+}
+
+/** Counts a request that failed without an answer (a timeout, a lost connection). */
+export function countFailure(fleet: Fleet, error: unknown): void {
+  if (fleet.stopping) return;
+  fleet.counters.errors++;
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') fleet.counters.timeouts++;
+}
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Polls or long-polls until the fleet stops, as the client library's session (`PollSession`,
+ * `LongPollSession`: its cache, schedule and backoff) decides, over undici's `request`, which
+ * costs less CPU per request than `fetch` (thousands of clients share the two cores with the
+ * publisher). A refusal (4xx) ends the client, as it ends a subscription.
+ */
+export async function pollingClient(fleet: Fleet, client: FleetClient, options: PollingClientOptions): Promise<void> {
+  const { session } = options;
+  fleet.counters.connected++;
+  while (!fleet.stopping) {
+    const waitMs = await ask(fleet, client, options);
+    if (waitMs === undefined) return;
+    if (waitMs > 0) await pause(waitMs);
+    while (session.fresh && !fleet.stopping) await pause(session.nextDelay(Date.now()));
+  }
+}
+
+/**
+ * One request and what its answer means: the wait before the next request, or `undefined` when
+ * the publisher refused the client. A function of its own so that nothing of the answer (undici's
+ * body stream, its listeners, the text, the headers) stays reachable from a poller while it
+ * waits: a suspended async function keeps its locals, and 8 000 pollers each keeping their last
+ * answer for the seconds their cached copy stays fresh made every scavenge copy and promote
+ * them (the fleet's garbage collection cost half as much again as the hand-written clients').
+ */
+async function ask(fleet: Fleet, client: FleetClient, options: PollingClientOptions): Promise<number | undefined> {
+  const { session, hints } = options;
+  try {
+    // A request the publisher may hold gets that much longer.
+    const timeoutMs = options.requestTimeoutMs + session.holdMs;
+    const response = await options.dispatcher.request({
+      path: options.path,
+      method: 'GET',
+      headers: session.requesting(),
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+    });
+    const answer = session.answered(response.statusCode, response.headers);
+    if (answer.kind === 'element' || answer.kind === 'unchanged') client.connectedAt ??= Date.now();
+    if (answer.kind === 'element') {
+      const stamp = fleet.updates.record(client, await response.body.text(), Date.now());
+      if (hints !== undefined && stamp !== undefined) hints.generatedAtMs = stamp.generatedAtMs;
+    } else await response.body.dump();
+    if (answer.kind === 'refused') {
+      fleet.counters.errors++;
+      return undefined;
+    }
+    if (answer.kind === 'retry') {
+      fleet.counters.errors++;
+      return session.failed(answer.retryAfterMs);
+    }
+    return session.nextDelay(Date.now());
+  } catch (error) {
+    countFailure(fleet, error);
+    return session.failed();
+  }
+}
