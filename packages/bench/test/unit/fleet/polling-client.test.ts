@@ -37,11 +37,11 @@ afterEach(async () => {
   for (const close of opened.splice(0)) await close();
 });
 
-/** A fixed poller (the study's client) asking every `pollIntervalMs`, counting into `fleet`. */
-function poller(pollIntervalMs: number) {
+/** A fixed poller (the study's client) asking again 1 ms after each answer, counting into `fleet`. */
+function poller() {
   const stats = emptyStats();
   const { jitterMs, minPollIntervalMs, backoff } = transportDefaults;
-  const session = new PollSession({ format: 'turtle', strategy: 'fixed', pollIntervalMs, jitterMs, minPollIntervalMs, backoff, stats });
+  const session = new PollSession({ format: 'turtle', strategy: 'fixed', pollIntervalMs: 1, jitterMs, minPollIntervalMs, backoff, stats });
   const fleet: Fleet = { updates: new UpdateRecorder(0, 0), counters: { errors: 0, timeouts: 0, connected: 0 }, stopping: false };
   const client: FleetClient = { connectedAt: undefined, seqs: [] };
   return { session, stats, fleet, client };
@@ -62,7 +62,7 @@ describe('pollingClient', () => {
       answer(200, { ...turtle, etag: '"2"' }, () => element(2)),
       answer(404, { 'content-type': 'application/problem+json' }, () => '{"code":"stream-not-found"}'),
     ]);
-    const { session, stats, fleet, client } = poller(1);
+    const { session, stats, fleet, client } = poller();
     await pollingClient(fleet, client, { dispatcher: pool, path: '/streams/s/latest', requestTimeoutMs: 5_000, session });
     // Element 1 is the state the poller found (not an update); element 2 is recorded once.
     expect(client.seqs).toEqual([2]);
@@ -96,7 +96,7 @@ describe('pollingClient', () => {
         return response;
       },
     } as Pick<Dispatcher, 'request'>;
-    const { session, stats, fleet, client } = poller(1);
+    const { session, stats, fleet, client } = poller();
     const polling = pollingClient(fleet, client, { dispatcher: watched, path: '/streams/s/latest', requestTimeoutMs: 5_000, session });
     let kept: unknown[];
     try {
@@ -104,7 +104,7 @@ describe('pollingClient', () => {
       // A WeakRef's target stays alive until the job that made it ends: collect in a later one.
       await new Promise((resolve) => setImmediate(resolve));
       collectGarbage();
-      kept = answers.map((answer) => answer.deref());
+      kept = answers.map((ref) => ref.deref());
     } finally {
       refuse();
       await polling;
