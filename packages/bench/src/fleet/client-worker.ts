@@ -29,6 +29,8 @@ const stats: TransportStats = emptyStats();
 const fleet: Fleet = { updates: new UpdateRecorder(Number.POSITIVE_INFINITY, 0), counters: { errors: 0, timeouts: 0, connected: 0 }, stopping: false };
 const { counters } = fleet;
 const clients: FleetClient[] = [];
+/** This process's CPU usage when the job came: the report gives what the clients used since. */
+let cpuAtJob: NodeJS.CpuUsage | undefined;
 
 /**
  * One connection pool per source address; each polling client has at most one request in flight.
@@ -161,6 +163,7 @@ process.on('message', (message: WorkerJob | 'stop') => {
     fleet.stopping = true;
     for (const stop of stopConnections) stop();
     for (const pool of pools.values()) void pool.destroy();
+    const cpu = process.cpuUsage(cpuAtJob);
     const report: WorkerReport = {
       type: 'report',
       elements: fleet.updates.elements(),
@@ -171,11 +174,13 @@ process.on('message', (message: WorkerJob | 'stop') => {
       errors: counters.errors,
       timeouts: counters.timeouts,
       reconnects: stats.reconnects,
+      cpuSeconds: (cpu.user + cpu.system) / 1e6,
     };
     process.send?.(report, () => process.exit(0));
     return;
   }
   const job = message;
+  cpuAtJob = process.cpuUsage();
   fleet.updates = new UpdateRecorder(job.measureFromMs, job.sampleRate);
   const run = job.mode === 'poll' ? pollClient : job.mode === 'long-poll' ? longPollClient : sseClient;
   for (let index = 0; index < job.clients; index++) {

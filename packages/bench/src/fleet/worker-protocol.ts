@@ -48,4 +48,6 @@ export interface WorkerReport {
   readonly errors: number;
   readonly timeouts: number;
   readonly reconnects: number;
+  /** CPU time (user + system) this worker used from its job to the stop, in seconds. */
+  readonly cpuSeconds: number;
 }

@@ -54,6 +54,7 @@ export const SummarySchema = Type.Object({
         Type.Null(),
       ]),
       serverCpuMilli: Type.Union([meanMax, Type.Null()]),
+      fleetCpuSeconds: Type.Number({ minimum: 0 }),
       serverRssMiB: Type.Union([meanMax, Type.Null()]),
       timeline: Type.Array(Type.Object({ seconds: count, connected: count, updates: count })),
     }),

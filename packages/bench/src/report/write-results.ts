@@ -42,7 +42,7 @@ export async function writeResults(
 
 /** The table printed at the end. */
 export function resultTable(runs: readonly RunSummary[]): string {
-  const header = ['mode', 'clients', 'connected', 'received/expected', 'missed', 'errors', 'p50 ms', 'p99 ms', 'max ms', 'warm-up', 'server mCPU', 'µs CPU/update', 'server MiB', 'steal %', 'listen overflows'];
+  const header = ['mode', 'clients', 'connected', 'received/expected', 'missed', 'errors', 'p50 ms', 'p99 ms', 'max ms', 'warm-up', 'server mCPU', 'µs CPU/update', 'server MiB', 'fleet CPU s', 'steal %', 'listen overflows'];
   const rows = runs.map((run) => [
     runLabel(run),
     String(run.clients),
@@ -57,6 +57,7 @@ export function resultTable(runs: readonly RunSummary[]): string {
     run.serverCpuMilli ? `${run.serverCpuMilli.mean} (max ${run.serverCpuMilli.max})` : '-',
     String(run.serverCpuMicrosPerUpdate ?? '-'),
     run.serverRssMiB ? `${run.serverRssMiB.mean} (max ${run.serverRssMiB.max})` : '-',
+    String(run.fleetCpuSeconds),
     run.stealPercent === null ? '-' : `${run.stealPercent}${run.stealPercent > STEAL_WARNING_PERCENT ? ' (!)' : ''}`,
     String(run.listenOverflows ?? '-'),
   ]);

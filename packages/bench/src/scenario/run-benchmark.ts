@@ -42,6 +42,8 @@ export interface RunSummary {
   /** One update on the wire, read from `/latest` after the run; null when it could not be read. */
   readonly elementBytes: ElementBytes | null;
   readonly serverCpuMilli: ResourceSummary['cpuMilli'] | null;
+  /** CPU time the client fleet's worker processes used from the start of the ramp to the end of the run (s). */
+  readonly fleetCpuSeconds: number;
   readonly serverRssMiB: ResourceSummary['rssMiB'] | null;
   readonly proxy: BenchOptions['proxy'];
   readonly pollStrategy?: BenchOptions['pollStrategy'];
@@ -273,6 +275,7 @@ function summarise(run: {
     listenDrops: run.system.listen.listenDrops,
     elementBytes: run.elementBytes,
     serverCpuMilli: run.resources?.cpuMilli ?? null,
+    fleetCpuSeconds: Math.round(reports.reduce((total, report) => total + report.cpuSeconds, 0) * 100) / 100,
     serverRssMiB: run.resources?.rssMiB ?? null,
     proxy: mode === 'sse' ? 'none' : options.proxy,
     ...(mode === 'poll' ? { pollStrategy: options.pollStrategy } : {}),

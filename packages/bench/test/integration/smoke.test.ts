@@ -48,6 +48,7 @@ describe('pnpm bench (smoke run: a few seconds, 200 clients per mode)', () => {
         errors: number;
         serverCpuMilli: unknown;
         serverCpuMicrosPerUpdate: number | null;
+        fleetCpuSeconds: number;
         stealPercent: number | null;
         listenOverflows: number | null;
         perElement: Array<{ received: number; warmup: boolean }>;
@@ -61,6 +62,7 @@ describe('pnpm bench (smoke run: a few seconds, 200 clients per mode)', () => {
       expect(r.errors).toBe(0);
       expect(r.serverCpuMilli).not.toBeNull();
       expect(r.serverCpuMicrosPerUpdate).toBeGreaterThan(0);
+      expect(r.fleetCpuSeconds).toBeGreaterThan(0);
       expect(r.stealPercent).not.toBeNull();
       expect(r.listenOverflows).not.toBeNull();
       // Every update received is in the per-element table, warm-up or measured.
