@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,11 +13,21 @@ export interface Chromium {
   close(): Promise<void>;
 }
 
-/** Debian's chromium, headless, with a fresh profile (never a downloaded browser). */
+/**
+ * Debian's chromium, headless, with a fresh profile (never a downloaded browser). A machine
+ * without it fails the suite with what to do, rather than skipping the page's tests.
+ */
 export async function launchChromium(): Promise<Chromium> {
+  const executablePath = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
+  if (!existsSync(executablePath)) {
+    throw new Error(
+      `the live page's tests need Chromium at ${executablePath} (CHROMIUM_PATH): run scripts/test-prerequisites.sh, ` +
+        `or install Debian's package (apt-get install -y chromium)`,
+    );
+  }
   const profile = mkdtempSync(join(tmpdir(), 'dashboard-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
-    executablePath: process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium',
+    executablePath,
     headless: true,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
     viewport: { width: 1280, height: 1600 },
