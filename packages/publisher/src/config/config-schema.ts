@@ -13,17 +13,21 @@ const integer = (minimum: number, maximum: number, description: string) =>
 export const ConfigSchema = Type.Object(
   {
     host: Type.String({ minLength: 1, description: 'Address to listen on' }),
-    port: integer(0, 65_535, 'TCP port to listen on (0 picks a free port)'),
+    port: integer(0, 65_535, 'TCP port to listen on (0 picks a free port, which the derived base URL then names)'),
     workers: integer(1, 64, 'HTTP worker processes sharing the port (node:cluster); each holds its own subscribers'),
     baseUrl: Type.Optional(
       Type.String({
         pattern: '^https?://[^\\s/?#]+(/[^\\s?#]*)?$',
-        description: 'Public base URL used in IRIs and links (default http://HOST:PORT)',
+        description: 'Public base URL used in IRIs and links (default http://HOST:PORT, with the port actually bound)',
       }),
     ),
     logLevel: Type.Union(
       ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
       { description: 'Log level' },
+    ),
+    logFormat: Type.Union(
+      ['auto', 'pretty', 'json'].map((format) => Type.Literal(format)),
+      { description: 'Log lines: pretty (readable), json (one object a line), or auto (pretty when stdout is a terminal)' },
     ),
     streamId: Type.String({ pattern: STREAM_ID.source, description: 'Id of the demo stream' }),
     streamTitle: Type.String({ minLength: 1, maxLength: 200, description: 'Title of the demo stream' }),
@@ -37,7 +41,10 @@ export const ConfigSchema = Type.Object(
     log: Type.Union([Type.Literal('file'), Type.Literal('memory')], {
       description: 'Where streams are kept: file (durable, under --data-dir) or memory (lost at exit)',
     }),
-    dataDir: Type.String({ minLength: 1, description: 'Directory of the durable logs (one folder per stream)' }),
+    dataDir: Type.String({
+      minLength: 1,
+      description: "Directory of the durable logs (one folder per stream); in a configuration file, relative to the file's folder",
+    }),
     retainedElements: integer(1, 100_000_000, "Elements a stream's log keeps at least (count)"),
     retainedSeconds: integer(0, 3_153_600_000, "Age limit of a stream's log in seconds (0: none)"),
     pageElements: integer(1, 100_000, 'Elements per history page and log segment (count), fixed when a log is created'),
@@ -105,6 +112,8 @@ export const ConfigSchema = Type.Object(
 
 export type PublisherConfig = Readonly<Static<typeof ConfigSchema>> & {
   readonly baseUrl: string;
+  /** True when no base URL was configured: it is `http://HOST:PORT` and follows the port actually bound (`--port 0`). */
+  readonly baseUrlFollowsPort?: boolean;
   /**
    * The streams to serve: those of the configuration file's `streams`, or else the demo stream
    * built from `streamId`, `streamTitle`, `intervalSeconds`, `facilities` and `seed`.
@@ -115,6 +124,32 @@ export type PublisherConfig = Readonly<Static<typeof ConfigSchema>> & {
 /** CLI flags that differ from the kebab-case of their property. */
 export const flagAliases: Readonly<Record<string, keyof typeof defaults>> = {
   interval: 'intervalSeconds',
+};
+
+type OptionKey = keyof typeof ConfigSchema.properties;
+
+/** The headings `--help` and docs/configuration.md list the options under, every option in one. */
+export const optionGroups: Readonly<Record<string, readonly OptionKey[]>> = {
+  Server: ['host', 'port', 'workers', 'baseUrl', 'corsIngestOrigins', 'listenBacklog', 'keepAliveTimeoutMs', 'headersTimeoutMs', 'requestTimeoutMs', 'shutdownTimeoutMs', 'shutdownRetryJitterMs'],
+  'Log output': ['logLevel', 'logFormat'],
+  'Demo stream': ['streamId', 'streamTitle', 'intervalSeconds', 'facilities', 'seed'],
+  'Stream logs': ['log', 'dataDir', 'retainedElements', 'retainedSeconds', 'pageElements', 'logSyncIntervalMs', 'logMaxPendingBytes', 'logCacheBytes', 'historyCacheBytes', 'logRetentionIntervalMs'],
+  'SSE and notifications': [
+    'catchUpBatchElements',
+    'heartbeatMs',
+    'sseRetryMs',
+    'maxSubscribers',
+    'maxSubscriberQueueBytes',
+    'subscriberStallTimeoutMs',
+    'broadcastBatchSize',
+    'maxNotificationChannels',
+    'notificationChannelTtlSeconds',
+    'notificationSubscriptionMaxBodyBytes',
+  ],
+  'Polling limits': ['maxLongPollWaiters', 'maxLongPollWaitSeconds', 'microCacheSeconds', 'negotiationCacheEntries'],
+  Ingest: ['ingestMaxBodyBytes', 'ingestMaxTriples', 'ingestMaxLiteralChars', 'ingestMaxIriChars', 'ingestMaxJsonDepth', 'ingestMaxPendingValidations', 'idempotencyKeysRetained', 'idempotencyKeyTtlSeconds'],
+  Sources: ['webApiMaxBodyBytes', 'mqttMaxPayloadBytes', 'replayMaxFileBytes', 'sourceRetryInitialMs', 'sourceRetryMaxMs', 'mqttReconnectMs', 'mqttConnectTimeoutMs'],
+  'Load shedding': ['maxEventLoopTurnMs', 'shedHoldMs', 'maxEventLoopDelayMs', 'maxHeapUsedBytes', 'maxRssBytes', 'pressureRetryAfterSeconds'],
 };
 
 export { defaults };

@@ -8,6 +8,8 @@ export const defaults = Object.freeze({
   workers: 1,
   port: 8080,
   logLevel: 'info',
+  /** `auto`: readable lines on a terminal, JSON lines when stdout is a pipe or a file. */
+  logFormat: 'auto',
 
   streamId: 'parking',
   streamTitle: 'Park-and-ride facilities: available spaces',
@@ -19,7 +21,7 @@ export const defaults = Object.freeze({
 
   /** `file`: every stream's log on disk under `dataDir`; `memory`: lost at exit (tests, demos). */
   log: 'file',
-  /** Where the logs live (one folder per stream), relative to the working directory. */
+  /** Where the logs live (one folder per stream), relative to the working directory (or to the configuration file that sets it). */
   dataDir: 'data',
   /** Elements a stream's log keeps at least (count): about a week at the default interval, ~180 MB. */
   retainedElements: 100_000,

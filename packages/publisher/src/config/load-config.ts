@@ -1,9 +1,10 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import { Value } from '@sinclair/typebox/value';
 import { type Document, LineCounter, parseDocument } from 'yaml';
-import { ConfigSchema, defaults, flagAliases, type PublisherConfig } from './config-schema.js';
+import { ConfigSchema, defaults, flagAliases, optionGroups, type PublisherConfig } from './config-schema.js';
+import { schemaMessage } from './schema-message.js';
 import { resolveStreams, type StreamConfig } from './stream-config.js';
 
 export const ENV_PREFIX = 'RDF_STREAM_';
@@ -77,8 +78,9 @@ export function loadConfig(sources: ConfigSources = {}): PublisherConfig {
   const problems = [...Value.Errors(ConfigSchema, converted)].map((error) => {
     const key = error.path.replace(/^\//, '');
     const from = origin.get(key) ?? (key === '' ? 'configuration' : 'default');
-    const shown = key === '' ? error.message : `${key} (from ${from}): ${error.message}`;
-    return `  - ${shown}${key !== '' ? `, got ${JSON.stringify(converted[key])}` : ''}`;
+    const { message, withValue } = schemaMessage(error);
+    const shown = key === '' ? message : `${key} (from ${from}): ${message}`;
+    return `  - ${shown}${key !== '' && !withValue ? `, got ${JSON.stringify(converted[key])}` : ''}`;
   });
   if (problems.length > 0) {
     throw new ConfigError(`Invalid configuration:\n${[...new Set(problems)].join('\n')}`);
@@ -98,14 +100,25 @@ export function loadConfig(sources: ConfigSources = {}): PublisherConfig {
       );
     }
   }
-  // A relative data directory is where the user typed the command.
-  config.dataDir = resolve(cwd, String(config.dataDir));
-  config.baseUrl = String(config.baseUrl ?? `http://${hostForUrl(String(config.host))}:${String(config.port)}`).replace(
-    /\/+$/,
-    '',
-  );
+  // A relative data directory is where the user typed the command, or the folder of the file that names it.
+  const dataDirFromFile = file !== undefined && origin.get('dataDir')?.startsWith(file.path) === true;
+  config.dataDir = resolve(dataDirFromFile ? dirname(file.path) : cwd, String(config.dataDir));
+  config.baseUrlFollowsPort = config.baseUrl === undefined;
+  config.baseUrl = String(config.baseUrl ?? derivedBaseUrl(String(config.host), Number(config.port))).replace(/\/+$/, '');
   return Object.freeze(config) as PublisherConfig;
 }
+
+/**
+ * The configuration once the server listens on `port` (the one `--port 0` let the system pick):
+ * unless a base URL was configured, the base URL names that port, so that every IRI and link the
+ * publisher mints points where clients can connect.
+ */
+export function withListeningPort(config: PublisherConfig, port: number): PublisherConfig {
+  if (port === config.port) return config;
+  return Object.freeze({ ...config, port, ...(config.baseUrlFollowsPort === true ? { baseUrl: derivedBaseUrl(config.host, port) } : {}) });
+}
+
+const derivedBaseUrl = (host: string, port: number) => `http://${hostForUrl(host)}:${port}`;
 
 function hostForUrl(host: string): string {
   if (host === '0.0.0.0' || host === '::') return '127.0.0.1';
@@ -173,6 +186,7 @@ function fileStreams(file: ConfigFile, config: Record<string, unknown>, env: Rea
     retainedElements: Number(config.retainedElements),
     retainedSeconds: Number(config.retainedSeconds),
     resolvePath: (path) => resolve(dirname(file.path), path),
+    unreadable,
     env,
   });
   if (problems.length > 0) {
@@ -183,6 +197,16 @@ function fileStreams(file: ConfigFile, config: Record<string, unknown>, env: Rea
     throw new ConfigError(`Invalid configuration:\n${[...new Set(lines)].join('\n')}`);
   }
   return streams;
+}
+
+/** Why the file at `path` cannot be read, or undefined if it is a file. */
+function unreadable(path: string): string | undefined {
+  try {
+    return statSync(path).isFile() ? undefined : 'is not a file';
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return code === 'ENOENT' ? 'does not exist' : `cannot be read (${code ?? 'error'})`;
+  }
 }
 
 /** Without a `streams` list, the publisher serves the demo stream described by the flat options. */
@@ -198,23 +222,25 @@ function demoStream(config: Record<string, unknown>): StreamConfig {
   };
 }
 
+/** The publisher's version, from its package.json (two folders up from both src/config and dist/config). */
+const version = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
 function parseFlags(argv: readonly string[]): Record<string, string | undefined> {
   let helpText = '';
   const program = new Command('rdf-stream-publisher')
     .description('Publishes live RDF streams as cacheable documents, long-poll and Server-Sent Events.')
+    .version(version, '--version', 'Print the version and exit')
+    .helpOption('-h, --help', 'Print this help and exit')
     .exitOverride()
     .configureOutput({ writeOut: (text) => (helpText += text), writeErr: (text) => (helpText += text) })
     .allowExcessArguments(false)
-    .addOption(new Option('--config <file>', `JSON configuration file (env ${ENV_PREFIX}CONFIG)`));
-  for (const key of keys) {
-    const property = ConfigSchema.properties[key] as { description?: string };
-    const fallback = key === 'baseUrl' ? undefined : defaults[key];
-    const shownDefault = fallback === undefined ? '' : `default ${String(fallback)}, `;
-    program.addOption(new Option(`--${flagOf(key)} <value>`, `${property.description ?? key} (${shownDefault}env ${envName(key)})`));
+    .addOption(new Option('--config <file>', `YAML or JSON configuration file (env ${ENV_PREFIX}CONFIG)`).helpGroup('Configuration:'));
+  for (const [group, groupKeys] of Object.entries(optionGroups)) {
+    for (const key of groupKeys) program.addOption(flagOption(key).helpGroup(`${group}:`));
   }
   program.addHelpText(
     'after',
-    '\nPrecedence: flags > environment > configuration file > defaults. See docs/configuration.md.',
+    '\nPrecedence: flags > environment > configuration file > defaults. Exit status 2: a bad configuration. See docs/configuration.md.',
   );
   try {
     program.parse([...argv], { from: 'user' });
@@ -228,4 +254,18 @@ function parseFlags(argv: readonly string[]): Record<string, string | undefined>
     throw error;
   }
   return program.opts<Record<string, string | undefined>>();
+}
+
+/** The flag of a configuration property, with its default, its environment variable and, for an enumeration, its choices. */
+function flagOption(key: Key | 'baseUrl'): Option {
+  const property = ConfigSchema.properties[key] as { description?: string; anyOf?: ReadonlyArray<{ const?: unknown }> };
+  const fallback = key === 'baseUrl' ? undefined : defaults[key];
+  const shownDefault = fallback === undefined ? '' : `default ${String(fallback)}, `;
+  const option = new Option(`--${flagOf(key)} <value>`, `${property.description ?? key} (${shownDefault}env ${envName(key)})`);
+  const choices = property.anyOf?.map((alternative) => alternative.const);
+  if (choices !== undefined && choices.every((choice) => typeof choice === 'string')) {
+    // Listed in --help; a bad value is refused by the schema, with the same message as from the environment or a file.
+    option.choices(choices as string[]).argParser((value) => value);
+  }
+  return option;
 }

@@ -2,6 +2,7 @@ import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { STREAM_ID } from '@rdf-stream/protocol';
 import { ABSOLUTE_IRI } from '../model/vocabulary.js';
+import { schemaMessage } from './schema-message.js';
 
 /** How the fields of a JSON or CSV record become an observation (see docs/configuration.md#mappings). */
 export const MappingSchema = Type.Object(
@@ -156,15 +157,16 @@ export interface StreamDefaults {
   readonly retainedSeconds: number;
   /** Resolves a path written in the configuration file (relative to the file's folder). */
   readonly resolvePath: (path: string) => string;
+  /** Why the file at a resolved path cannot be read (`does not exist`, `is a directory`), or undefined if it can. */
+  readonly unreadable: (path: string) => string | undefined;
   readonly env: Readonly<Record<string, string | undefined>>;
 }
 
 function schemaProblems(schema: TSchema, value: unknown, at: string): StreamProblem[] {
-  return [...Value.Errors(schema, value)].map((error) => ({
-    path: `${at}${error.path}`,
-    message: error.message,
-    value: error.value,
-  }));
+  return [...Value.Errors(schema, value)].map((error) => {
+    const { message, withValue } = schemaMessage(error);
+    return { path: `${at}${error.path}`, message, ...(withValue ? {} : { value: error.value }) };
+  });
 }
 
 /**
@@ -202,8 +204,9 @@ export function resolveStreams(raw: unknown, defaults: StreamDefaults): { stream
       problems.push(...sourceProblems);
       return;
     }
-    const resolved = resolveSource(source as SourceConfig, `${at}/source`, defaults, problems);
-    if (resolved === undefined) return;
+    const resolved = resolveSource(source as SourceConfig, stream.id, `${at}/source`, defaults, problems);
+    const shape = stream.shape === undefined || stream.shape === 'none' ? undefined : existingFile(stream.shape, `${at}/shape`, `stream "${stream.id}": its shapes file`, defaults, problems);
+    if (resolved === undefined || (stream.shape !== undefined && stream.shape !== 'none' && shape === undefined)) return;
     if (kind === 'simulator' && stream.intervalSeconds === 'irregular') {
       problems.push({ path: `${at}/intervalSeconds`, message: 'A simulator needs a number of seconds', value: 'irregular' });
       return;
@@ -223,13 +226,31 @@ export function resolveStreams(raw: unknown, defaults: StreamDefaults): { stream
       shape:
         stream.shape === 'none'
           ? { kind: 'none' }
-          : stream.shape === undefined
+          : shape === undefined
             ? { kind: 'bundled' }
-            : { kind: 'file', path: defaults.resolvePath(stream.shape) },
+            : { kind: 'file', path: shape },
       source: resolved,
     });
   });
   return { streams, problems };
+}
+
+/**
+ * The resolved path of a file the stream needs, or a problem at `path` naming the resolved path:
+ * a missing file is a configuration error, found before any stream's log is opened.
+ */
+function existingFile(
+  written: string,
+  path: string,
+  what: string,
+  defaults: StreamDefaults,
+  problems: StreamProblem[],
+): string | undefined {
+  const resolved = defaults.resolvePath(written);
+  const reason = defaults.unreadable(resolved);
+  if (reason === undefined) return resolved;
+  problems.push({ path, message: `${what} ${resolved} ${reason}` });
+  return undefined;
 }
 
 /** The value of the environment variable `name`, or a problem at `path` if it is unset or too short. */
@@ -262,13 +283,16 @@ function withSecret<T extends object>(source: T, key: string, value: unknown): T
 
 function resolveSource(
   source: SourceConfig,
+  streamId: string,
   at: string,
   defaults: StreamDefaults,
   problems: StreamProblem[],
 ): SourceConfig | undefined {
   switch (source.kind) {
-    case 'replay':
-      return { ...source, file: defaults.resolvePath(source.file) };
+    case 'replay': {
+      const file = existingFile(source.file, `${at}/file`, `stream "${streamId}": its recording`, defaults, problems);
+      return file === undefined ? undefined : { ...source, file };
+    }
     case 'mqtt': {
       if (source.payload === 'json' && source.mapping === undefined) {
         problems.push({ path: `${at}/mapping`, message: 'JSON payloads need a mapping' });

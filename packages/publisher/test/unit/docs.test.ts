@@ -1,4 +1,6 @@
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { exposedHeaders, formatNames, gapReasons, mediaTypeAliases, mediaTypes } from '@rdf-stream/protocol';
 import { ConfigSchema } from '../../src/config/config-schema.js';
@@ -13,6 +15,14 @@ describe('user documentation stays in step with the code', () => {
     for (const key of Object.keys(ConfigSchema.properties)) {
       expect(text, `--${flagOf(key)}`).toContain(`\`--${flagOf(key)}\``);
     }
+  });
+
+  it("docs/configuration.md's option tables are what scripts/configuration-doc.ts generates", () => {
+    const generated = execFileSync(process.execPath, ['--import', 'tsx', 'scripts/configuration-doc.ts'], {
+      cwd: fileURLToPath(new URL('../..', import.meta.url)),
+      encoding: 'utf8',
+    });
+    expect(doc('configuration.md')).toContain(generated.trimEnd());
   });
 
   it('docs/errors.md documents every error code with its status', () => {

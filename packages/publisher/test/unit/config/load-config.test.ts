@@ -1,9 +1,10 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { ConfigSchema, optionGroups } from '../../../src/config/config-schema.js';
 import { defaults } from '../../../src/config/defaults.js';
-import { ConfigError, ConfigHelp, loadConfig } from '../../../src/config/load-config.js';
+import { ConfigError, ConfigHelp, loadConfig, withListeningPort } from '../../../src/config/load-config.js';
 
 const dirs: string[] = [];
 const tempDir = (): string => {
@@ -47,7 +48,9 @@ describe('loadConfig', () => {
     [['--port', '70000'], /port \(from --port\).*70000/s],
     [['--port', 'eighty'], /port \(from --port\)/],
     [['--interval', '0'], /intervalSeconds \(from --interval\)/],
-    [['--log-level', 'loud'], /logLevel/],
+    [['--log-level', 'loud'], /logLevel \(from --log-level\): "loud" is not one of fatal, error, warn, info, debug, trace, silent$/m],
+    [['--log', 'memori'], /log \(from --log\): "memori" is not one of file, memory$/m],
+    [['--log-format', 'xml'], /logFormat \(from --log-format\): "xml" is not one of auto, pretty, json$/m],
     [['--stream-id', 'Bad Id'], /streamId/],
     [['--base-url', 'not a url'], /baseUrl/],
     [['--no-such-flag'], /unknown option '--no-such-flag'/],
@@ -61,6 +64,43 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ env: { RDF_STREAM_RETAINED_ELEMENTS: '-5' } })).toThrow(
       /retainedElements \(from environment variable RDF_STREAM_RETAINED_ELEMENTS\)/,
     );
+  });
+
+  it('names the allowed values of an enumeration set in the environment or a file, with the line', () => {
+    expect(() => loadConfig({ env: { RDF_STREAM_LOG_FORMAT: 'xml' } })).toThrow(
+      /logFormat \(from environment variable RDF_STREAM_LOG_FORMAT\): "xml" is not one of auto, pretty, json$/m,
+    );
+    const dir = tempDir();
+    writeFileSync(join(dir, 'publisher.yaml'), 'port: 9000\nlog: memori\n');
+    expect(() => loadConfig({ argv: ['--config', 'publisher.yaml'], cwd: dir })).toThrow(
+      /log \(from .*publisher\.yaml line 2\): "memori" is not one of file, memory$/m,
+    );
+  });
+
+  it("resolves a data directory from a file against the file's folder, from a flag or the environment against the working directory", () => {
+    const dir = tempDir();
+    mkdirSync(join(dir, 'etc'));
+    writeFileSync(join(dir, 'etc', 'publisher.yaml'), 'dataDir: state\n');
+    const cwd = join(dir, 'elsewhere');
+    expect(loadConfig({ argv: ['--config', '../etc/publisher.yaml'], cwd }).dataDir).toBe(join(dir, 'etc', 'state'));
+    expect(loadConfig({ argv: ['--config', '../etc/publisher.yaml', '--data-dir', 'state'], cwd }).dataDir).toBe(join(cwd, 'state'));
+    expect(loadConfig({ argv: ['--config', '../etc/publisher.yaml'], env: { RDF_STREAM_DATA_DIR: 'state' }, cwd }).dataDir).toBe(join(cwd, 'state'));
+    expect(loadConfig({ cwd }).dataDir).toBe(join(cwd, 'data'));
+  });
+
+  it('a derived base URL follows the port actually bound; a configured one stays', () => {
+    const derived = withListeningPort(loadConfig({ argv: ['--port', '0'] }), 43_210);
+    expect(derived.port).toBe(43_210);
+    expect(derived.baseUrl).toBe('http://127.0.0.1:43210');
+    expect(Object.isFrozen(derived)).toBe(true);
+    const configured = withListeningPort(loadConfig({ argv: ['--port', '0', '--base-url', 'https://data.example.org'] }), 43_210);
+    expect(configured.port).toBe(43_210);
+    expect(configured.baseUrl).toBe('https://data.example.org');
+  });
+
+  it('--help lists every option under exactly one heading', () => {
+    const grouped = Object.values(optionGroups).flat();
+    expect([...grouped].sort()).toEqual(Object.keys(ConfigSchema.properties).sort());
   });
 
   it('rejects unknown keys and unreadable or malformed files', () => {

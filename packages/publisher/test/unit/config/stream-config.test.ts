@@ -34,6 +34,8 @@ describe('streams in a configuration file', () => {
   });
 
   it('reads YAML and JSON alike, applies defaults and resolves paths against the file', () => {
+    writeFileSync(join(dir, 'rec.trig'), '');
+    writeFileSync(join(dir, 'shapes.ttl'), '');
     const streams = [
       { id: 'a', title: 'A', source: { kind: 'simulator' } },
       { id: 'b', title: 'B', intervalSeconds: 'irregular', retainedElements: 10, source: { kind: 'replay', file: 'rec.trig', speed: 2 } },
@@ -100,6 +102,10 @@ describe('streams in a configuration file', () => {
     ['an irregular simulator', 'streams:\n  - { id: w, title: W, intervalSeconds: irregular, source: { kind: simulator } }\n', /streams\/0\/intervalSeconds/],
     ['an unset token variable', 'streams:\n  - { id: w, title: W, source: { kind: ingest, tokenEnv: NOT_SET_ANYWHERE } }\n', /streams\/0\/source\/tokenEnv .*NOT_SET_ANYWHERE must hold the stream's bearer token/],
     ['an empty list', 'streams: []\n', /streams .*Declare at least one stream/],
+    ['a missing recording', 'streams:\n  - { id: air, title: Air, source: { kind: replay, file: no/such.trig } }\n', /streams\/0\/source\/file \(.* line 2\): stream "air": its recording \S*no\/such\.trig does not exist$/],
+    ['a missing shapes file', 'streams:\n  - { id: w, title: W, shape: no-shapes.ttl, source: { kind: ingest, tokenEnv: W_TOKEN } }\n', /streams\/0\/shape .*stream "w": its shapes file \S*no-shapes\.ttl does not exist/],
+    ['a bad enumeration', 'streams:\n  - { id: m, title: M, source: { kind: mqtt, url: "mqtt://127.0.0.1", topics: [a], payload: xml } }\n', /streams\/0\/source\/payload .*"xml" is not one of json, rdf$/],
+    ['an interval neither a number nor irregular', 'streams:\n  - { id: m, title: M, intervalSeconds: 0, source: { kind: simulator } }\n', /streams\/0\/intervalSeconds .*Expected number to be greater than 0, or "irregular", got 0/],
     ['YAML syntax', 'port: 9000\nstreams:\n  - id: [unclosed\n', /not valid YAML: line \d+, column \d+/],
     ['a duplicate key', 'port: 1\nport: 2\n', /not valid YAML: line 2/],
   ])('refuses %s', (_name, text, message) => {
