@@ -1,5 +1,6 @@
-import type { FastifyInstance } from 'fastify';
-import { pino } from 'pino';
+import type { FastifyInstance, FastifyListenOptions } from 'fastify';
+import type { Server } from 'node:net';
+import type { pino } from 'pino';
 import { CONTEXT_PATH, formatNames } from '@rdf-stream/protocol';
 import type { PublisherConfig } from './config/config-schema.js';
 import { buildApp } from './http/app.js';
@@ -22,6 +23,7 @@ import { renderStaticDocument } from './render/static-document.js';
 import type { ElementSource, SourceLogger } from './source/element-source.js';
 import { createSource } from './sources.js';
 import { createIngestEndpoint, type IngestEndpoint } from './http/ingest-endpoint.js';
+import { createLogger } from './logger.js';
 
 export interface PublisherOptions {
   /** Replaces the first stream's source (e.g. a `ManualSource` in tests or an embedding program). */
@@ -47,8 +49,11 @@ export interface Publisher {
   readonly config: PublisherConfig;
   /** Starts every stream's source; resolves once each has published its first element. */
   start(): Promise<void>;
-  /** Listens on `config.host:config.port`; resolves with the bound address. */
-  listen(): Promise<string>;
+  /**
+   * Listens on `config.host:config.port`, or takes over the socket `bound` already listens on
+   * (see `bindFreePort` in server.ts); resolves with the bound address.
+   */
+  listen(bound?: Server): Promise<string>;
   /**
    * Graceful shutdown: refuse new requests, answer long-polls, tell every subscriber to come
    * back after a random delay (up to `shutdownRetryJitterMs`), close, all within
@@ -72,13 +77,16 @@ const descriptorPrefixes = {
  * — the streams' logs, one hub per stream on its log, the ingest endpoints, the HTTP application.
  */
 export async function createPublisher(config: PublisherConfig, options: PublisherOptions = {}): Promise<Publisher> {
-  const logger = pino({ level: config.logLevel });
+  const logger = createLogger(config);
   const role = options.role ?? 'writer';
+  // Sources first: a recording or a mapping they refuse stops the start before any log (or the
+  // data directory) is created.
+  const sources = createSources(config, options, logger);
   const storage = await openStorage(config, role, logger, options.epochs);
   const metrics = new PrometheusMetrics(options.processMetrics ?? true);
   const context = loadBundledContext();
   const jsonLd = new JsonLdWriter(context.document, `${config.baseUrl}${CONTEXT_PATH}`);
-  const hubs = buildHubs(config, options, role, { logs: storage.logs, jsonLd, metrics, logger });
+  const hubs = buildHubs(config, sources, options, role, { logs: storage.logs, jsonLd, metrics, logger });
   const ingest = new Map(
     config.streams.filter((stream) => stream.source.kind === 'ingest').map((stream) => [stream.id, createIngestEndpoint(stream, config)] as const),
   );
@@ -113,7 +121,7 @@ export async function createPublisher(config: PublisherConfig, options: Publishe
       await Promise.all([...ingest.values()].map((endpoint) => endpoint.validator?.load()));
       await Promise.all([...hubs.values()].map((hub) => hub.start()));
     },
-    listen: () => app.listen({ host: config.host, port: config.port, backlog: config.listenBacklog }),
+    listen: (bound) => app.listen(bound === undefined ? { host: config.host, port: config.port, backlog: config.listenBacklog } : takeOver(bound, config.listenBacklog)),
     shutdown() {
       lifecycle.closing = true;
       return withinTimeout(drain(config, app, hubs, ingest, storage), config.shutdownTimeoutMs);
@@ -149,9 +157,34 @@ async function openStorage(
   return { logs, close };
 }
 
-/** One hub per configured stream, on its log and its source (or the one `options` substitutes). */
+/**
+ * Listen options that hand the socket `bound` listens on to the HTTP server. Node's
+ * `server.listen({ handle })` takes a listening handle as it is; Fastify passes its options
+ * through. The host is the bound address, never `localhost`, for which Fastify would bind more.
+ */
+function takeOver(bound: Server, backlog: number): FastifyListenOptions {
+  const address = bound.address();
+  if (address === null || typeof address === 'string') throw new TypeError('the bound server must listen on a TCP port');
+  const { _handle: handle } = bound as Server & { _handle: unknown };
+  return { host: address.address, backlog, handle } as FastifyListenOptions;
+}
+
+/** Every configured stream's source, or the one `options` substitutes for it. */
+function createSources(config: PublisherConfig, options: PublisherOptions, logger: pino.Logger): Map<string, ElementSource> {
+  return new Map(
+    config.streams.map((stream, index) => [
+      stream.id,
+      options.sources?.get(stream.id) ??
+        (index === 0 ? options.source : undefined) ??
+        createSource(stream, config, logger.child({ stream: stream.id })),
+    ]),
+  );
+}
+
+/** One hub per configured stream, on its log and its source. */
 function buildHubs(
   config: PublisherConfig,
+  sources: ReadonlyMap<string, ElementSource>,
   options: PublisherOptions,
   role: 'writer' | 'replica',
   shared: { readonly logs: ReadonlyMap<string, EventLog>; readonly jsonLd: JsonLdWriter; readonly metrics: PrometheusMetrics; readonly logger: pino.Logger },
@@ -159,11 +192,8 @@ function buildHubs(
   const hubs = new Map<string, StreamHub>();
   // maxSubscribers is one budget for the process: every stream's subscribers hold a descriptor.
   const subscribersInProcess = () => [...hubs.values()].reduce((count, hub) => count + hub.broadcaster.size, 0);
-  config.streams.forEach((stream, index) => {
-    const source =
-      options.sources?.get(stream.id) ??
-      (index === 0 ? options.source : undefined) ??
-      createSource(stream, config, shared.logger.child({ stream: stream.id }));
+  config.streams.forEach((stream) => {
+    const source = sources.get(stream.id) as ElementSource;
     const definition = streamDefinition(config, stream, source, source === options.source);
     hubs.set(
       stream.id,
