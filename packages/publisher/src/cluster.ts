@@ -1,6 +1,8 @@
 import cluster, { type Worker } from 'node:cluster';
 import { once } from 'node:events';
+import { bindFreePort, boundPort } from './bind-free-port.js';
 import type { PublisherConfig } from './config/config-schema.js';
+import { withListeningPort } from './config/load-config.js';
 import type { LatestElement } from './publish/latest-element-cache.js';
 import { createPublisher, type Publisher } from './publisher.js';
 import type { LoggedElement } from './render/render-element.js';
@@ -9,6 +11,8 @@ import { ManualSource } from './source/manual-source.js';
 
 /** What every worker must know of the streams before it builds its publisher. */
 const STREAMS_VARIABLE = 'RDF_STREAM_CLUSTER_STREAMS';
+/** The port the workers listen on, when the primary picked it (`--port 0`). */
+const PORT_VARIABLE = 'RDF_STREAM_CLUSTER_PORT';
 
 interface ClusterStream {
   readonly id: string;
@@ -72,7 +76,8 @@ const workers = () => Object.values(cluster.workers ?? {}).filter((worker): work
  * the shared port, each holding its own subscribers. A worker that dies is replaced; its
  * subscribers reconnect to the others and resume by id.
  */
-export async function runPrimary(config: PublisherConfig): Promise<void> {
+export async function runPrimary(configured: PublisherConfig): Promise<void> {
+  const config = configured.port === 0 ? withListeningPort(configured, await pickFreePort(configured)) : configured;
   const writer = await createPublisher(config);
   const streams: ClusterStream[] = [...writer.hubs.values()].map((hub) => ({
     id: hub.definition.id,
@@ -109,7 +114,7 @@ export async function runPrimary(config: PublisherConfig): Promise<void> {
     [...writer.hubs.values()].map((hub) => ({ type: 'source-health', streamId: hub.definition.id, health: hub.source.health() }));
   let stopping = false;
   cluster.setupPrimary({ serialization: 'advanced' });
-  const fork = () => cluster.fork({ [STREAMS_VARIABLE]: JSON.stringify(streams) });
+  const fork = () => cluster.fork({ [STREAMS_VARIABLE]: JSON.stringify(streams), [PORT_VARIABLE]: String(config.port) });
   const started = Array.from({ length: config.workers }, fork);
   cluster.on('exit', (worker: Worker, code, signal) => {
     if (stopping) return;
@@ -127,11 +132,6 @@ export async function runPrimary(config: PublisherConfig): Promise<void> {
 
   const relayHealth = setInterval(() => healthMessages().forEach(broadcast), HEALTH_RELAY_MS);
   relayHealth.unref();
-  writer.app.log.info(
-    { streams: [...writer.hubs.values()].map((hub) => hub.definition.iri), workers: config.workers, dataDir: config.log === 'file' ? config.dataDir : null },
-    `publishing ${[...writer.hubs.keys()].join(', ')} at ${config.baseUrl}/streams with ${config.workers} workers`,
-  );
-
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) process.exit(1);
     stopping = true;
@@ -155,12 +155,32 @@ export async function runPrimary(config: PublisherConfig): Promise<void> {
         process.exit(clean ? 0 : 1);
       });
   };
+  // Before announcing the start: a supervisor may signal as soon as it reads that line.
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
+  writer.app.log.info(
+    { streams: [...writer.hubs.values()].map((hub) => hub.definition.iri), workers: config.workers, dataDir: config.log === 'file' ? config.dataDir : null },
+    `publishing ${[...writer.hubs.keys()].join(', ')} at ${config.baseUrl}/streams with ${config.workers} workers`,
+  );
+}
+
+/**
+ * `--port 0` with workers: the writer (here) and every worker mint the same IRIs, so the port is
+ * picked before anything is built. The workers bind it later, through this primary (node:cluster
+ * shares one socket): the probe must be closed first, and another process could take the port in
+ * between — the workers would then fail to listen, and the start with them.
+ */
+async function pickFreePort(config: PublisherConfig): Promise<number> {
+  const probe = await bindFreePort(config.host, config.listenBacklog);
+  const port = boundPort(probe);
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
 }
 
 /** A cluster worker: the HTTP publisher on a replica of each stream's log. */
-export async function runWorker(config: PublisherConfig): Promise<void> {
+export async function runWorker(configured: PublisherConfig): Promise<void> {
+  const pickedPort = process.env[PORT_VARIABLE];
+  const config = pickedPort === undefined ? configured : withListeningPort(configured, Number(pickedPort));
   const streams = JSON.parse(process.env[STREAMS_VARIABLE] ?? '[]') as ClusterStream[];
   const sources = new Map(streams.map((stream) => [stream.id, new RelayedSource(stream.expectedIntervalMs, stream.kind)]));
   const publisher: Publisher = await createPublisher(config, {

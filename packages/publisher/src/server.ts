@@ -1,7 +1,9 @@
 import cluster from 'node:cluster';
 import { readFileSync } from 'node:fs';
+import { bindFreePort, boundPort } from './bind-free-port.js';
 import { runPrimary, runWorker } from './cluster.js';
 import type { PublisherConfig } from './config/config-schema.js';
+import { withListeningPort } from './config/load-config.js';
 import { createPublisher, type Publisher } from './publisher.js';
 
 /**
@@ -9,26 +11,24 @@ import { createPublisher, type Publisher } from './publisher.js';
  * exits, with status 1 if draining overran `shutdownTimeoutMs`. A second signal exits at once.
  * With `workers` > 1 this process becomes the cluster's primary (see cluster.ts).
  */
-export async function runServer(config: PublisherConfig): Promise<Publisher | undefined> {
-  if (config.workers > 1) {
-    await (cluster.isPrimary ? runPrimary(config) : runWorker(config));
+export async function runServer(configured: PublisherConfig): Promise<Publisher | undefined> {
+  if (configured.workers > 1) {
+    await (cluster.isPrimary ? runPrimary(configured) : runWorker(configured));
     return undefined;
   }
-  const publisher = await createPublisher(config);
+  // `--port 0`: bind first, so that the IRIs and links minted from here on name the real port.
+  const bound = configured.port === 0 ? await bindFreePort(configured.host, configured.listenBacklog) : undefined;
+  const config = bound === undefined ? configured : withListeningPort(configured, boundPort(bound));
+  const publisher = await createPublisher(config).catch((error: unknown) => {
+    bound?.close();
+    throw error;
+  });
   const { app } = publisher;
   // Listen first: a web-API source may poll this very publisher (examples/smart-city.yaml).
   // Until a stream's first element, its /latest answers 503 with Retry-After: 1.
-  const address = await publisher.listen();
+  const address = await publisher.listen(bound);
   warnIfBacklogCapped(publisher, config.listenBacklog);
   await publisher.start();
-  app.log.info(
-    {
-      address,
-      streams: [...publisher.hubs.values()].map((hub) => hub.definition.iri),
-      log: config.log === 'file' ? `file: ${config.dataDir}` : 'memory (lost at exit)',
-    },
-    `publishing ${[...publisher.hubs.keys()].join(', ')} at ${config.baseUrl}/streams`,
-  );
 
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
@@ -49,8 +49,17 @@ export async function runServer(config: PublisherConfig): Promise<Publisher | un
       },
     );
   };
+  // Before announcing the start: a supervisor may signal as soon as it reads that line.
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
+  app.log.info(
+    {
+      address,
+      streams: [...publisher.hubs.values()].map((hub) => hub.definition.iri),
+      log: config.log === 'file' ? `file: ${config.dataDir}` : 'memory (lost at exit)',
+    },
+    `publishing ${[...publisher.hubs.keys()].join(', ')} at ${config.baseUrl}/streams`,
+  );
   return publisher;
 }
 

@@ -94,6 +94,26 @@ describe('--workers 2 (node:cluster)', () => {
     expect(output()).toMatch(/"msg":"stopped"/);
   }, 60_000);
 
+  it('--port 0: the primary picks the port, and the writer and every worker name it in IRIs and links', async () => {
+    const { primary, output } = await startCluster(['--port', '0', '--workers', '2', '--interval', '0.5', '--log', 'memory', '--log-format', 'json']);
+    const port = /publishing parking at http:\/\/127\.0\.0\.1:(\d+)\/streams with 2 workers/.exec(output())?.[1];
+    expect(Number(port)).toBeGreaterThan(0);
+    const stream = `http://127.0.0.1:${port}/streams/parking`;
+    // Several connections, spread over both workers: the element bytes come from the writer,
+    // the descriptor and the headers from each worker.
+    for (let index = 0; index < 4; index++) {
+      const latest = await latestWhenServed(`${stream}/latest`);
+      expect(latest.status).toBe(200);
+      expect(latest.headers.get('link')).toBe(`<${stream}>; rel="describedby"`);
+      expect(await latest.text()).toContain(`<${stream}/elements/`);
+      const descriptor = await (await fetch(stream, { headers: { accept: 'text/turtle' } })).text();
+      expect(descriptor).toContain(`<${stream}>`);
+      expect(descriptor).not.toContain(':0/');
+    }
+    primary.kill('SIGTERM');
+    await once(primary, 'exit');
+  }, 60_000);
+
   it('one worker and two compute the same headers, descriptor and element bytes (a replay with no interval of its own)', async () => {
     // The recording's spacing (10 s) is the interval: both modes must advertise it.
     const dir = scratch();
