@@ -48,6 +48,8 @@ export function loadConfig(sources: ConfigSources = {}): PublisherConfig {
   const { argv = [], env = {}, cwd = process.cwd() } = sources;
   const flags = parseFlags(argv);
   const origin = new Map<string, string>();
+  /** The keys whose value is the configuration file's (a flag or the environment did not override it). */
+  const fromFile = new Set<string>();
   const merged: Record<string, unknown> = { ...defaults };
 
   const configFile = flags.config ?? env[`${ENV_PREFIX}CONFIG`];
@@ -57,6 +59,7 @@ export function loadConfig(sources: ConfigSources = {}): PublisherConfig {
       if (key === 'streams') continue;
       merged[key] = value;
       origin.set(key, file.describe(`/${key}`));
+      fromFile.add(key);
     }
   }
   for (const key of keys) {
@@ -64,6 +67,7 @@ export function loadConfig(sources: ConfigSources = {}): PublisherConfig {
     if (value !== undefined && value !== '') {
       merged[key] = value;
       origin.set(key, `environment variable ${envName(key)}`);
+      fromFile.delete(key);
     }
   }
   for (const key of keys) {
@@ -71,6 +75,7 @@ export function loadConfig(sources: ConfigSources = {}): PublisherConfig {
     if (value !== undefined) {
       merged[key] = value;
       origin.set(key, `--${flagOf(key)}`);
+      fromFile.delete(key);
     }
   }
 
@@ -101,8 +106,7 @@ export function loadConfig(sources: ConfigSources = {}): PublisherConfig {
     }
   }
   // A relative data directory is where the user typed the command, or the folder of the file that names it.
-  const dataDirFromFile = file !== undefined && origin.get('dataDir')?.startsWith(file.path) === true;
-  config.dataDir = resolve(dataDirFromFile ? dirname(file.path) : cwd, String(config.dataDir));
+  config.dataDir = resolve(file !== undefined && fromFile.has('dataDir') ? dirname(file.path) : cwd, String(config.dataDir));
   config.baseUrlFollowsPort = config.baseUrl === undefined;
   config.baseUrl = String(config.baseUrl ?? derivedBaseUrl(String(config.host), Number(config.port))).replace(/\/+$/, '');
   return Object.freeze(config) as PublisherConfig;
