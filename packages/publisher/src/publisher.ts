@@ -51,7 +51,7 @@ export interface Publisher {
   start(): Promise<void>;
   /**
    * Listens on `config.host:config.port`, or takes over the socket `bound` already listens on
-   * (see `bindFreePort` in server.ts); resolves with the bound address.
+   * (see bind-free-port.ts): `--port 0` binds before the publisher is built. Resolves with the bound address.
    */
   listen(bound?: Server): Promise<string>;
   /**
