@@ -1,0 +1,192 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createPublisher, loadConfig, type Publisher } from '@rdf-stream/publisher';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type Chromium, launchChromium, waitForUpdates, watchedPage } from '../support/browser.js';
+import { freePort } from '../support/live-publisher.js';
+
+/**
+ * The programs in examples/ and the commands README.md gives for them, run as a user runs them
+ * (child processes, curl, a real browser) against a real publisher: a simulated parking stream
+ * publishing every second, and an ingest stream as examples/smart-city.yaml declares it. This
+ * package holds the test because it is the one that depends on the publisher, the client and a
+ * browser.
+ */
+const repositoryRoot = fileURLToPath(new URL('../../../../', import.meta.url));
+const readme = readFileSync(join(repositoryRoot, 'README.md'), 'utf8');
+const TOKEN = 'examples-test-token-0123456789abcdef';
+const FACILITIES = 3;
+
+/** The shell command of README.md that starts with `start`, its `\`-continued lines joined. */
+function documentedCommand(start: string): string {
+  const lines = readme.split('\n');
+  const first = lines.findIndex((line) => line.startsWith(start));
+  if (first === -1) throw new Error(`README.md has no command starting with "${start}"`);
+  let command = '';
+  for (const line of lines.slice(first)) {
+    const withoutComment = line.replace(/\s+#\s.*$/, '');
+    if (!withoutComment.endsWith('\\')) return command + withoutComment;
+    command += `${withoutComment.slice(0, -1)} `;
+  }
+  throw new Error(`README.md's command "${start}" does not end`);
+}
+
+interface Finished {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+const children = new Set<ChildProcess>();
+
+/** Runs a command from the repository root to its end (each child in its own process group). */
+async function run(command: string, args: readonly string[], env: Readonly<Record<string, string>> = {}): Promise<Finished> {
+  const child = spawn(command, args, { cwd: repositoryRoot, env: { ...process.env, ...env }, detached: true });
+  children.add(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const [code] = (await once(child, 'close')) as [number | null];
+  children.delete(child);
+  return { code, stdout, stderr };
+}
+
+/** Ends a child that is still running, with everything it started. */
+function stop(child: ChildProcess): void {
+  if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) process.kill(-child.pid, 'SIGTERM');
+}
+
+let publisher: Publisher;
+let origin: string;
+let dataDirectory: string;
+
+beforeAll(async () => {
+  const port = await freePort();
+  dataDirectory = mkdtempSync(join(tmpdir(), 'examples-test-'));
+  const configFile = join(dataDirectory, 'publisher.yaml');
+  writeFileSync(
+    configFile,
+    `streams:
+  - id: parking
+    title: Park-and-ride facilities (simulated)
+    intervalSeconds: 1
+    source: { kind: simulator, facilities: ${FACILITIES}, seed: 1 }
+  - id: building-sensors
+    title: Observations pushed by building sensors
+    intervalSeconds: irregular
+    shape: ${join(repositoryRoot, 'ontologies/shapes/stream-element.shacl.ttl')}
+    source: { kind: ingest, tokenEnv: SMART_CITY_INGEST_TOKEN }
+`,
+  );
+  const config = loadConfig({
+    argv: ['--config', configFile, '--port', String(port), '--log-level', 'silent', '--log', 'memory', '--max-event-loop-turn-ms', '0'],
+    env: { SMART_CITY_INGEST_TOKEN: TOKEN },
+  });
+  publisher = await createPublisher(config, { processMetrics: false });
+  await publisher.start();
+  await publisher.listen();
+  origin = config.baseUrl;
+});
+
+afterEach(() => {
+  for (const child of children) stop(child);
+});
+
+afterAll(async () => {
+  await publisher?.shutdown();
+  rmSync(dataDirectory, { recursive: true, force: true });
+});
+
+const observationLine = /^ {2}p0[1-3] on p0[1-3]: parkingNumberOfVacantSpaces = \d+ at \d{4}-\d\d-\d\dT[\d:.]+Z$/;
+
+describe('examples/node-subscribe.mjs', () => {
+  it('prints each observation of N updates with its latency, a summary, and exits', async () => {
+    const finished = await run('pnpm', ['exec', 'tsx', 'examples/node-subscribe.mjs', `${origin}/streams/parking`, '--updates', '2']);
+    expect(finished.stderr).toBe('');
+    expect(finished.code).toBe(0);
+    const lines = finished.stdout.trim().split('\n');
+    const updates = lines.filter((line) => line.startsWith('update '));
+    expect(updates).toHaveLength(2);
+    for (const update of updates) expect(update).toMatch(/^update \d+ generated \S+Z, latency -?\d+\.\d ms over sse$/);
+    expect(lines.filter((line) => observationLine.test(line))).toHaveLength(2 * FACILITIES);
+    expect(lines.at(-1)).toMatch(/^2 updates; latency p50 -?\d+\.\d ms, max -?\d+\.\d ms$/);
+  }, 60_000);
+
+  it('refuses a bad --updates with a message and status 2', async () => {
+    const finished = await run('pnpm', ['exec', 'tsx', 'examples/node-subscribe.mjs', '--updates', 'many']);
+    expect(finished.code).toBe(2);
+    expect(finished.stderr).toContain('--updates must be a whole number of updates, at least 1 (got "many")');
+  }, 30_000);
+});
+
+describe('examples/query.mjs', () => {
+  it('prints the averages of each window as it closes, then exits', async () => {
+    const finished = await run('pnpm', ['exec', 'tsx', 'examples/query.mjs', `${origin}/streams/parking`, '--window', 'ELEMENTS 2', '--results', '2']);
+    expect(finished.stderr).toBe('');
+    expect(finished.code).toBe(0);
+    const lines = finished.stdout.trim().split('\n');
+    const results = lines.filter((line) => line.startsWith('result '));
+    expect(results).toHaveLength(2);
+    for (const result of results) expect(result).toMatch(/^result [12] over 2 elements: latency \d+ ms, evaluated in \d+ ms$/);
+    const rows = lines.filter((line) => line.startsWith('  '));
+    expect(rows).toHaveLength(2 * FACILITIES);
+    for (const row of rows) expect(row).toMatch(/^ {2}p0[1-3]: average \d+\.\d free spaces over 2 observations$/);
+  }, 90_000);
+});
+
+describe("README.md's ingest example", () => {
+  it('posts examples/observation.ttl with the documented curl line, and the element is published', async () => {
+    const curl = documentedCommand('curl -X POST http://127.0.0.1:8080/streams/building-sensors').replace('127.0.0.1:8080', new URL(origin).host);
+    expect(curl).toContain('--data-binary @examples/observation.ttl');
+    const finished = await run('bash', ['-c', `${curl} -sS -w '\\n%{http_code}'`], { SMART_CITY_INGEST_TOKEN: TOKEN });
+    expect(finished.stderr).toBe('');
+    const [body, status] = finished.stdout.split('\n');
+    expect(status).toBe('201');
+    const answer = JSON.parse(body!) as { element: string; seq: number };
+    expect(answer.seq).toBe(1);
+
+    const latest = await fetch(`${origin}/streams/building-sensors/latest`, { headers: { accept: 'application/n-quads' } });
+    const quads = await latest.text();
+    expect(quads).toContain(`<${answer.element}>`);
+    expect(quads).toContain('<https://example.org/buildings/b1/sensors/co2-1>');
+    expect(quads).toContain('"612"^^<http://www.w3.org/2001/XMLSchema#integer>');
+  });
+});
+
+describe('examples/browser.html', () => {
+  let browser: Chromium;
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  it('shows the stream updating, served by the documented esbuild command', async () => {
+    const port = await freePort();
+    const command = documentedCommand('pnpm exec esbuild').replace('127.0.0.1:8000', `127.0.0.1:${port}`);
+    const server = spawn('bash', ['-c', command], { cwd: repositoryRoot, detached: true });
+    children.add(server);
+    let serverOutput = '';
+    await new Promise<void>((resolve, reject) => {
+      server.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+        serverOutput += chunk;
+        if (serverOutput.includes(`http://127.0.0.1:${port}/`)) resolve();
+      });
+      server.once('close', (code) => reject(new Error(`esbuild ended (status ${code}) before serving: ${serverOutput}`)));
+    });
+
+    browser = await launchChromium();
+    const { page, errors } = await watchedPage(browser);
+    await page.goto(`http://127.0.0.1:${port}/browser.html?stream=${encodeURIComponent(`${origin}/streams/parking`)}`);
+    await waitForUpdates(page, 2);
+    const rows = await page.locator('#observations tr').allTextContents();
+    expect(rows).toHaveLength(FACILITIES);
+    expect(rows[0]).toMatch(/^p01p01parkingNumberOfVacantSpaces\d+\d{4}-\d\d-\d\dT/);
+    expect(await page.locator('#latency-ms').textContent()).toMatch(/^-?\d+\.\d$/);
+    expect(await page.locator('#transport').textContent()).toBe('sse');
+    expect(errors).toEqual([]);
+  }, 60_000);
+});
