@@ -18,7 +18,7 @@ const latestPath = new RegExp(`^/streams/(${idSyntax.stream})/latest(?:\\?(.*))?
  * the same `LatestResponder`.
  *
  * Measured: this path is what lets polling reach the throughput of a bare server, and
- * long-polls released by an element cost a write each rather than a Fastify reply (docs/bench.md).
+ * long-polls released by an element cost a write each rather than a Fastify reply (docs/bench-results.md).
  */
 export function fastLatestHandler(
   context: AppContext,
