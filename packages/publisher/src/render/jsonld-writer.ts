@@ -16,7 +16,7 @@ const canonicalInteger = /^(?:0|-?[1-9]\d{0,15})$/;
 
 /**
  * Writes quads as compacted JSON-LD against a fixed context, without running the JSON-LD
- * compaction algorithm (which costs ~20× the Turtle writer, see ECOSYSTEM.md). A property uses
+ * compaction algorithm (jsonld.js 9 compacts a 100-quad element in ~3.6 ms, 20× the Turtle writer). A property uses
  * a context term only where the term's type coercion yields exactly the quad's object; anything
  * else is written with an absolute IRI key or an explicit value object, so the output always
  * expands back to the same quads (checked against jsonld.js in the tests).
