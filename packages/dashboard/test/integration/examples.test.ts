@@ -18,12 +18,15 @@ import { freePort } from '../support/live-publisher.js';
  */
 const repositoryRoot = fileURLToPath(new URL('../../../../', import.meta.url));
 const readme = readFileSync(join(repositoryRoot, 'README.md'), 'utf8');
+const publisherReadme = readFileSync(join(repositoryRoot, 'packages/publisher/README.md'), 'utf8');
 const TOKEN = 'examples-test-token-0123456789abcdef';
+/** Each ingest stream has a token of its own: one stream's token is refused by another. */
+const SENSORS_TOKEN = 'examples-test-sensors-token-0123456789';
 const FACILITIES = 3;
 
-/** The shell command of README.md that starts with `start`, its `\`-continued lines joined. */
-function documentedCommand(start: string): string {
-  const lines = readme.split('\n');
+/** The shell command of a README that starts with `start`, its `\`-continued lines joined. */
+function documentedCommand(start: string, markdown = readme): string {
+  const lines = markdown.split('\n');
   const first = lines.findIndex((line) => line.startsWith(start));
   if (first === -1) throw new Error(`README.md has no command starting with "${start}"`);
   let command = '';
@@ -33,6 +36,15 @@ function documentedCommand(start: string): string {
     command += `${withoutComment.slice(0, -1)} `;
   }
   throw new Error(`README.md's command "${start}" does not end`);
+}
+
+/** The lines of a README from the one that starts with `start` to the first that is `end`. */
+function documentedLines(markdown: string, start: string, end: string): string {
+  const lines = markdown.split('\n');
+  const first = lines.findIndex((line) => line.startsWith(start));
+  const last = lines.indexOf(end, first);
+  if (first === -1 || last === -1) throw new Error(`no lines from "${start}" to "${end}"`);
+  return lines.slice(first, last + 1).join('\n');
 }
 
 interface Finished {
@@ -76,6 +88,10 @@ beforeAll(async () => {
     title: Park-and-ride facilities (simulated)
     intervalSeconds: 1
     source: { kind: simulator, facilities: ${FACILITIES}, seed: 1 }
+  - id: sensors
+    title: Sensors (packages/publisher/README.md)
+    intervalSeconds: irregular
+    source: { kind: ingest, tokenEnv: SENSORS_TOKEN }
   - id: building-sensors
     title: Observations pushed by building sensors
     intervalSeconds: irregular
@@ -85,7 +101,7 @@ beforeAll(async () => {
   );
   const config = loadConfig({
     argv: ['--config', configFile, '--port', String(port), '--log-level', 'silent', '--log', 'memory', '--max-event-loop-turn-ms', '0'],
-    env: { SMART_CITY_INGEST_TOKEN: TOKEN },
+    env: { SMART_CITY_INGEST_TOKEN: TOKEN, SENSORS_TOKEN },
   });
   publisher = await createPublisher(config, { processMetrics: false });
   await publisher.start();
@@ -121,7 +137,7 @@ describe('examples/node-subscribe.mjs', () => {
     const finished = await run('pnpm', ['exec', 'tsx', 'examples/node-subscribe.mjs', '--updates', 'many']);
     expect(finished.code).toBe(2);
     expect(finished.stderr).toContain('--updates must be a whole number of updates, at least 1 (got "many")');
-  }, 30_000);
+  }, 60_000);
 });
 
 describe('examples/query.mjs', () => {
@@ -155,6 +171,25 @@ describe("README.md's ingest example", () => {
     expect(quads).toContain(`<${answer.element}>`);
     expect(quads).toContain('<https://example.org/buildings/b1/sensors/co2-1>');
     expect(quads).toContain('"612"^^<http://www.w3.org/2001/XMLSchema#integer>');
+  });
+});
+
+describe("packages/publisher/README.md's ingest example", () => {
+  it('posts the Turtle of its heredoc, and the element is published', async () => {
+    const block = documentedLines(publisherReadme, 'curl -i -X POST http://127.0.0.1:8080/streams/sensors', 'EOF').replace(
+      '127.0.0.1:8080',
+      new URL(origin).host,
+    );
+    expect(block).toContain('--data-binary @- <<');
+    const finished = await run('bash', ['-c', block], { SENSORS_TOKEN });
+    expect(finished.stdout).toMatch(/^HTTP\/1\.1 201 Created\r$/m);
+    const location = /^location: (\S+)\r$/im.exec(finished.stdout)?.[1];
+    expect(location).toMatch(new RegExp(`^${origin}/streams/sensors/elements/[a-z0-9]+-1$`));
+
+    const latest = await fetch(`${origin}/streams/sensors/latest`, { headers: { accept: 'application/n-quads' } });
+    const quads = await latest.text();
+    expect(quads).toContain(`<${location}>`);
+    expect(quads).toContain('<https://example.org/p/co2>');
   });
 });
 
