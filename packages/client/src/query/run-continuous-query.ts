@@ -24,7 +24,8 @@ export interface RunQueryOptions extends Omit<SubscribeOptions, 'lastEventId' | 
  * `signal` aborts. Evaluations run one at a time, in order. With `replayHistory` (the default)
  * time windows are aligned to the start and filled from the streams' history first; the clock
  * closes no window while a history is being replayed, since older elements are still to come.
- * A `ContinuousQuery` passed in must not have run yet.
+ * A `ContinuousQuery` passed in must not have run yet. Ending the iteration (`break`,
+ * `return()`) closes every subscription and clears the clock.
  */
 export async function* runContinuousQuery(
   query: string | RegisteredQuery | ContinuousQuery,
@@ -55,9 +56,16 @@ export async function* runContinuousQuery(
   // The start is on the client's clock: the offset is not measured yet. Windows and history use
   // the same instant, so an offset only shifts which side of the first window's end an element falls.
   const starts = options.replayHistory === false ? new Map<string, Date>() : continuous.startAt(Date.now());
+  // The subscriptions are read in the background: when the consumer stops reading the results
+  // (`break`, `return()`), nothing else would end them and their connections.
+  const reading = new AbortController();
+  const stopReading = () => reading.abort();
+  options.signal?.addEventListener('abort', stopReading, { once: true });
+  if (options.signal?.aborted) stopReading();
   const subscriptions = continuous.streams.map((stream) => {
     const from = starts.get(stream);
-    return { stream, subscription: subscribe(options.streamUrls?.[stream] ?? stream, { ...options, ...(from === undefined ? {} : { from }) }) };
+    const subscribeOptions = { ...options, signal: reading.signal, ...(from === undefined ? {} : { from }) };
+    return { stream, subscription: subscribe(options.streamUrls?.[stream] ?? stream, subscribeOptions) };
   });
   let offsetMs = 0;
   const ticker = setInterval(() => {
@@ -100,5 +108,7 @@ export async function* runContinuousQuery(
     }
   } finally {
     clearInterval(ticker);
+    options.signal?.removeEventListener('abort', stopReading);
+    stopReading();
   }
 }

@@ -23,7 +23,8 @@ export interface SseTransportOptions {
  * `Retry-After`, and run the same in Node and browsers): the I/O around `SseSession`, which
  * parses the stream (eventsource-parser) and decides when to reconnect. Reconnects for ever
  * with jittered exponential backoff, never sooner than the server's `retry:`, resuming from the
- * last id; throws `SubscriptionError` on a refusal (4xx).
+ * last id; throws `SubscriptionError` on a refusal (4xx). Ending the iteration (`break`,
+ * `return()`) closes the connection and leaves no timer behind.
  */
 export async function* sseTransport(eventsUrl: string, options: SseTransportOptions): AsyncGenerator<TransportEvent> {
   const { signal, fetch: fetchImpl = fetch } = options;
@@ -62,6 +63,9 @@ export async function* sseTransport(eventsUrl: string, options: SseTransportOpti
       failure = (error as Error).message;
     } finally {
       signal?.removeEventListener('abort', onAbort);
+      // Also when the consumer stops reading (`break`, `return()`) while the stream is open: an
+      // unread response keeps its socket, and the process, alive.
+      connection.abort();
     }
     if (signal?.aborted) return;
     const delayMs = session.reconnect(failure);

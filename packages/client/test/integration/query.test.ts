@@ -58,6 +58,21 @@ describe('continuous query against a real publisher', () => {
     stop.abort();
     await consuming;
   });
+
+  it('closes its subscriptions when the consumer breaks out, without a signal', async () => {
+    const publisher = await startTestPublisher();
+    running = publisher;
+    const subscribers = () => publisher.publisher.hubs.get('parking')!.broadcaster.size;
+    const consuming = (async () => {
+      for await (const result of runContinuousQuery(exampleOn(publisher.streamUrl), { transport: 'sse', replayHistory: false })) return result;
+      return undefined;
+    })();
+    await waitUntil(() => subscribers() === 1);
+    await publisher.push([10, 100]);
+    await publisher.push([20, 300]);
+    expect((await consuming)?.windows[0]!.elements).toBe(2);
+    await waitUntil(() => subscribers() === 0);
+  });
 });
 
 describe('a continuous query over time windows starts full', () => {

@@ -76,4 +76,24 @@ describe('sseTransport', () => {
     const events = await take(sseTransport(EVENTS_URL, options(fetchImpl)), 2);
     expect(events).toMatchObject([{ type: 'reconnect', reason: 'HTTP 503', delayMs: 0 }, { type: 'element', text: 'back' }]);
   });
+
+  it('closes the connection when the consumer stops reading while the stream is still open', async () => {
+    const signals: AbortSignal[] = [];
+    const fetchImpl: typeof fetch = async (_input, init) => {
+      signals.push(init!.signal!);
+      // Never closed by the server: only the client can end this connection.
+      return new Response(
+        new ReadableStream({
+          start(controller) {
+            controller.enqueue(new TextEncoder().encode('id: ep-1\ndata: one\n\n'));
+          },
+        }),
+        { headers: { 'content-type': 'text/event-stream' } },
+      );
+    };
+    const events = await take(sseTransport(EVENTS_URL, options(fetchImpl)), 1);
+    expect(events).toMatchObject([{ type: 'element', text: 'one' }]);
+    expect(signals).toHaveLength(1);
+    expect(signals[0]!.aborted).toBe(true);
+  });
 });

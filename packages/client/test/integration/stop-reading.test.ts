@@ -1,0 +1,65 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { subscribe } from '../../src/subscribe.js';
+import type { TransportName } from '../../src/transport/transport-event.js';
+import { startTestPublisher, type TestPublisher } from '../support/publisher.js';
+import { waitUntil } from '../support/wait-until.js';
+
+let running: TestPublisher | undefined;
+afterEach(async () => {
+  await running?.close();
+  running = undefined;
+});
+
+const subscribers = (publisher: TestPublisher) => publisher.publisher.hubs.get('parking')!.broadcaster.size;
+
+describe('a script that stops reading', () => {
+  const script = fileURLToPath(new URL('../support/read-and-stop.ts', import.meta.url));
+  const packageRoot = fileURLToPath(new URL('../..', import.meta.url));
+
+  // No kill and no deadline of its own: a process that does not exit fails on the test's timeout.
+  it.each<TransportName>(['sse', 'poll', 'long-poll'])('exits by itself after breaking out of a %s subscription', async (transport) => {
+    const publisher = await startTestPublisher();
+    running = publisher;
+    // Polling reads the newest element at once; SSE delivers only what comes after it connected.
+    if (transport !== 'sse') await publisher.push();
+    const child = spawn(process.execPath, ['--import', 'tsx', script, publisher.streamUrl, transport, '3'], { cwd: packageRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    let errors = '';
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (errors += chunk));
+    // One more element each time the script reports one, until it has read three.
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      output += chunk;
+      const read = (output.match(/^update /gm) ?? []).length;
+      for (const _ of chunk.match(/^update /gm) ?? []) if (read < 3) void publisher.push();
+    });
+    const exited = once(child, 'exit');
+    if (transport === 'sse') {
+      await waitUntil(() => subscribers(publisher) === 1);
+      await publisher.push();
+    }
+    const [code] = await exited;
+    expect(errors).toBe('');
+    expect(code).toBe(0);
+    expect(output.match(/^update \d+$/gm)).toHaveLength(3);
+    expect(output).toMatch(/^stopped reading$/m);
+  }, 60_000);
+});
+
+describe('breaking out of an SSE subscription', () => {
+  it('closes its connection: the publisher sees the subscriber leave', async () => {
+    const publisher = await startTestPublisher();
+    running = publisher;
+    const subscription = subscribe(publisher.streamUrl, { transport: 'sse', clockOffset: false });
+    const reading = (async () => {
+      for await (const event of subscription) if (event.type === 'update') return event.seq;
+      return undefined;
+    })();
+    await waitUntil(() => subscribers(publisher) === 1);
+    const seq = await publisher.push();
+    expect(await reading).toBe(seq);
+    await waitUntil(() => subscribers(publisher) === 0);
+  });
+});
