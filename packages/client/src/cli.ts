@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs';
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { isFormatName } from '@rdf-stream/protocol';
 import { LatencyRecorder } from './latency/latency-recorder.js';
 import { ContinuousQuery } from './query/continuous-query.js';
@@ -8,6 +8,49 @@ import { runContinuousQuery } from './query/run-continuous-query.js';
 import { RspQlSyntaxError } from './query/rspql-parser.js';
 import { type SubscribeOptions, subscribe } from './subscribe.js';
 import { SubscriptionError } from './transport/subscription-error.js';
+
+/** Exit statuses (the README's table). */
+const exitCodes = Object.freeze({
+  /** Ended (`--count`, `--duration`, Ctrl-C) after at least one update or result. */
+  ok: 0,
+  /** Ended without receiving any update (`subscribe`) or result (`query`). */
+  nothingReceived: 1,
+  /** The command line, the query or the request is wrong (a server's 4xx refusal): retrying will not help. */
+  usage: 2,
+  /** The first connection to a stream failed without an HTTP answer (refused, unknown host…). */
+  unreachable: 3,
+});
+
+/** A failure the command reports in one line (`rdf-stream: …`), no stack, with its exit status. */
+class CommandFailure extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: number,
+  ) {
+    super(message);
+    this.name = 'CommandFailure';
+  }
+}
+
+const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+
+/** A stream URL typed by the user: only http(s) can be subscribed to. */
+function streamUrl(value: string): string {
+  let protocol: string | undefined;
+  try {
+    protocol = new URL(value).protocol;
+  } catch {
+    protocol = undefined;
+  }
+  if (protocol !== 'http:' && protocol !== 'https:') throw new CommandFailure(`${value} is not an http(s) URL`, exitCodes.usage);
+  return value;
+}
+
+/** A reconnection before anything came from the stream, for want of any HTTP answer: the URL is wrong or the publisher down. */
+function unreachable(url: string, event: { type: string; networkError?: string }): CommandFailure | undefined {
+  if (event.type !== 'reconnect' || event.networkError === undefined) return undefined;
+  return new CommandFailure(`cannot reach ${url}: ${event.networkError}`, exitCodes.unreachable);
+}
 
 const seconds = (value: string) => {
   const parsed = Number(value);
@@ -21,22 +64,30 @@ const start = (value: string): number | Date => {
   if (!/^\d{4}-\d{2}-\d{2}T/.test(value) || Number.isNaN(time)) throw new InvalidArgumentError('expected a sequence number or an ISO 8601 date-time');
   return new Date(time);
 };
+const count = (value: string) => {
+  const parsed = Number(value);
+  if (!Number.isSafeInteger(parsed) || parsed < 1) throw new InvalidArgumentError('expected a positive whole number');
+  return parsed;
+};
 const format = (value: string) => {
   if (!isFormatName(value)) throw new InvalidArgumentError('expected turtle, trig, ntriples, nquads or jsonld');
   return value;
 };
 
 /** Aborts after `durationSeconds` (if given) or on Ctrl-C / SIGTERM. */
-function stopSignal(durationSeconds: number | undefined): AbortSignal {
+function stopController(durationSeconds: number | undefined): AbortController {
   const controller = new AbortController();
   if (durationSeconds !== undefined) setTimeout(() => controller.abort(), durationSeconds * 1000).unref();
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => controller.abort());
-  return controller.signal;
+  return controller;
 }
 
 const program = new Command('rdf-stream')
   .description('Consume live RDF streams: print updates with their latency, or run continuous RSP-QL queries.')
-  .showHelpAfterError();
+  .version(version)
+  .showHelpAfterError()
+  // Set before the commands are added, so that they inherit it: usage errors exit 2, not 1.
+  .exitOverride();
 
 program
   .command('subscribe')
@@ -47,17 +98,21 @@ program
   .option('--format <name>', 'format to ask for', format, 'turtle')
   .option('--from <seq|time>', 'replay the history from this sequence number or ISO 8601 time first, then go on live', start)
   .option('--duration <seconds>', 'stop after this many seconds', seconds)
-  .action(async (url: string, options: { transport: SubscribeOptions['transport']; pollStrategy: 'smart' | 'fixed'; format: ReturnType<typeof format>; from?: number | Date; duration?: number }) => {
+  .option('--count <updates>', 'stop after this many updates', count)
+  .action(async (url: string, options: { transport: SubscribeOptions['transport']; pollStrategy: 'smart' | 'fixed'; format: ReturnType<typeof format>; from?: number | Date; duration?: number; count?: number }) => {
+    streamUrl(url);
     const latency = new LatencyRecorder();
     const subscription = subscribe(url, {
       transport: options.transport ?? 'auto',
       pollStrategy: options.pollStrategy,
       format: options.format,
       ...(options.from === undefined ? {} : { from: options.from }),
-      signal: stopSignal(options.duration),
+      signal: stopController(options.duration).signal,
     });
     let replayed = 0;
     for await (const event of subscription) {
+      const failure = latency.count + replayed === 0 ? unreachable(url, event) : undefined;
+      if (failure !== undefined) throw failure;
       if (event.type === 'update' && event.replayed) {
         replayed++;
         console.log(`seq=${event.seq ?? '?'}\treplayed\ttriples=${event.quads.length}\t${event.generatedAt?.toISOString() ?? '?'}`);
@@ -71,6 +126,7 @@ program
       } else {
         console.log(`undecodable element: ${event.error.message}`);
       }
+      if (options.count !== undefined && latency.count + replayed >= options.count) break;
     }
     const summary = latency.summary();
     const requestsPerUpdate = subscription.stats.elements === 0 ? 0 : subscription.stats.requests / subscription.stats.elements;
@@ -78,6 +134,7 @@ program
       `\n${summary.count} updates over ${subscription.transport}${replayed === 0 ? '' : ` after ${replayed} replayed`}; latency ms p50=${summary.p50.toFixed(1)} p90=${summary.p90.toFixed(1)} p99=${summary.p99.toFixed(1)} max=${summary.max.toFixed(1)}` +
         `; requests per update ${requestsPerUpdate.toFixed(2)}; clock offset ${subscription.clockOffset ? `${subscription.clockOffset.offsetMs.toFixed(1)} ± ${subscription.clockOffset.uncertaintyMs.toFixed(1)} ms` : 'not measured'}`,
     );
+    if (summary.count + replayed === 0) throw new CommandFailure(`no update from ${url}`, exitCodes.nothingReceived);
   });
 
 program
@@ -93,18 +150,29 @@ program
   }, 500)
   .option('--no-history', 'start with empty windows instead of replaying the last RANGE of each stream')
   .option('--duration <seconds>', 'stop after this many seconds', seconds)
-  .action(async (url: string | undefined, options: { query: string; transport: SubscribeOptions['transport']; allowedLatenessMs: number; history: boolean; duration?: number }) => {
-    const query = new ContinuousQuery(readFileSync(options.query, 'utf8'), { window: { allowedLatenessMs: options.allowedLatenessMs } });
+  .option('--count <results>', 'stop after this many results', count)
+  .action(async (url: string | undefined, options: { query: string; transport: SubscribeOptions['transport']; allowedLatenessMs: number; history: boolean; duration?: number; count?: number }) => {
+    if (url !== undefined) streamUrl(url);
+    const query = new ContinuousQuery(readQuery(options.query), { window: { allowedLatenessMs: options.allowedLatenessMs } });
     const streams = query.streams;
     if (url !== undefined && streams.length !== 1) {
       throw new InvalidArgumentError(`the query reads ${streams.length} streams: give no URL and let it use their IRIs`);
     }
+    const urlOf = (stream: string) => (url === undefined ? streamUrl(stream) : url);
+    for (const stream of streams) urlOf(stream);
+    const stop = stopController(options.duration);
+    let printed = 0;
+    let failure: CommandFailure | undefined;
     const results = runContinuousQuery(query, {
       transport: options.transport ?? 'sse',
       replayHistory: options.history,
-      signal: stopSignal(options.duration),
+      signal: stop.signal,
       ...(url === undefined ? {} : { streamUrls: { [streams[0] as string]: url } }),
-      onEvent: (stream, event) => console.error(`${stream}: ${event.type}${'reason' in event ? ` (${event.reason})` : ''}`),
+      onEvent: (stream, event) => {
+        failure ??= printed === 0 ? unreachable(urlOf(stream), event) : undefined;
+        if (failure !== undefined) stop.abort();
+        else console.error(`${stream}: ${event.type}${'reason' in event ? ` (${event.reason})` : ''}`);
+      },
     });
     for await (const result of results) {
       const window = result.windows.find((w) => w.name === result.trigger);
@@ -115,15 +183,34 @@ program
         console.log(`  ${Object.entries(row).map(([name, term]) => `?${name}=${term.value}`).join('  ')}`);
       }
       for (const q of result.quads ?? []) console.log(`  ${q.subject.value} ${q.predicate.value} ${q.object.value}`);
+      printed++;
+      if (options.count !== undefined && printed >= options.count) break;
     }
+    if (failure !== undefined) throw failure;
+    if (printed === 0) throw new CommandFailure('no result: no window of the query closed', exitCodes.nothingReceived);
   });
+
+/** The query file's text; a file that cannot be read is a usage error. */
+function readQuery(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new CommandFailure(`cannot read the query ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, exitCodes.usage);
+  }
+}
 
 try {
   await program.parseAsync(process.argv);
 } catch (error) {
+  // Commander has printed its own message (and the help, or the version).
+  if (error instanceof CommanderError && !(error instanceof InvalidArgumentError)) process.exit(error.exitCode === 0 ? exitCodes.ok : exitCodes.usage);
+  if (error instanceof CommandFailure) {
+    console.error(`rdf-stream: ${error.message}`);
+    process.exit(error.exitCode);
+  }
   if (error instanceof SubscriptionError || error instanceof RspQlSyntaxError || error instanceof InvalidArgumentError) {
     console.error(`rdf-stream: ${error.message}`);
-    process.exit(2);
+    process.exit(exitCodes.usage);
   }
   throw error;
 }

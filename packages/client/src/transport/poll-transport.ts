@@ -1,4 +1,5 @@
 import { delay } from './backoff.js';
+import { describeFailure, networkErrorCode } from './network-error.js';
 import { LongPollSession, type LongPollSessionOptions } from './long-poll-session.js';
 import { type LatestSession, PollSession, type PollSessionOptions } from './poll-session.js';
 import { RetryableHttpError, refusal } from './subscription-error.js';
@@ -44,7 +45,8 @@ async function* latestTransport(latestUrl: string, session: LatestSession, forma
       if (signal?.aborted) return;
       if ((error as Error).name === 'SubscriptionError') throw error;
       waitMs = session.failed(error instanceof RetryableHttpError ? error.retryAfterMs : undefined);
-      yield { type: 'reconnect', reason: (error as Error).message, delayMs: waitMs };
+      const networkError = networkErrorCode(error);
+      yield { type: 'reconnect', reason: describeFailure(error), delayMs: waitMs, ...(networkError === undefined ? {} : { networkError }) };
     }
     if (waitMs > 0 && !(await delay(waitMs, signal))) return;
     // The fixed strategy's browser-like cache: no request while the cached answer is fresh.

@@ -30,6 +30,11 @@ export interface ReconnectEvent {
   readonly type: 'reconnect';
   readonly reason: string;
   readonly delayMs: number;
+  /**
+   * The system error code when no HTTP answer came (`ECONNREFUSED`, `ENOTFOUND`…, see
+   * `networkErrorCode`); absent for an HTTP failure (a 503) or where fetch gives no code (browsers).
+   */
+  readonly networkError?: string;
 }
 
 export type TransportEvent = RawElement | GapEvent | ReconnectEvent;

@@ -1,0 +1,110 @@
+import { type ChildProcessByStdio, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import type { Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startTestPublisher, type TestPublisher } from '../support/publisher.js';
+import { waitUntil } from '../support/wait-until.js';
+
+let running: TestPublisher | undefined;
+afterEach(async () => {
+  await running?.close();
+  running = undefined;
+});
+
+const packageRoot = fileURLToPath(new URL('../..', import.meta.url));
+const cli = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
+const countQuery = fileURLToPath(new URL('../../examples/average-free-spaces.rq', import.meta.url));
+
+interface Finished {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** `rdf-stream …` as a user runs it; `finished` resolves when the process exits by itself. */
+function rdfStream(...args: string[]): { child: ChildProcessByStdio<null, Readable, Readable>; output: () => string; finished: Promise<Finished> } {
+  const child = spawn(process.execPath, ['--import', 'tsx', cli, ...args], { cwd: packageRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const finished = once(child, 'exit').then(([code]) => ({ code: code as number | null, stdout, stderr }));
+  return { child, output: () => stdout, finished };
+}
+
+/** A port nothing listens on: connections to it are refused. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+describe('rdf-stream', () => {
+  it('--version prints the package version', async () => {
+    const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    const { code, stdout } = await rdfStream('--version').finished;
+    expect(stdout).toBe(`${version}\n`);
+    expect(code).toBe(0);
+  });
+
+  it.each([['subscribe'], ['query', '--query', countQuery]])('%s rejects a URL that is not http(s) in one line, with status 2', async (...command) => {
+    const { code, stdout, stderr } = await rdfStream(...command, 'not-a-url').finished;
+    expect(stderr).toBe('rdf-stream: not-a-url is not an http(s) URL\n');
+    expect(stdout).toBe('');
+    expect(code).toBe(2);
+  });
+
+  it.each(['auto', 'sse', 'poll', 'long-poll'])('subscribe --transport %s says ECONNREFUSED in one line when nothing listens, with status 3', async (transport) => {
+    const url = `http://127.0.0.1:${await closedPort()}/streams/parking`;
+    const { code, stderr } = await rdfStream('subscribe', url, '--transport', transport).finished;
+    expect(stderr).toBe(`rdf-stream: cannot reach ${url}: ECONNREFUSED\n`);
+    expect(code).toBe(3);
+  });
+
+  it('query says ECONNREFUSED in one line when nothing listens, with status 3', async () => {
+    const url = `http://127.0.0.1:${await closedPort()}/streams/parking`;
+    const { code, stderr } = await rdfStream('query', '--query', countQuery, url).finished;
+    expect(stderr).toBe(`rdf-stream: cannot reach ${url}: ECONNREFUSED\n`);
+    expect(code).toBe(3);
+  });
+
+  it('subscribe --count stops after that many updates and exits 0 by itself', async () => {
+    const publisher = await startTestPublisher();
+    running = publisher;
+    const { finished } = rdfStream('subscribe', publisher.streamUrl, '--transport', 'sse', '--count', '2');
+    await waitUntil(() => publisher.publisher.hubs.get('parking')!.broadcaster.size === 1);
+    await publisher.push();
+    await publisher.push();
+    const { code, stdout, stderr } = await finished;
+    expect(stderr).toBe('');
+    expect(stdout.match(/^seq=\d+\tlatency=/gm)).toHaveLength(2);
+    expect(stdout).toMatch(/^2 updates over sse;/m);
+    expect(code).toBe(0);
+  }, 60_000);
+
+  it('subscribe exits 1 when its --duration ends without an update', async () => {
+    running = await startTestPublisher();
+    const { code, stdout, stderr } = await rdfStream('subscribe', running.streamUrl, '--transport', 'sse', '--duration', '1').finished;
+    expect(stdout).toMatch(/^0 updates over sse;/m);
+    expect(stderr).toBe(`rdf-stream: no update from ${running.streamUrl}\n`);
+    expect(code).toBe(1);
+  }, 60_000);
+
+  it('query exits 1 when its --duration ends without a result', async () => {
+    running = await startTestPublisher();
+    const { code, stderr } = await rdfStream('query', '--query', countQuery, running.streamUrl, '--no-history', '--duration', '1').finished;
+    expect(stderr).toBe('rdf-stream: no result: no window of the query closed\n');
+    expect(code).toBe(1);
+  }, 60_000);
+
+  it('a usage error of the command line exits 2', async () => {
+    const { code, stderr } = await rdfStream('subscribe', 'http://127.0.0.1:8080/streams/parking', '--count', '0').finished;
+    expect(stderr).toMatch(/^error: option '--count <updates>' argument '0' is invalid\. expected a positive whole number$/m);
+    expect(code).toBe(2);
+  });
+});
