@@ -5,6 +5,7 @@ import { isFormatName } from '@rdf-stream/protocol';
 import { LatencyRecorder } from './latency/latency-recorder.js';
 import { ContinuousQuery } from './query/continuous-query.js';
 import { runContinuousQuery } from './query/run-continuous-query.js';
+import { QueryEngineMissingError } from './query/query-engine-missing-error.js';
 import { RspQlSyntaxError } from './query/rspql-parser.js';
 import { type SubscribeOptions, subscribe } from './subscribe.js';
 import { SubscriptionError } from './transport/subscription-error.js';
@@ -208,7 +209,7 @@ try {
     console.error(`rdf-stream: ${error.message}`);
     process.exit(error.exitCode);
   }
-  if (error instanceof SubscriptionError || error instanceof RspQlSyntaxError || error instanceof InvalidArgumentError) {
+  if (error instanceof SubscriptionError || error instanceof RspQlSyntaxError || error instanceof InvalidArgumentError || error instanceof QueryEngineMissingError) {
     console.error(`rdf-stream: ${error.message}`);
     process.exit(exitCodes.usage);
   }

@@ -1,9 +1,9 @@
 import type { Quad, Term } from '@rdfjs/types';
-import { QueryEngine } from '@comunica/query-sparql-rdfjs';
 import { DataFactory, Store } from 'n3';
 import { CountWindowOperator } from '../window/count-window-operator.js';
 import { TimeWindowOperator, type TimeWindowOptions } from '../window/time-window-operator.js';
 import type { ClosedWindow, WindowSpec, WindowStats } from '../window/window-spec.js';
+import { loadQueryEngine, type QueryEngineLoader, type SparqlEngine } from './load-query-engine.js';
 import { parseRspQl, type RegisteredQuery } from './rspql-parser.js';
 
 /** What a window holds of one element. */
@@ -39,22 +39,34 @@ interface WindowState {
   current: ClosedWindow<WindowItem> | undefined;
 }
 
+export interface ContinuousQueryOptions {
+  /** The SPARQL engine; default: a Comunica `QueryEngine`, loaded on first use (see `loadQueryEngine`). */
+  readonly engine?: SparqlEngine;
+  /** How to import Comunica when no `engine` is given: see `QueryEngineLoader`. */
+  readonly loadQueryEngine?: QueryEngineLoader;
+  readonly window?: TimeWindowOptions;
+}
+
 /**
  * Evaluates a registered RSP-QL query with Comunica each time one of its windows closes. Each
  * window's content (the triples of its elements) is loaded into the named graph of the window's
  * IRI, so that `WINDOW <w> { … }` (rewritten `GRAPH <w> { … }`) matches that window only.
+ * Comunica is an optional peer dependency, imported on first use (`prepare()` or the first
+ * evaluation); `QueryEngineMissingError` says how to install it.
  */
 export class ContinuousQuery {
   readonly query: RegisteredQuery;
-  readonly #engine: QueryEngine;
+  #engine: Promise<SparqlEngine> | undefined;
+  readonly #loader: QueryEngineLoader | undefined;
   readonly #windows: WindowState[];
   #previous = new Map<string, unknown>();
 
-  constructor(query: string | RegisteredQuery, options: { engine?: QueryEngine; window?: TimeWindowOptions } = {}) {
+  constructor(query: string | RegisteredQuery, options: ContinuousQueryOptions = {}) {
     // Elements arrive after their generation: by default a window waits 500 ms past its end.
     const windowOptions: TimeWindowOptions = { allowedLatenessMs: 500, ...options.window };
     this.query = typeof query === 'string' ? parseRspQl(query) : query;
-    this.#engine = options.engine ?? new QueryEngine();
+    this.#engine = options.engine === undefined ? undefined : Promise.resolve(options.engine);
+    this.#loader = options.loadQueryEngine;
     this.#windows = this.query.windows.map((window) => ({
       name: window.name,
       stream: window.stream,
@@ -65,6 +77,20 @@ export class ContinuousQuery {
           : new CountWindowOperator<WindowItem>(window.spec),
       current: undefined,
     }));
+  }
+
+  /**
+   * Loads the query engine, once: rejects with `QueryEngineMissingError` when it is not
+   * installed. Optional (the first evaluation loads it), to fail before subscribing rather than
+   * when the first window closes.
+   */
+  async prepare(): Promise<void> {
+    await this.#loadedEngine();
+  }
+
+  #loadedEngine(): Promise<SparqlEngine> {
+    this.#engine ??= loadQueryEngine(this.#loader);
+    return this.#engine;
   }
 
   /** The distinct streams the query reads. */
@@ -142,7 +168,7 @@ export class ContinuousQuery {
         for (const q of item.quads) store.addQuad(DataFactory.quad(q.subject, q.predicate, q.object, graph));
       }
     }
-    const result = await this.#engine.query(this.query.sparql, { sources: [store] });
+    const result = await (await this.#loadedEngine()).query(this.query.sparql, { sources: [store] });
     const windows = this.#windows.map((window) => ({
       name: window.name,
       start: window.current?.start ?? Number.NaN,

@@ -1,6 +1,7 @@
 import type { SubscribeOptions, SubscriptionEvent } from '../subscribe.js';
 import { subscribe } from '../subscribe.js';
 import { ContinuousQuery, type QueryResult } from './continuous-query.js';
+import type { QueryEngineLoader } from './load-query-engine.js';
 import type { RegisteredQuery } from './rspql-parser.js';
 
 export interface RunQueryOptions extends Omit<SubscribeOptions, 'lastEventId' | 'from'> {
@@ -14,6 +15,8 @@ export interface RunQueryOptions extends Omit<SubscribeOptions, 'lastEventId' | 
    * false starts with empty windows that fill from live elements only.
    */
   readonly replayHistory?: boolean;
+  /** How to import Comunica for a query given as text (see `QueryEngineLoader`); a page bundled without it passes its own. */
+  readonly loadQueryEngine?: QueryEngineLoader;
   /** Called for gaps, reconnections and decode errors of the streams read. */
   readonly onEvent?: (stream: string, event: Exclude<SubscriptionEvent, { type: 'update' }>) => void;
 }
@@ -24,6 +27,7 @@ export interface RunQueryOptions extends Omit<SubscribeOptions, 'lastEventId' | 
  * `signal` aborts. Evaluations run one at a time, in order. With `replayHistory` (the default)
  * time windows are aligned to the start and filled from the streams' history first; the clock
  * closes no window while a history is being replayed, since older elements are still to come.
+ * Rejects with `QueryEngineMissingError` before subscribing when Comunica cannot be loaded.
  * A `ContinuousQuery` passed in must not have run yet. Ending the iteration (`break`,
  * `return()`) closes every subscription and clears the clock.
  */
@@ -31,7 +35,9 @@ export async function* runContinuousQuery(
   query: string | RegisteredQuery | ContinuousQuery,
   options: RunQueryOptions = {},
 ): AsyncGenerator<QueryResult> {
-  const continuous = query instanceof ContinuousQuery ? query : new ContinuousQuery(query);
+  const continuous = query instanceof ContinuousQuery ? query : new ContinuousQuery(query, options.loadQueryEngine ? { loadQueryEngine: options.loadQueryEngine } : {});
+  // Before subscribing: a missing query engine is reported at once, not when the first window closes.
+  await continuous.prepare();
   const results: QueryResult[] = [];
   let failure: unknown;
   let wake: (() => void) | undefined;
