@@ -155,75 +155,102 @@ export function subscribe(streamUrl: string, options: SubscribeOptions = {}): Su
     get replaying() {
       return state.replaying;
     },
-    async *[Symbol.asyncIterator]() {
-      const { format = 'turtle', signal, fetch: fetchImpl = fetch } = options;
-      const offsetMs = await resolveOffset(base, options, fetchImpl, state);
-      const auto = options.transport === undefined || options.transport === 'auto';
-      // The descriptor says whether SSE is offered and how often elements come (smart polling).
-      const descriptor = auto || (options.transport === 'poll' && options.pollStrategy !== 'fixed') ? await readDescriptor(base, fetchImpl, signal) : undefined;
-      const transport = auto ? (descriptor?.offersSse ? 'sse' : 'poll') : (options.transport as TransportName);
-      state.transport = transport;
-      const pollHints: PollHints = { clockOffsetMs: offsetMs, expectedIntervalMs: descriptor?.expectedIntervalMs ?? null };
-      let lastSeq: number | undefined;
-      /** Live elements the replay covered already, or before `from`: skipped until a newer one comes. */
-      let skip: { readonly epoch: string | undefined; readonly throughSeq: number } | undefined;
+    [Symbol.asyncIterator]() {
+      // Ending the iteration aborts what the subscription is waiting for (see `stoppable`).
+      return stoppable((signal) => events({ ...options, signal }), options.signal);
+    },
+  };
 
-      async function* elements(): AsyncGenerator<TransportEvent> {
-        let live = options;
-        if (from !== undefined) {
-          const handOver: HistoryPosition = yield* historyReader(`${base}/history`, { from, ...transportCommons(options), stats });
-          lastSeq = handOver.lastSeq;
-          skip = { epoch: handOver.epoch, throughSeq: Math.max(handOver.lastSeq ?? 0, typeof from === 'number' ? from - 1 : 0) };
-          if (handOver.lastId !== undefined) live = { ...options, lastEventId: handOver.lastId };
-        }
-        state.replaying = false;
-        yield* openTransport(transport, base, format, { ...live, pollHints }, stats);
-      }
+  /** The subscription's events, with `options.signal` aborted when the iteration ends. */
+  async function* events(options: SubscribeOptions): AsyncGenerator<SubscriptionEvent> {
+    const { format = 'turtle', signal, fetch: fetchImpl = fetch } = options;
+    const offsetMs = await resolveOffset(base, options, fetchImpl, state);
+    const auto = options.transport === undefined || options.transport === 'auto';
+    // The descriptor says whether SSE is offered and how often elements come (smart polling).
+    const descriptor = auto || (options.transport === 'poll' && options.pollStrategy !== 'fixed') ? await readDescriptor(base, fetchImpl, signal) : undefined;
+    const transport = auto ? (descriptor?.offersSse ? 'sse' : 'poll') : (options.transport as TransportName);
+    state.transport = transport;
+    const pollHints: PollHints = { clockOffsetMs: offsetMs, expectedIntervalMs: descriptor?.expectedIntervalMs ?? null };
+    let lastSeq: number | undefined;
+    /** Live elements the replay covered already, or before `from`: skipped until a newer one comes. */
+    let skip: { readonly epoch: string | undefined; readonly throughSeq: number } | undefined;
 
-      for await (const event of elements()) {
-        // `elements()` is paused on this event, so `replaying` still says where it came from.
-        const replayed = state.replaying;
-        if (event.type !== 'element') {
-          yield event;
-          if (event.type === 'gap') lastSeq = undefined;
-          continue;
-        }
-        let decoded;
-        try {
-          decoded = await decodeElement(event.text, event.format);
-        } catch (error) {
-          if (!(error instanceof DecodeError)) throw error;
-          yield { type: 'error', error };
-          continue;
-        }
-        const seq = decoded.seq ?? (event.id === undefined ? undefined : parseElementId(event.id)?.seq);
-        if (!replayed && transport === 'sse' && lastSeq !== undefined && seq !== undefined && seq > lastSeq + 1) {
-          yield { type: 'gap', afterSeq: lastSeq, resumedAtSeq: seq, reason: 'sequence-jump' };
-        }
-        if (seq !== undefined) lastSeq = seq;
-        if (!replayed && skip !== undefined) {
-          const sameLife = skip.epoch === undefined || decoded.epoch === undefined || decoded.epoch === skip.epoch;
-          if (seq !== undefined && sameLife && seq <= skip.throughSeq) continue;
-          // Live delivery is in order: once an element is newer, so are the next ones.
-          skip = undefined;
-        }
-        const generatedAtMs = decoded.generatedAt?.getTime() ?? Number.NaN;
-        // The poll transport reads it when this update has been handed over: the next is due an interval later.
-        if (!replayed && Number.isFinite(generatedAtMs)) pollHints.generatedAtMs = generatedAtMs;
-        yield {
-          type: 'update',
-          seq,
-          graph: decoded.graph,
-          generatedAt: decoded.generatedAt,
-          receivedAt: new Date(event.receivedAt),
-          // A replayed element's age is not a delivery latency.
-          latencyMs: replayed ? Number.NaN : event.receivedAt + offsetMs - generatedAtMs,
-          quads: decoded.quads,
-          bytes: event.text.length,
-          transport,
-          replayed,
-        };
+    async function* elements(): AsyncGenerator<TransportEvent> {
+      let live = options;
+      if (from !== undefined) {
+        const handOver: HistoryPosition = yield* historyReader(`${base}/history`, { from, ...transportCommons(options), stats });
+        lastSeq = handOver.lastSeq;
+        skip = { epoch: handOver.epoch, throughSeq: Math.max(handOver.lastSeq ?? 0, typeof from === 'number' ? from - 1 : 0) };
+        if (handOver.lastId !== undefined) live = { ...options, lastEventId: handOver.lastId };
       }
+      state.replaying = false;
+      yield* openTransport(transport, base, format, { ...live, pollHints }, stats);
+    }
+
+    for await (const event of elements()) {
+      // `elements()` is paused on this event, so `replaying` still says where it came from.
+      const replayed = state.replaying;
+      if (event.type !== 'element') {
+        yield event;
+        if (event.type === 'gap') lastSeq = undefined;
+        continue;
+      }
+      let decoded;
+      try {
+        decoded = await decodeElement(event.text, event.format);
+      } catch (error) {
+        if (!(error instanceof DecodeError)) throw error;
+        yield { type: 'error', error };
+        continue;
+      }
+      const seq = decoded.seq ?? (event.id === undefined ? undefined : parseElementId(event.id)?.seq);
+      if (!replayed && transport === 'sse' && lastSeq !== undefined && seq !== undefined && seq > lastSeq + 1) {
+        yield { type: 'gap', afterSeq: lastSeq, resumedAtSeq: seq, reason: 'sequence-jump' };
+      }
+      if (seq !== undefined) lastSeq = seq;
+      if (!replayed && skip !== undefined) {
+        const sameLife = skip.epoch === undefined || decoded.epoch === undefined || decoded.epoch === skip.epoch;
+        if (seq !== undefined && sameLife && seq <= skip.throughSeq) continue;
+        // Live delivery is in order: once an element is newer, so are the next ones.
+        skip = undefined;
+      }
+      const generatedAtMs = decoded.generatedAt?.getTime() ?? Number.NaN;
+      // The poll transport reads it when this update has been handed over: the next is due an interval later.
+      if (!replayed && Number.isFinite(generatedAtMs)) pollHints.generatedAtMs = generatedAtMs;
+      yield {
+        type: 'update',
+        seq,
+        graph: decoded.graph,
+        generatedAt: decoded.generatedAt,
+        receivedAt: new Date(event.receivedAt),
+        // A replayed element's age is not a delivery latency.
+        latencyMs: replayed ? Number.NaN : event.receivedAt + offsetMs - generatedAtMs,
+        quads: decoded.quads,
+        bytes: event.text.length,
+        transport,
+        replayed,
+      };
+    }
+  }
+}
+
+/**
+ * The iterator of `generate(signal)`, whose `return()` (what `break` calls) also aborts `signal`:
+ * an async generator's own `return()` waits for a pending `next()` to settle, which for a quiet
+ * stream may be never; aborting makes the pending request or wait end at once.
+ */
+function stoppable<T>(generate: (signal: AbortSignal) => AsyncGenerator<T>, outer: AbortSignal | undefined): AsyncIterator<T> & AsyncIterable<T> {
+  const stop = new AbortController();
+  const generator = generate(outer === undefined ? stop.signal : AbortSignal.any([outer, stop.signal]));
+  return {
+    next: () => generator.next(),
+    return: (value?: unknown) => {
+      stop.abort();
+      return generator.return(value);
+    },
+    throw: (error?: unknown) => generator.throw(error),
+    [Symbol.asyncIterator]() {
+      return this;
     },
   };
 }

@@ -62,4 +62,16 @@ describe('breaking out of an SSE subscription', () => {
     expect(await reading).toBe(seq);
     await waitUntil(() => subscribers(publisher) === 0);
   });
+
+  it('return() while waiting for the next update closes the connection at once', async () => {
+    const publisher = await startTestPublisher();
+    running = publisher;
+    const iterator = subscribe(publisher.streamUrl, { transport: 'sse', clockOffset: false })[Symbol.asyncIterator]();
+    // Nothing is published: this next() waits on the open stream.
+    const pending = iterator.next();
+    await waitUntil(() => subscribers(publisher) === 1);
+    await iterator.return!(undefined);
+    expect(await pending).toEqual({ done: true, value: undefined });
+    await waitUntil(() => subscribers(publisher) === 0);
+  });
 });
