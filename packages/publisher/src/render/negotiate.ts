@@ -3,6 +3,7 @@ import Negotiator from 'negotiator';
 import { type FormatName, formatNames, mediaTypeAliases, mediaTypes } from '@rdf-stream/protocol';
 import { type Encoding, encodings } from './compress.js';
 import { type SseEncoding, sseEncodings } from './event-stream-encoder.js';
+import { parseAccept, preferredMediaType } from './media-range.js';
 
 /** Media types we answer, best default first, then their aliases (`application/json` gets JSON-LD). */
 const offered: ReadonlyArray<readonly [string, FormatName]> = [
@@ -14,10 +15,13 @@ const offeredTypes = offered.map(([mediaType]) => mediaType);
 /**
  * The format to send for an `Accept` header (RFC 9110 §12.5.1), or `undefined` when none is
  * acceptable (406). A missing or empty header means anything, and anything means Turtle.
+ * Parameters other than `q` and `charset` do not change the answer: JSON-LD 1.1 lets a server
+ * answer compacted JSON-LD to any `profile`, and no other format has a parameter we serve by.
+ * A `charset` other than UTF-8 (all we send) makes its range match nothing (`media-range.ts`).
  */
 export function negotiateFormat(accept: string | undefined): FormatName | undefined {
   if (accept === undefined || accept.trim() === '') return 'turtle';
-  const [best] = new Negotiator({ headers: { accept } }).mediaTypes(offeredTypes);
+  const best = preferredMediaType(parseAccept(accept), offeredTypes);
   return best === undefined ? undefined : offered.find(([mediaType]) => mediaType === best)?.[1];
 }
 
@@ -55,7 +59,7 @@ export function acceptsIdentity(acceptEncoding: string | undefined): boolean {
 
 /**
  * Memoises negotiation per distinct header value: clients send few distinct values, and the
- * negotiator's parsing would otherwise run on every poll. At most `maxEntries` values are kept.
+ * header's parsing would otherwise run on every poll. At most `maxEntries` values are kept.
  */
 export class NegotiationCache {
   readonly #formats: LRUCache<string, FormatName | 'none'> | undefined;

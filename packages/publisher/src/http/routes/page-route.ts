@@ -2,8 +2,8 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
-import Negotiator from 'negotiator';
 import { compressOnce, type EncodedBodies } from '../../render/compress.js';
+import { parseAccept, preferredMediaType } from '../../render/media-range.js';
 import { negotiateEncoding } from '../../render/negotiate.js';
 import { acceptableTypes } from '../rdf-document-reply.js';
 import { PublisherError } from '../../errors.js';
@@ -69,11 +69,12 @@ const offeredToBrowsers = [...acceptableTypes, 'text/html'];
 
 /**
  * Whether `Accept` rates text/html above every RDF type we serve (a browser's navigation does;
- * `*\/*`, an RDF client, or no header do not).
+ * `*\/*`, an RDF client, or no header do not), by the RDF routes' own rule: a `profile` or
+ * `charset=utf-8` on an RDF type keeps it an RDF request.
  */
 export function prefersHtml(accept: string | undefined): boolean {
-  if (accept === undefined || !accept.includes('html')) return false;
-  return new Negotiator({ headers: { accept } }).mediaType(offeredToBrowsers) === 'text/html';
+  if (accept === undefined || !accept.toLowerCase().includes('html')) return false;
+  return preferredMediaType(parseAccept(accept), offeredToBrowsers) === 'text/html';
 }
 
 const notBuilt = () =>

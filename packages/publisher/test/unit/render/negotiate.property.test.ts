@@ -53,6 +53,34 @@ describe('negotiation (property)', () => {
     );
   }, FUZZ_TIMEOUT_MS);
 
+  // Issue 28: a profile (or any parameter but q and charset) once turned every RDF type into a 406.
+  const quotedValue = fc.string({ unit: fc.constantFrom('a', 'Z', '9', ':', '/', '#', ',', ';', '=', ' ', '\\"', '\\\\'), maxLength: 30 }).map((value) => `"${value}"`);
+  const tokenValue = fc.stringMatching(/^[A-Za-z0-9.\-_#]{1,12}$/);
+  const ignoredParameter = fc
+    .tuple(fc.stringMatching(/^[A-Za-z][A-Za-z0-9-]{0,8}$/).filter((name) => !['q', 'charset'].includes(name.toLowerCase())), fc.oneof(quotedValue, tokenValue))
+    .map(([name, value]) => `${name}=${value}`);
+  const utf8Charset = fc.constantFrom('charset=utf-8', 'charset=UTF-8', 'charset="utf-8"', 'Charset=Utf-8');
+
+  it('parameters other than q and charset never change the format an Accept gets; charset=utf-8 never makes it 406', () => {
+    const offeredRange = fc.constantFrom(...offeredTypes, '*/*', 'text/*', 'application/*');
+    const others = fc.array(fc.tuple(fc.constantFrom('text/html', 'image/png', ...offeredTypes), fc.constantFrom('', ';q=0.3', ';q=0')), { maxLength: 4 });
+    const ignoredParameters = fc.array(ignoredParameter, { minLength: 1, maxLength: 4 });
+    const weight = fc.constantFrom('', ';q=0.5', ';q=1');
+    fc.assert(
+      fc.property(offeredRange, others, ignoredParameters, utf8Charset, weight, (range, rest, parameters, charset, q) => {
+        const tail = rest.map(([type, restWeight]) => `, ${type}${restWeight}`).join('');
+        const plain = `${range}${q}${tail}`;
+        expect(negotiateFormat(`${range};${parameters.join(';')}${q}${tail}`)).toBe(negotiateFormat(plain));
+        // charset=utf-8 makes its range more specific (RFC 9110 §12.5.1), which may reorder the
+        // ranking; but with nothing refused, the range still makes some format acceptable.
+        if (!rest.some(([, restWeight]) => restWeight === ';q=0')) {
+          expect(negotiateFormat(`${range};${charset};${parameters.join(';')}${q}${tail}`)).toBeDefined();
+        }
+      }),
+      { numRuns: FUZZ_RUNS },
+    );
+  }, FUZZ_TIMEOUT_MS);
+
   it('any Accept-Encoding gets an offered coding or none; identity is chosen only where acceptable, and always something where it is', () => {
     fc.assert(
       fc.property(acceptEncoding, (header) => {

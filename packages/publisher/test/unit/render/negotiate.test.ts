@@ -22,11 +22,31 @@ describe('negotiateFormat', () => {
     ['text/turtle;q=0.5, application/ld+json', 'jsonld'],
     ['text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8', 'turtle'],
     ['TEXT/TURTLE', 'turtle'],
+    // Issue 28: parameters other than q must not defeat negotiation.
+    ['application/ld+json;profile="http://www.w3.org/ns/json-ld#compacted"', 'jsonld'],
+    ['application/ld+json; profile="http://www.w3.org/ns/json-ld#expanded"', 'jsonld'],
+    ['application/ld+json;profile="http://www.w3.org/ns/json-ld#flattened http://www.w3.org/ns/json-ld#compacted"', 'jsonld'],
+    ['application/ld+json;profile="urn:example:a,b;c";q=0.9, text/turtle;q=0.5', 'jsonld'],
+    ['text/turtle;charset=utf-8', 'turtle'],
+    ['text/turtle; charset="UTF-8"', 'turtle'],
+    ['application/n-quads;charset=utf-8;q=1.0, application/ld+json;q=0.9', 'nquads'],
+    ['application/json;charset=utf-8', 'jsonld'],
+    ['text/turtle;level=1', 'turtle'],
+    ['text/turtle;charset=iso-8859-1, application/trig;q=0.1', 'trig'],
   ])('Accept %j → %s', (accept, format) => {
     expect(negotiateFormat(accept)).toBe(format);
   });
 
-  it.each(['text/html', 'application/rdf+xml', 'image/*', 'text/turtle;q=0'])('Accept %j is not acceptable', (accept) => {
+  it.each([
+    'text/html',
+    'application/rdf+xml',
+    'image/*',
+    'text/turtle;q=0',
+    // We send UTF-8 only: a client that takes only another charset gets 406, not bytes it cannot read.
+    'text/turtle;charset=iso-8859-1',
+    'application/ld+json;charset=utf-16',
+    '*/*;charset=us-ascii',
+  ])('Accept %j is not acceptable', (accept) => {
     expect(negotiateFormat(accept)).toBeUndefined();
   });
 });

@@ -14,6 +14,9 @@ describe('prefersHtml', () => {
     expect(prefersHtml('text/turtle, text/html;q=0.5')).toBe(false);
     // A tie goes to RDF: the IRI is a data resource first.
     expect(prefersHtml('text/turtle, text/html')).toBe(false);
+    // Parameters on the RDF type keep it an RDF request (issue 28).
+    expect(prefersHtml('application/ld+json;profile="http://www.w3.org/ns/json-ld#compacted", text/html;q=0.9')).toBe(false);
+    expect(prefersHtml('text/turtle;charset=utf-8, text/html;q=0.9')).toBe(false);
   });
 });
 
