@@ -21,7 +21,8 @@ export function requestedFormat(formatParam: string | undefined, accept: string 
   if (format === undefined) {
     throw new PublisherError(
       'PUB_ERR_NOT_ACCEPTABLE',
-      `Acceptable media types: ${acceptableTypes.join(', ')}`,
+      // A range naming another charset matches nothing (docs/protocol.md): say why it was refused.
+      `Acceptable media types: ${acceptableTypes.join(', ')} (in UTF-8 only; parameters other than q and charset are ignored)`,
       { acceptable: acceptableTypes },
     );
   }

@@ -57,7 +57,9 @@ describe('every RDF document route, on a real socket', () => {
     for (const [name, path] of Object.entries(routes)) {
       const response = await fetch(`${running.url}${path}`, { headers: { accept } });
       expect(response.status, name).toBe(406);
-      expect((await readProblem(response)).code, name).toBe('PUB_ERR_NOT_ACCEPTABLE');
+      const problem = await readProblem(response);
+      expect(problem.code, name).toBe('PUB_ERR_NOT_ACCEPTABLE');
+      expect(problem.detail, name).toContain('UTF-8 only');
     }
   });
 
