@@ -1,0 +1,240 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+/**
+ * What an outside project gets from npm: each published package packed as `pnpm publish` would
+ * pack it (`pnpm pack` runs its prepack build and rewrites `workspace:` ranges), then the three
+ * tarballs installed with plain npm into an empty folder, their commands run and their entries
+ * imported by plain Node, with nothing of this repository on the way.
+ */
+
+const run = promisify(execFile);
+const packagesDir = fileURLToPath(new URL('../../../', import.meta.url));
+const published = ['protocol', 'client', 'publisher'] as const;
+type Published = (typeof published)[number];
+
+/** Packing builds three packages and the live page; npm downloads every dependency on a cold cache. */
+const SETUP_TIMEOUT_MS = 15 * 60_000;
+/** A bound on one command run from the installed packages (a hang fails instead of stalling the suite). */
+const COMMAND_TIMEOUT_MS = 60_000;
+/** Fixed: the port-0 start of the command line is not in the released CLI yet (range 19400–19499). */
+const PUBLISHER_PORT = 19_400;
+/** Seconds between two elements of the demo stream: short, so that a few seconds bring several updates. */
+const INTERVAL_SECONDS = 0.25;
+/** Inter-package ranges must accept the version the workspace packs, and nothing from another major. */
+const PROTOCOL_RANGE = /^\^0\.1\.\d+$/;
+
+let workDir: string;
+let consumerDir: string;
+const tarballs = new Map<Published, string>();
+const contents = new Map<Published, string[]>();
+
+async function npm(args: readonly string[], cwd: string) {
+  return run('npm', [...args], { cwd, timeout: SETUP_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024 });
+}
+
+async function requireRegistry(): Promise<void> {
+  const registry = (await npm(['config', 'get', 'registry'], tmpdir())).stdout.trim();
+  try {
+    await run('npm', ['ping'], { timeout: COMMAND_TIMEOUT_MS });
+  } catch (error) {
+    throw new Error(
+      `npm's registry (${registry}) cannot be reached, and this test installs the packed packages' dependencies from it: ${(error as Error).message}`,
+      { cause: error },
+    );
+  }
+}
+
+function packedManifest(name: Published): Record<string, unknown> & { dependencies?: Record<string, string> } {
+  const extracted = join(workDir, 'extracted', name);
+  return JSON.parse(readFileSync(join(extracted, 'package', 'package.json'), 'utf8')) as ReturnType<typeof packedManifest>;
+}
+
+beforeAll(async () => {
+  await requireRegistry();
+  workDir = mkdtempSync(join(tmpdir(), 'rdf-stream-npm-install-'));
+  const packDir = join(workDir, 'packs');
+  for (const name of published) {
+    // One at a time: the publisher's prepack builds the live page with the other two's sources.
+    const { stdout } = await run('pnpm', ['pack', '--pack-destination', packDir], {
+      cwd: join(packagesDir, name),
+      timeout: SETUP_TIMEOUT_MS,
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    const tarball = stdout.trim().split('\n').at(-1)!;
+    expect(tarball, `pnpm pack of ${name} printed no tarball`).toMatch(/\.tgz$/);
+    tarballs.set(name, tarball);
+    const extracted = join(workDir, 'extracted', name);
+    mkdirSync(extracted, { recursive: true });
+    await run('tar', ['-xzf', tarball, '-C', extracted]);
+    contents.set(name, (await run('tar', ['-tzf', tarball])).stdout.trim().split('\n'));
+  }
+
+  consumerDir = join(workDir, 'outside-project');
+  mkdirSync(consumerDir);
+  const fromTarballs = Object.fromEntries(published.map((name) => [`@rdf-stream/${name}`, `file:${tarballs.get(name)}`]));
+  // `overrides`: the packages' own ranges on each other (^0.1.0) resolve to these tarballs too,
+  // never to whatever the registry holds under the same names.
+  writeFileSync(
+    join(consumerDir, 'package.json'),
+    JSON.stringify({ name: 'outside-project', private: true, type: 'module', dependencies: fromTarballs, overrides: fromTarballs }, null, 2),
+  );
+  await npm(['install', '--no-audit', '--no-fund'], consumerDir);
+}, SETUP_TIMEOUT_MS);
+
+afterAll(() => {
+  if (workDir !== undefined) rmSync(workDir, { recursive: true, force: true });
+});
+
+describe('the packed tarballs', () => {
+  it.each(published)('%s holds its compiled JavaScript, declarations, LICENSE and README, and no sources or tests', (name) => {
+    const files = contents.get(name)!.map((entry) => entry.replace(/^package\//, ''));
+    expect(files).toEqual(expect.arrayContaining(['LICENSE', 'README.md', 'package.json', 'dist/index.js', 'dist/index.d.ts']));
+    const javascript = files.filter((file) => file.startsWith('dist/') && file.endsWith('.js'));
+    for (const file of javascript) expect(files, `${file} has no declarations beside it`).toContain(file.replace(/\.js$/, '.d.ts'));
+    // Shipped: JavaScript and declarations. Not shipped: TypeScript sources, source maps (they
+    // would point at sources that are not there), tests, scripts, configuration.
+    expect(files.filter((file) => /^(src|test|scripts)\//.test(file) || /\.map$|tsconfig/.test(file))).toEqual([]);
+    expect(files.filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'))).toEqual([]);
+    expect(readFileSync(join(workDir, 'extracted', name, 'package', 'LICENSE'), 'utf8')).toMatch(/^MIT License/);
+  });
+
+  it('the publisher holds the live page and the ontologies its code reads at run time', () => {
+    const files = contents.get('publisher')!;
+    expect(files).toEqual(
+      expect.arrayContaining([
+        'package/page-assets/index.html',
+        'package/ontologies/context/sosa-stream.jsonld',
+        'package/ontologies/shapes/stream-element.shacl.ttl',
+        'package/bin/rdf-stream-publisher.js',
+        'package/dist/cli.js',
+      ]),
+    );
+    expect(files.some((file) => /^package\/page-assets\/.+\.js$/.test(file))).toBe(true);
+  });
+
+  it.each(published)('%s has a public manifest: not private, exports dist/, no workspace ranges', (name) => {
+    const manifest = packedManifest(name);
+    expect(manifest.private).toBeUndefined();
+    expect(manifest.license).toBe('MIT');
+    expect(manifest.repository).toMatchObject({ type: 'git', directory: `packages/${name}` });
+    expect(JSON.stringify(manifest.exports)).not.toMatch(/src\//);
+    expect(JSON.stringify(manifest)).not.toMatch(/workspace:/);
+    expect(manifest.dependencies?.tsx).toBeUndefined();
+    if (name !== 'protocol') expect(manifest.dependencies?.['@rdf-stream/protocol']).toMatch(PROTOCOL_RANGE);
+  });
+});
+
+describe('installed with npm into an outside project', () => {
+  it('holds one copy of each package, from the tarballs', async () => {
+    const { stdout } = await npm(['ls', '--all', '--json'], consumerDir);
+    const tree = JSON.stringify(JSON.parse(stdout));
+    const lock = JSON.parse(readFileSync(join(consumerDir, 'package-lock.json'), 'utf8')) as { packages: Record<string, { resolved?: string }> };
+    for (const name of published) {
+      const copies = Object.keys(lock.packages).filter((path) => path.endsWith(`node_modules/@rdf-stream/${name}`));
+      expect(copies, `copies of @rdf-stream/${name}`).toEqual([`node_modules/@rdf-stream/${name}`]);
+      expect(lock.packages[`node_modules/@rdf-stream/${name}`]!.resolved).toMatch(/^file:.+\.tgz$/);
+    }
+    expect(tree).not.toMatch(/"invalid"|"missing"/);
+  });
+
+  it('imports every entry with plain Node', async () => {
+    const script = join(consumerDir, 'entries.mjs');
+    writeFileSync(
+      script,
+      [
+        "import * as protocol from '@rdf-stream/protocol';",
+        "import * as client from '@rdf-stream/client';",
+        "import * as live from '@rdf-stream/client/live';",
+        "import * as publisher from '@rdf-stream/publisher';",
+        'console.log(JSON.stringify([protocol.mediaTypes.turtle, typeof client.subscribe, typeof live.subscribe, typeof publisher.createPublisher]));',
+      ].join('\n'),
+    );
+    const { stdout } = await run(process.execPath, [script], { cwd: consumerDir, timeout: COMMAND_TIMEOUT_MS });
+    expect(JSON.parse(stdout)).toEqual(['text/turtle', 'function', 'function', 'function']);
+  });
+
+  describe('with the installed publisher running', () => {
+    const streamUrl = `http://127.0.0.1:${PUBLISHER_PORT}/streams/parking`;
+    let publisher: ChildProcess;
+    let publisherOutput = '';
+
+    beforeAll(async () => {
+      publisher = spawn(
+        join(consumerDir, 'node_modules', '.bin', 'rdf-stream-publisher'),
+        ['--port', String(PUBLISHER_PORT), '--log', 'memory', '--interval', String(INTERVAL_SECONDS)],
+        { cwd: consumerDir, stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+      publisher.stdout!.setEncoding('utf8');
+      publisher.stderr!.setEncoding('utf8').on('data', (chunk: string) => (publisherOutput += chunk));
+      await new Promise<void>((resolve, reject) => {
+        publisher.stdout!.on('data', (chunk: string) => {
+          publisherOutput += chunk;
+          if (/publishing parking at /.test(publisherOutput)) resolve();
+        });
+        publisher.once('exit', (code) => reject(new Error(`the installed publisher exited with ${code}: ${publisherOutput}`)));
+      });
+    }, COMMAND_TIMEOUT_MS);
+
+    afterAll(async () => {
+      if (publisher?.exitCode !== null || publisher.signalCode !== null) return;
+      const exited = once(publisher, 'exit');
+      publisher.kill('SIGTERM');
+      await exited;
+    });
+
+    it('serves the latest element and the live page from the installed package', async () => {
+      const latest = await fetch(`${streamUrl}/latest`);
+      expect(latest.status).toBe(200);
+      expect(latest.headers.get('content-type')).toMatch(/^text\/turtle/);
+      expect(await latest.text()).toMatch(/sosa:Observation|ns\/sosa\/Observation/);
+
+      const page = await fetch(streamUrl, { headers: { accept: 'text/html' } });
+      expect(page.status).toBe(200);
+      const html = await page.text();
+      const script = /src="(\/page\/[^"]+\.js)"/.exec(html)?.[1];
+      expect(script, `no script in the live page: ${html}`).toBeDefined();
+      expect((await fetch(`http://127.0.0.1:${PUBLISHER_PORT}${script}`)).status).toBe(200);
+    });
+
+    it("the client's command prints the updates it receives", async () => {
+      const { stdout } = await run(
+        join(consumerDir, 'node_modules', '.bin', 'rdf-stream'),
+        ['subscribe', streamUrl, '--transport', 'sse', '--duration', '2'],
+        { cwd: consumerDir, timeout: COMMAND_TIMEOUT_MS },
+      );
+      const updates = stdout.split('\n').filter((line) => /^seq=\d+\tlatency=[\d.]+ ms\ttriples=\d+\tsse$/.test(line));
+      expect(updates.length, stdout).toBeGreaterThanOrEqual(2);
+      expect(stdout).toMatch(new RegExp(`${updates.length} updates over sse; latency ms p50=`));
+    });
+
+    it('a plain ESM script subscribes with the library and stops after two updates', async () => {
+      const script = join(consumerDir, 'two-updates.mjs');
+      // Polling: a `break` out of an SSE subscription does not yet let the process exit by itself.
+      writeFileSync(
+        script,
+        [
+          "import { subscribe } from '@rdf-stream/client';",
+          'let received = 0;',
+          `for await (const event of subscribe(${JSON.stringify(streamUrl)}, { transport: 'poll' })) {`,
+          "  if (event.type !== 'update') continue;",
+          "  console.log(`update ${event.seq} ${event.quads.length} quads ${event.transport}`);",
+          '  if (++received === 2) break;',
+          '}',
+        ].join('\n'),
+      );
+      const { stdout } = await run(process.execPath, [script], { cwd: consumerDir, timeout: COMMAND_TIMEOUT_MS });
+      const lines = stdout.trim().split('\n');
+      expect(lines).toHaveLength(2);
+      for (const line of lines) expect(line).toMatch(/^update \d+ \d+ quads poll$/);
+      const [first, second] = lines.map((line) => Number(line.split(' ')[1]));
+      expect(second).toBeGreaterThan(first!);
+    });
+  });
+});
