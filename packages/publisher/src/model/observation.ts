@@ -1,4 +1,4 @@
-import type { Quad } from '@rdfjs/types';
+import type { Literal, Quad } from '@rdfjs/types';
 import { DataFactory } from 'n3';
 import { prov, qudt, rdf, sosa, xsd } from './vocabulary.js';
 
@@ -52,8 +52,11 @@ function resultLiteral(value: Observation['simpleResult']) {
     : literal(String(value), namedNode(xsd.decimal));
 }
 
-/** `2026-11-22T16:20:05.123Z`: millisecond precision, UTC. */
-export const dateTimeLiteral = (at: Date) => literal(at.toISOString(), namedNode(xsd.dateTime));
+/**
+ * `2026-11-22T16:20:05.123Z`: millisecond precision, UTC. Typed as RDF/JS, not n3's own `Literal`,
+ * so that the published declarations need no `@types/n3`.
+ */
+export const dateTimeLiteral = (at: Date): Literal => literal(at.toISOString(), namedNode(xsd.dateTime));
 
 /**
  * The quads of one element: every observation in the named graph `graph`, and
