@@ -17,6 +17,7 @@ import { latestRoute } from './routes/latest-route.js';
 import { notificationsRoute } from './routes/notifications-route.js';
 import { operationsRoute } from './routes/operations-route.js';
 import { registerPage } from './routes/page-route.js';
+import { UnusedConnections } from './unused-connections.js';
 
 const EVENTS_ROUTE = '/streams/:id/events';
 /** Milliseconds between Node's checks for requests past `headersTimeoutMs` / `requestTimeoutMs`. */
@@ -28,6 +29,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   const { config } = context;
   const responder = new LatestResponder(config, context.negotiation);
   let answerFast: ReturnType<typeof fastLatestHandler> = () => false;
+  let unusedConnections: UnusedConnections | undefined;
   const shedder = new LoadShedder({
     maxEventLoopTurnMs: config.maxEventLoopTurnMs,
     shedHoldMs: config.shedHoldMs,
@@ -50,6 +52,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
       );
       // Fastify applies its keepAliveTimeout option only to a server it creates itself.
       server.keepAliveTimeout = config.keepAliveTimeoutMs;
+      unusedConnections = new UnusedConnections(server);
       return server;
     },
     ...(context.logger === undefined ? { logger: { level: config.logLevel } } : { loggerInstance: context.logger }),
@@ -62,6 +65,12 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
     clientErrorHandler,
   });
   registerProblemHandlers(app, config.pressureRetryAfterSeconds);
+  // Before the server closes: Fastify's forceCloseConnections: 'idle' ends idle keep-alive
+  // connections, and these are the ones it cannot see.
+  app.addHook('preClose', (done) => {
+    unusedConnections?.closeAll();
+    done();
+  });
   app.addHook('onClose', (_instance, done) => {
     shedder.close();
     done();

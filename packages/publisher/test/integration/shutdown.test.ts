@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { connect } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -53,6 +54,28 @@ describe('graceful shutdown (in process)', () => {
     expect(retry).toBeLessThanOrEqual(4000);
     expect((await longPoll).status).toBe(304);
     await expect(fetch(url)).rejects.toThrow();
+  });
+});
+
+describe('graceful shutdown with connections that never sent a request', () => {
+  // A browser's speculative pre-connection, or an HTTP client's spare connection, sends nothing.
+  // Node counts it as waiting for headers (not idle) until headersTimeoutMs: with a header
+  // timeout longer than the shutdown's budget, a shutdown that waited for it would overrun.
+  it('ends them, and the shutdown stays within its budget', async () => {
+    const running = await startPublisher(['--shutdown-timeout-ms', '5000', '--headers-timeout-ms', '60000', '--request-timeout-ms', '60000']);
+    await running.push();
+    const { port } = new URL(running.url);
+    const silent = connect({ host: '127.0.0.1', port: Number(port) });
+    await once(silent, 'connect');
+    const silentClosed = once(silent, 'close');
+    // An idle keep-alive connection beside it, which Fastify's forceCloseConnections ends.
+    const latest = await fetch(`${running.url}/streams/parking/latest`);
+    await latest.text();
+    await waitUntil(() => running.publisher.app.server.listening);
+
+    expect(await running.publisher.shutdown()).toBe(true);
+    await silentClosed;
+    expect(silent.bytesRead).toBe(0);
   });
 });
 
