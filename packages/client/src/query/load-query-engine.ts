@@ -1,8 +1,27 @@
-import type { QueryEngine } from '@comunica/query-sparql-rdfjs';
+import type { DatasetCore, Quad, Term, Variable } from '@rdfjs/types';
 import { QueryEngineMissingError } from './query-engine-missing-error.js';
 
-/** What a continuous query needs of a SPARQL engine: Comunica's `QueryEngine#query`. */
-export type SparqlEngine = Pick<QueryEngine, 'query'>;
+/** The part of a result stream a continuous query reads (Comunica's `AsyncIterator#toArray`). */
+export interface SparqlResultArray<T> {
+  toArray(): Promise<T[]>;
+}
+
+/** A query's result, as Comunica's `QueryEngine#query` gives it, to be executed. */
+export type SparqlQueryResult =
+  | { readonly resultType: 'bindings'; execute(): Promise<SparqlResultArray<Iterable<[Variable, Term]>>> }
+  | { readonly resultType: 'quads'; execute(): Promise<SparqlResultArray<Quad>> }
+  | { readonly resultType: 'boolean'; execute(): Promise<boolean> }
+  | { readonly resultType: 'void'; execute(): Promise<void> };
+
+/**
+ * What a continuous query needs of a SPARQL engine: Comunica's `QueryEngine#query` over one
+ * RDF/JS store. Declared here rather than taken from Comunica's types, so that the package's
+ * declarations name nothing of an optional peer dependency: a TypeScript project that only
+ * subscribes compiles without Comunica installed.
+ */
+export interface SparqlEngine {
+  query(query: string, context: { readonly sources: [DatasetCore] }): Promise<SparqlQueryResult>;
+}
 
 /**
  * Imports the engine's module. The default imports `@comunica/query-sparql-rdfjs` from where
