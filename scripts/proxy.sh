@@ -260,7 +260,7 @@ start_varnish() {
   local vcl="$dir/default.vcl" workdir="$dir/varnish" output
   render_varnish >"$vcl"
   # backend_idle_timeout (below): idle connections to the publisher are closed before the
-  # publisher's own keep-alive timeout (5 s) closes them under a request.
+  # publisher's own keep-alive timeout (keepAliveTimeoutMs, 65 s by default) closes them under a request.
   # Run as root, varnishd's default jail hands the VCL and its working directory to its own
   # users (varnish, vcache), who cannot reach a DIR under a private directory (mktemp -d is
   # 0700): without a jail (-j none) it runs as the caller, like nginx here (loopback only).
