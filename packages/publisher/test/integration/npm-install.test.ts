@@ -1,6 +1,6 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -30,8 +30,6 @@ const SETUP_TIMEOUT_MS = 15 * 60_000;
  * starting Node with the client's imports) still passes.
  */
 const COMMAND_TIMEOUT_MS = 180_000;
-/** Fixed: the port-0 start of the command line is not in the released CLI yet (range 19400–19499). */
-const PUBLISHER_PORT = 19_400;
 /** Seconds between two elements of the demo stream: short, so that a few seconds bring several updates. */
 const INTERVAL_SECONDS = 0.25;
 /** Inter-package ranges must accept the version the workspace packs, and nothing from another major. */
@@ -150,6 +148,9 @@ describe('installed with npm into an outside project', () => {
       expect(lock.packages[`node_modules/@rdf-stream/${name}`]!.resolved).toMatch(/^file:.+\.tgz$/);
     }
     expect(tree).not.toMatch(/"invalid"|"missing"/);
+    // The client's query engine is an optional peer dependency: not installed unless asked for.
+    // (The publisher's SHACL engine brings a lighter Comunica of its own.)
+    expect(Object.keys(lock.packages).filter((path) => path.endsWith('node_modules/@comunica/query-sparql-rdfjs'))).toEqual([]);
   }, COMMAND_TIMEOUT_MS);
 
   it('imports every entry with plain Node', async () => {
@@ -211,7 +212,7 @@ describe('installed with npm into an outside project', () => {
   }, COMMAND_TIMEOUT_MS);
 
   describe('with the installed publisher running', () => {
-    const streamUrl = `http://127.0.0.1:${PUBLISHER_PORT}/streams/parking`;
+    let streamUrl: string;
     let publisher: ChildProcess;
     let publisherOutput = '';
 
@@ -219,7 +220,8 @@ describe('installed with npm into an outside project', () => {
       publisher = spawn(
         join(consumerDir, 'node_modules', '.bin', 'rdf-stream-publisher'),
         [
-          ...['--port', String(PUBLISHER_PORT), '--log', 'memory', '--interval', String(INTERVAL_SECONDS)],
+          // Port 0: the publisher names the port it bound in its IRIs and in its first log line.
+          ...['--port', '0', '--log', 'memory', '--interval', String(INTERVAL_SECONDS), '--log-format', 'json'],
           // No load shedding: on a busy machine the event loop's delay alone would turn this
           // test's few subscribers away with 503s, and installing is what is tested here.
           ...['--max-event-loop-turn-ms', '0', '--max-event-loop-delay-ms', '0'],
@@ -228,68 +230,107 @@ describe('installed with npm into an outside project', () => {
       );
       publisher.stdout!.setEncoding('utf8');
       publisher.stderr!.setEncoding('utf8').on('data', (chunk: string) => (publisherOutput += chunk));
-      await new Promise<void>((resolve, reject) => {
+      streamUrl = await new Promise<string>((resolve, reject) => {
         publisher.stdout!.on('data', (chunk: string) => {
           publisherOutput += chunk;
-          if (/publishing parking at /.test(publisherOutput)) resolve();
+          const base = /publishing parking at (http:\/\/127\.0\.0\.1:\d+)\/streams/.exec(publisherOutput)?.[1];
+          if (base !== undefined) resolve(`${base}/streams/parking`);
         });
         publisher.once('exit', (code) => reject(new Error(`the installed publisher exited with ${code}: ${publisherOutput}`)));
       });
     }, COMMAND_TIMEOUT_MS);
 
     afterAll(async () => {
-      if (publisher?.exitCode !== null || publisher.signalCode !== null) return;
+      if (publisher === undefined || publisher.exitCode !== null || publisher.signalCode !== null) return;
       const exited = once(publisher, 'exit');
       publisher.kill('SIGTERM');
       await exited;
     });
 
-    it('serves the latest element and the live page from the installed package', async () => {
+    it('serves the latest element and the live page from the installed package, with IRIs on the port it bound', async () => {
+      expect(streamUrl).not.toMatch(/:0\//);
       const latest = await fetch(`${streamUrl}/latest`);
       expect(latest.status).toBe(200);
       expect(latest.headers.get('content-type')).toMatch(/^text\/turtle/);
-      expect(await latest.text()).toMatch(/sosa:Observation|ns\/sosa\/Observation/);
+      const turtle = await latest.text();
+      expect(turtle).toMatch(/sosa:Observation|ns\/sosa\/Observation/);
+      expect(turtle).toContain(`<${streamUrl}/elements/`);
 
       const page = await fetch(streamUrl, { headers: { accept: 'text/html' } });
       expect(page.status).toBe(200);
       const html = await page.text();
       const script = /src="(\/page\/[^"]+\.js)"/.exec(html)?.[1];
       expect(script, `no script in the live page: ${html}`).toBeDefined();
-      expect((await fetch(`http://127.0.0.1:${PUBLISHER_PORT}${script}`)).status).toBe(200);
+      expect((await fetch(new URL(script!, streamUrl))).status).toBe(200);
     });
 
-    it("the client's command prints the updates it receives", async () => {
-      const { stdout } = await run(
-        join(consumerDir, 'node_modules', '.bin', 'rdf-stream'),
-        ['subscribe', streamUrl, '--transport', 'sse', '--duration', '2'],
-        { cwd: consumerDir, timeout: COMMAND_TIMEOUT_MS },
-      );
+    it("the client's command prints the updates it receives, and stops after --count", async () => {
+      const { stdout } = await run(join(consumerDir, 'node_modules', '.bin', 'rdf-stream'), ['subscribe', streamUrl, '--transport', 'sse', '--count', '2'], {
+        cwd: consumerDir,
+        timeout: COMMAND_TIMEOUT_MS,
+      });
       const updates = stdout.split('\n').filter((line) => /^seq=\d+\tlatency=[\d.]+ ms\ttriples=\d+\tsse$/.test(line));
-      expect(updates.length, stdout).toBeGreaterThanOrEqual(2);
-      expect(stdout).toMatch(new RegExp(`${updates.length} updates over sse; latency ms p50=`));
+      expect(updates, stdout).toHaveLength(2);
+      expect(stdout).toMatch(/2 updates over sse; latency ms p50=/);
     }, COMMAND_TIMEOUT_MS);
 
-    it('a plain ESM script subscribes with the library and stops after two updates', async () => {
-      const script = join(consumerDir, 'two-updates.mjs');
-      // Polling: a `break` out of an SSE subscription does not yet let the process exit by itself.
+    it.each(['sse', 'poll', 'long-poll'])('a plain ESM script reads two updates over %s, leaves the loop, and its process exits by itself', async (transport) => {
+      const script = join(consumerDir, `two-updates-${transport}.mjs`);
       writeFileSync(
         script,
         [
           "import { subscribe } from '@rdf-stream/client';",
           'let received = 0;',
-          `for await (const event of subscribe(${JSON.stringify(streamUrl)}, { transport: 'poll' })) {`,
+          `for await (const event of subscribe(${JSON.stringify(streamUrl)}, { transport: ${JSON.stringify(transport)} })) {`,
           "  if (event.type !== 'update') continue;",
           "  console.log(`update ${event.seq} ${event.quads.length} quads ${event.transport}`);",
           '  if (++received === 2) break;',
           '}',
         ].join('\n'),
       );
+      // No kill: the command's promise settles only once the process has exited on its own.
       const { stdout } = await run(process.execPath, [script], { cwd: consumerDir, timeout: COMMAND_TIMEOUT_MS });
       const lines = stdout.trim().split('\n');
       expect(lines).toHaveLength(2);
-      for (const line of lines) expect(line).toMatch(/^update \d+ \d+ quads poll$/);
+      for (const line of lines) expect(line).toMatch(new RegExp(`^update \\d+ \\d+ quads ${transport}$`));
       const [first, second] = lines.map((line) => Number(line.split(' ')[1]));
       expect(second).toBeGreaterThan(first!);
     }, COMMAND_TIMEOUT_MS);
+
+    it("the repository's examples/node-subscribe.mjs runs on plain Node against the installed client", async () => {
+      const script = join(consumerDir, 'node-subscribe.mjs');
+      copyFileSync(join(repositoryDir, 'examples', 'node-subscribe.mjs'), script);
+      const { stdout } = await run(process.execPath, [script, streamUrl, '--updates', '2'], { cwd: consumerDir, timeout: COMMAND_TIMEOUT_MS });
+      expect(stdout.split('\n').filter((line) => line.startsWith('update '))).toHaveLength(2);
+      expect(stdout).toMatch(/^ {2}\S+ on \S+: \S+ = \d+ at \S+$/m);
+      expect(stdout).toMatch(/^2 updates; latency p50 [\d.]+ ms/m);
+    }, COMMAND_TIMEOUT_MS);
+
+    describe('continuous queries, whose engine is an optional peer dependency', () => {
+      it('without it, `rdf-stream query` says which package to install, and exits 2', async () => {
+        const query = join(repositoryDir, 'packages', 'client', 'examples', 'average-free-spaces.rq');
+        const failure = await run(join(consumerDir, 'node_modules', '.bin', 'rdf-stream'), ['query', '--query', query, '--count', '1'], {
+          cwd: consumerDir,
+          timeout: COMMAND_TIMEOUT_MS,
+        }).then(
+          () => undefined,
+          (error: { code?: number; stderr?: string }) => error,
+        );
+        expect(failure?.code).toBe(2);
+        expect(failure?.stderr).toMatch(/npm install @comunica\/query-sparql-rdfjs@\^5\.4\.1/);
+      }, COMMAND_TIMEOUT_MS);
+
+      it("with it installed next to the client, the repository's examples/query.mjs prints a result", async () => {
+        await npm(['install', '--no-audit', '--no-fund', '@comunica/query-sparql-rdfjs@^5.4.1'], consumerDir);
+        const script = join(consumerDir, 'query.mjs');
+        copyFileSync(join(repositoryDir, 'examples', 'query.mjs'), script);
+        const { stdout } = await run(process.execPath, [script, streamUrl, '--window', 'ELEMENTS 2', '--results', '1'], {
+          cwd: consumerDir,
+          timeout: COMMAND_TIMEOUT_MS,
+        });
+        expect(stdout).toMatch(/^result 1 over \d+ elements: latency \d+ ms/m);
+        expect(stdout).toMatch(/^ {2}p\d+: average [\d.]+ free spaces over \d+ observations$/m);
+      }, SETUP_TIMEOUT_MS);
+    });
   });
 });
