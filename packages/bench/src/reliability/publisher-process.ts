@@ -102,7 +102,7 @@ export class PublisherProcess {
         ...(configYaml === undefined ? [] : ['--config', join(this.dir, 'publisher.yaml')]),
         '--port', String(port),
         '--data-dir', join(this.dir, 'data'),
-        '--log-level', 'info',
+        '--log-level', 'info', '--log-format', 'json', // its lines are read as JSON
         ...flags,
       ],
       { cwd: repositoryRoot, stdio: ['ignore', 'pipe', 'pipe'], env: { ...deployedEnvironment, ...process.env, ...env } },

@@ -35,7 +35,7 @@ export async function startPublisher(options: BenchOptions, clients: number): Pr
       '--max-event-loop-turn-ms', '0',
       '--workers', String(options.serverWorkers ?? 1),
       '--data-dir', dataDir,
-      '--log-level', 'info',
+      '--log-level', 'info', '--log-format', 'json', // its lines are read as JSON
     ],
     { cwd: repositoryRoot, stdio: ['ignore', 'pipe', 'inherit'] },
   );
