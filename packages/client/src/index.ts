@@ -31,7 +31,7 @@ export { emptyStats } from './transport/transport-stats.js';
 export type { GapEvent, RawElement, ReconnectEvent, TransportEvent, TransportName } from './transport/transport-event.js';
 export type { TransportStats } from './transport/transport-stats.js';
 export { ContinuousQuery, type ContinuousQueryOptions, type QueryResult, type Row, type WindowItem } from './query/continuous-query.js';
-export { importComunica, loadQueryEngine, type QueryEngineLoader, type SparqlEngine } from './query/load-query-engine.js';
+export { importComunica, loadQueryEngine, type QueryEngineLoader, type QueryEngineModule, type SparqlEngine } from './query/load-query-engine.js';
 export { QUERY_ENGINE_PACKAGE, QUERY_ENGINE_VERSION_RANGE, QueryEngineMissingError } from './query/query-engine-missing-error.js';
 export { type RunQueryOptions, runContinuousQuery } from './query/run-continuous-query.js';
 export {

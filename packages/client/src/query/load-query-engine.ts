@@ -23,19 +23,28 @@ export interface SparqlEngine {
   query(query: string, context: { readonly sources: [DatasetCore] }): Promise<SparqlQueryResult>;
 }
 
+/** An engine class, as a module exports it. */
+type QueryEngineClass = new () => SparqlEngine;
+
+/**
+ * What importing the engine's module gives: its `QueryEngine` class, named, or (a CommonJS module
+ * such as Comunica, through a bundler's interop: esbuild's lazily loaded chunk) under `default`.
+ */
+export type QueryEngineModule = { readonly QueryEngine: QueryEngineClass } | { readonly default: { readonly QueryEngine: QueryEngineClass } };
+
 /**
  * Imports the engine's module. The default imports `@comunica/query-sparql-rdfjs` from where
  * `@rdf-stream/client` is installed; a page bundled without it, or a test simulating its
  * absence, passes its own (`() => import('@comunica/query-sparql-rdfjs')`).
  */
-export type QueryEngineLoader = () => Promise<{ readonly QueryEngine: new () => SparqlEngine }>;
+export type QueryEngineLoader = () => Promise<QueryEngineModule>;
 
 /**
  * The only import of Comunica in the package, and a dynamic one, so that subscribing never
  * loads it. Inside `try`: a bundler (esbuild) that cannot resolve the package then leaves the
  * import for run time instead of failing the build of a page that only subscribes.
  */
-export async function importComunica(): Promise<{ readonly QueryEngine: new () => SparqlEngine }> {
+export async function importComunica(): Promise<QueryEngineModule> {
   try {
     return await import('@comunica/query-sparql-rdfjs');
   } catch (error) {
@@ -45,11 +54,13 @@ export async function importComunica(): Promise<{ readonly QueryEngine: new () =
 
 /** A new engine from `loader`'s module; rejects with `QueryEngineMissingError` when it cannot be loaded. */
 export async function loadQueryEngine(loader: QueryEngineLoader = importComunica): Promise<SparqlEngine> {
-  let module: Awaited<ReturnType<QueryEngineLoader>>;
+  let module: QueryEngineModule;
   try {
     module = await loader();
   } catch (error) {
     throw error instanceof QueryEngineMissingError ? error : new QueryEngineMissingError(error);
   }
-  return new module.QueryEngine();
+  const QueryEngine = 'QueryEngine' in module ? module.QueryEngine : (module.default as Partial<{ QueryEngine: QueryEngineClass }> | undefined)?.QueryEngine;
+  if (typeof QueryEngine !== 'function') throw new QueryEngineMissingError(new TypeError('the module exports no QueryEngine class'));
+  return new QueryEngine();
 }

@@ -30,6 +30,21 @@ describe('loading the query engine', () => {
     expect(typeof engine.query).toBe('function');
   }, 30_000);
 
+  it('takes the engine class from a bundled CommonJS module, whose exports are under default', async () => {
+    const engine = { query: () => Promise.reject(new Error('unused')) };
+    class QueryEngine {
+      query = engine.query;
+    }
+    expect(typeof (await loadQueryEngine(() => Promise.resolve({ QueryEngine }))).query).toBe('function');
+    expect(typeof (await loadQueryEngine(() => Promise.resolve({ default: { QueryEngine } }))).query).toBe('function');
+  });
+
+  it('says so when the module has no engine class', async () => {
+    const failure = await loadQueryEngine(() => Promise.resolve({ default: {} } as never)).catch((error: unknown) => error);
+    expect(failure).toMatchObject({ code: 'CLIENT_ERR_QUERY_ENGINE_MISSING' });
+    expect((failure as Error).message).toContain('the module exports no QueryEngine class');
+  });
+
   it('runContinuousQuery fails with it before subscribing to anything', async () => {
     const requested: string[] = [];
     const results = runContinuousQuery(new ContinuousQuery(query, { loadQueryEngine: notInstalled }), {
