@@ -105,7 +105,7 @@ function outranks(candidate: Preference, current: Preference): boolean {
 }
 
 /** Splits on `separator` except inside a quoted string (where `\` escapes the next character). */
-function splitOutsideQuotes(value: string, separator: ',' | ';'): string[] {
+export function splitOutsideQuotes(value: string, separator: ',' | ';'): string[] {
   const parts: string[] = [];
   let start = 0;
   let quoted = false;

@@ -4,6 +4,7 @@ import contentType from 'content-type';
 import { mediaTypes } from '@rdf-stream/protocol';
 import { echoed, PublisherError } from '../../errors.js';
 import type { InputFormat } from '../../model/rdf-formats.js';
+import { splitOutsideQuotes } from '../../render/media-range.js';
 
 /** Accepted request media types (compared case-insensitively, as RFC 9110 requires). */
 const inputFormats: Readonly<Record<string, InputFormat>> = Object.fromEntries(
@@ -44,15 +45,7 @@ export function formatOf(header: string | undefined): InputFormat {
 
 /** The parameters of a Content-Type that content-type parsed: one per `;` outside a quoted string. */
 function parameterCount(header: string): number {
-  let count = 0;
-  let quoted = false;
-  for (let index = 0; index < header.length; index++) {
-    const char = header[index];
-    if (quoted && char === '\\') index++;
-    else if (char === '"') quoted = !quoted;
-    else if (!quoted && char === ';') count++;
-  }
-  return count;
+  return splitOutsideQuotes(header, ';').length - 1;
 }
 
 /** The decompressor of the request's Content-Encoding (undefined for identity), or a 415. */
