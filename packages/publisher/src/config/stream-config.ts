@@ -205,8 +205,9 @@ export function resolveStreams(raw: unknown, defaults: StreamDefaults): { stream
       return;
     }
     const resolved = resolveSource(source as SourceConfig, stream.id, `${at}/source`, defaults, problems);
-    const shape = stream.shape === undefined || stream.shape === 'none' ? undefined : existingFile(stream.shape, `${at}/shape`, `stream "${stream.id}": its shapes file`, defaults, problems);
-    if (resolved === undefined || (stream.shape !== undefined && stream.shape !== 'none' && shape === undefined)) return;
+    const namesShapeFile = stream.shape !== undefined && stream.shape !== 'none';
+    const shape = namesShapeFile ? existingFile(stream.shape as string, `${at}/shape`, `stream "${stream.id}": its shapes file`, defaults, problems) : undefined;
+    if (resolved === undefined || (namesShapeFile && shape === undefined)) return;
     if (kind === 'simulator' && stream.intervalSeconds === 'irregular') {
       problems.push({ path: `${at}/intervalSeconds`, message: 'A simulator needs a number of seconds', value: 'irregular' });
       return;
