@@ -1,6 +1,6 @@
 import { formatOfContentType, mediaTypes } from '@rdf-stream/protocol';
 import { type BackoffOptions, backoffDelay, delay } from './backoff.js';
-import { describeFailure, networkErrorCode } from './network-error.js';
+import { networkFailure } from './network-error.js';
 import { type HistoryDocumentFormat, type HistoryMember, type HistoryPage, parseHistoryPage } from './history-page.js';
 import { httpFailure, RetryableHttpError, SubscriptionError } from './subscription-error.js';
 import type { GapEvent, ReconnectEvent, TransportEvent } from './transport-event.js';
@@ -140,7 +140,7 @@ async function* fetchDocument(url: string, isRoot: boolean, options: HistoryRead
   let attempt = 0;
   while (!signal?.aborted) {
     let reason: string;
-    let networkError: string | undefined;
+    let networkError: { readonly networkError?: string };
     let waitMs: number | undefined;
     try {
       stats.requests++;
@@ -162,12 +162,13 @@ async function* fetchDocument(url: string, isRoot: boolean, options: HistoryRead
       if (signal?.aborted) break;
       if (error instanceof SubscriptionError) throw error;
       waitMs = error instanceof RetryableHttpError ? error.retryAfterMs : undefined;
-      reason = error instanceof RetryableHttpError ? error.message : `${url}: ${describeFailure(error)}`;
-      networkError = networkErrorCode(error);
+      const { description, ...code } = networkFailure(error);
+      reason = error instanceof RetryableHttpError ? error.message : `${url}: ${description}`;
+      networkError = code;
     }
     const delayMs = waitMs ?? backoffDelay(attempt++, options.backoff);
     stats.reconnects++;
-    yield { type: 'reconnect', reason, delayMs, ...(networkError === undefined ? {} : { networkError }) };
+    yield { type: 'reconnect', reason, delayMs, ...networkError };
     if (!(await delay(delayMs, signal))) break;
   }
   return { kind: 'aborted' };

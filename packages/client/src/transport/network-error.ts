@@ -23,9 +23,14 @@ function systemCode(error: unknown): string | undefined {
   return typeof code === 'string' && /^E[A-Z0-9_]+$/.test(code) ? code : undefined;
 }
 
-/** `fetch failed (ECONNREFUSED)`: the message of a failed request, with its system error code when it has one. */
-export function describeFailure(error: unknown): string {
+/**
+ * What a reconnect event says of a request that failed: `description`, its message with the
+ * system error code when it has one (`fetch failed (ECONNREFUSED)`), and `networkError`, that
+ * code, only when no HTTP answer came (see `networkErrorCode`).
+ */
+export function networkFailure(error: unknown): { readonly description: string; readonly networkError?: string } {
   const message = error instanceof Error ? error.message : String(error);
   const code = networkErrorCode(error);
-  return code === undefined || message.includes(code) ? message : `${message} (${code})`;
+  if (code === undefined) return { description: message };
+  return { description: message.includes(code) ? message : `${message} (${code})`, networkError: code };
 }

@@ -1,5 +1,5 @@
 import { delay } from './backoff.js';
-import { describeFailure, networkErrorCode } from './network-error.js';
+import { networkFailure } from './network-error.js';
 import { LongPollSession, type LongPollSessionOptions } from './long-poll-session.js';
 import { type LatestSession, PollSession, type PollSessionOptions } from './poll-session.js';
 import { RetryableHttpError, refusal } from './subscription-error.js';
@@ -45,8 +45,8 @@ async function* latestTransport(latestUrl: string, session: LatestSession, forma
       if (signal?.aborted) return;
       if ((error as Error).name === 'SubscriptionError') throw error;
       waitMs = session.failed(error instanceof RetryableHttpError ? error.retryAfterMs : undefined);
-      const networkError = networkErrorCode(error);
-      yield { type: 'reconnect', reason: describeFailure(error), delayMs: waitMs, ...(networkError === undefined ? {} : { networkError }) };
+      const { description, ...networkError } = networkFailure(error);
+      yield { type: 'reconnect', reason: description, delayMs: waitMs, ...networkError };
     }
     if (waitMs > 0 && !(await delay(waitMs, signal))) return;
     // The fixed strategy's browser-like cache: no request while the cached answer is fresh.

@@ -1,7 +1,7 @@
 import type { FormatName } from '@rdf-stream/protocol';
 import type { BackoffOptions } from './backoff.js';
 import { delay } from './backoff.js';
-import { describeFailure, networkErrorCode } from './network-error.js';
+import { networkFailure } from './network-error.js';
 import { SseSession } from './sse-session.js';
 import { refusal } from './subscription-error.js';
 import type { TransportEvent } from './transport-event.js';
@@ -39,7 +39,7 @@ export async function* sseTransport(eventsUrl: string, options: SseTransportOpti
     const onAbort = () => connection.abort();
     signal?.addEventListener('abort', onAbort, { once: true });
     let failure: string | undefined;
-    let networkError: string | undefined;
+    let networkError: { readonly networkError?: string } = {};
     try {
       const response = await fetchImpl(url, { headers: session.connecting(), signal: connection.signal });
       const answer = session.answered(response.status, response.headers.get('content-type') ?? undefined, response.headers.get('retry-after') ?? undefined);
@@ -62,8 +62,7 @@ export async function* sseTransport(eventsUrl: string, options: SseTransportOpti
     } catch (error) {
       if (signal?.aborted) return;
       if ((error as Error).name === 'SubscriptionError') throw error;
-      failure = describeFailure(error);
-      networkError = networkErrorCode(error);
+      ({ description: failure, ...networkError } = networkFailure(error));
     } finally {
       signal?.removeEventListener('abort', onAbort);
       // Also when the consumer stops reading (`break`, `return()`) while the stream is open: an
@@ -72,7 +71,7 @@ export async function* sseTransport(eventsUrl: string, options: SseTransportOpti
     }
     if (signal?.aborted) return;
     const delayMs = session.reconnect(failure);
-    yield { type: 'reconnect', reason: session.reason, delayMs, ...(networkError === undefined ? {} : { networkError }) };
+    yield { type: 'reconnect', reason: session.reason, delayMs, ...networkError };
     if (!(await delay(delayMs, signal))) return;
   }
 }

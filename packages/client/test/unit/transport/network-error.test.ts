@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeFailure, networkErrorCode } from '../../../src/transport/network-error.js';
+import { networkErrorCode, networkFailure } from '../../../src/transport/network-error.js';
 
 const systemError = (code: string) => Object.assign(new Error(`connect ${code} 127.0.0.1:9`), { code });
 const fetchFailed = (cause: unknown) => new TypeError('fetch failed', { cause });
@@ -24,9 +24,9 @@ describe('networkErrorCode', () => {
   });
 });
 
-describe('describeFailure', () => {
+describe('networkFailure', () => {
   it('adds the code to a message that lacks it, once', () => {
-    expect(describeFailure(fetchFailed(systemError('ECONNREFUSED')))).toBe('fetch failed (ECONNREFUSED)');
-    expect(describeFailure(systemError('ECONNRESET'))).toBe('connect ECONNRESET 127.0.0.1:9');
+    expect(networkFailure(fetchFailed(systemError('ECONNREFUSED'))).description).toBe('fetch failed (ECONNREFUSED)');
+    expect(networkFailure(systemError('ECONNRESET')).description).toBe('connect ECONNRESET 127.0.0.1:9');
   });
 });
