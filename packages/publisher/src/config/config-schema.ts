@@ -86,6 +86,7 @@ export const ConfigSchema = Type.Object(
     shutdownTimeoutMs: integer(0, 600_000, 'Milliseconds allowed for a graceful shutdown'),
     shutdownRetryJitterMs: integer(0, 600_000, 'Upper bound of the retry delay sent to subscribers at shutdown'),
     ingestMaxBodyBytes: integer(1_024, 1_073_741_824, 'Largest ingest request body in bytes, also after decompression'),
+    ingestMaxDiscardBytes: integer(0, 1_073_741_824, "Bytes of a refused ingest request's body read and discarded so that the client receives the answer"),
     ingestMaxTriples: integer(1, 10_000_000, 'Most triples in one ingested element (count)'),
     ingestMaxLiteralChars: integer(1, 100_000_000, 'Longest literal in an ingested element, in characters'),
     ingestMaxIriChars: integer(16, 1_000_000, 'Longest IRI in an ingested element, in characters'),
@@ -147,7 +148,7 @@ export const optionGroups: Readonly<Record<string, readonly OptionKey[]>> = {
     'notificationSubscriptionMaxBodyBytes',
   ],
   'Polling limits': ['maxLongPollWaiters', 'maxLongPollWaitSeconds', 'microCacheSeconds', 'negotiationCacheEntries'],
-  Ingest: ['ingestMaxBodyBytes', 'ingestMaxTriples', 'ingestMaxLiteralChars', 'ingestMaxIriChars', 'ingestMaxJsonDepth', 'ingestMaxPendingValidations', 'idempotencyKeysRetained', 'idempotencyKeyTtlSeconds'],
+  Ingest: ['ingestMaxBodyBytes', 'ingestMaxDiscardBytes', 'ingestMaxTriples', 'ingestMaxLiteralChars', 'ingestMaxIriChars', 'ingestMaxJsonDepth', 'ingestMaxPendingValidations', 'idempotencyKeysRetained', 'idempotencyKeyTtlSeconds'],
   Sources: ['webApiMaxBodyBytes', 'mqttMaxPayloadBytes', 'replayMaxFileBytes', 'sourceRetryInitialMs', 'sourceRetryMaxMs', 'mqttReconnectMs', 'mqttConnectTimeoutMs'],
   'Load shedding': ['maxEventLoopTurnMs', 'shedHoldMs', 'maxEventLoopDelayMs', 'maxHeapUsedBytes', 'maxRssBytes', 'pressureRetryAfterSeconds'],
 };

@@ -10,6 +10,7 @@ import { type AppContext, hubOf } from '../app-context.js';
 import { authorize } from '../ingest/ingest-auth.js';
 import { decoderOf, formatOf, readBody, tooLarge } from '../ingest/ingest-body.js';
 import { ingestedTriples } from '../ingest/ingested-triples.js';
+import { discardRefusedBody } from '../ingest/refused-body.js';
 import { type IngestAnswer, ingestAnswer, type IngestEndpoint } from '../ingest-endpoint.js';
 import type { IdempotencyStamp } from '../../render/render-element.js';
 
@@ -71,6 +72,12 @@ export function ingestRoute(app: FastifyInstance, context: AppContext): void {
   app.addHook('onResponse', (request, _reply, done) => {
     release(request);
     done();
+  });
+  // A refusal sent before the body was read: read the rest (up to ingestMaxDiscardBytes) so that
+  // the answer reaches a client that writes its whole body first, or close after a longer one.
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (reply.statusCode >= 400 && !discardRefusedBody(request.raw, config.ingestMaxDiscardBytes)) reply.header('connection', 'close');
+    done(null, payload);
   });
   app.addHook('onRequestAbort', (request, done) => {
     release(request);
