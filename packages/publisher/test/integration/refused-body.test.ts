@@ -39,11 +39,14 @@ function exchange(headers: Record<string, string>, bodyBytes: number): Promise<E
     socket.pause();
     let answer = '';
     let error: string | undefined;
-    const head = Object.entries({ host: '127.0.0.1', 'content-length': String(bodyBytes), ...headers }).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+    const chunked = headers['transfer-encoding'] === 'chunked';
+    const framing = chunked ? {} : { 'content-length': String(bodyBytes) };
+    const head = Object.entries({ host: '127.0.0.1', ...framing, ...headers }).map(([name, value]) => `${name}: ${value}\r\n`).join('');
     socket.on('error', (cause: NodeJS.ErrnoException) => (error ??= cause.code ?? cause.message));
     socket.on('close', () => resolve({ answer, error }));
     socket.write(`POST /streams/sensors HTTP/1.1\r\n${head}\r\n`);
-    socket.write(Buffer.alloc(bodyBytes, 0x20), () => {
+    const body = Buffer.alloc(bodyBytes, 0x20);
+    socket.write(chunked ? Buffer.concat([Buffer.from(`${bodyBytes.toString(16)}\r\n`), body, Buffer.from('\r\n0\r\n\r\n')]) : body, () => {
       // Written: now read.
       socket.setEncoding('utf8').on('data', (chunk: string) => {
         answer += chunk;
@@ -78,6 +81,13 @@ describe('a refusal before the body is read reaches a client that writes its who
       outcomes.push(error ?? `${status} ${type} ${code}`);
     }
     expect(outcomes).toEqual(new Array(TRIES).fill('413 application/problem+json PUB_ERR_BODY_TOO_LARGE'));
+  }, 60_000);
+
+  it('413 found while reading a chunked body (no Content-Length): the rest is discarded too', async () => {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const { answer, error } = await exchange({ authorization: `Bearer ${TOKEN}`, 'content-type': 'text/turtle', 'transfer-encoding': 'chunked' }, BODY_BYTES - 64);
+      expect({ error, ...problemOf(answer) }).toMatchObject({ error: undefined, status: 413, code: 'PUB_ERR_BODY_TOO_LARGE' });
+    }
   }, 60_000);
 
   it('401 (wrong token) and 415 (unsupported Content-Type) alike', async () => {

@@ -73,10 +73,15 @@ export function ingestRoute(app: FastifyInstance, context: AppContext): void {
     release(request);
     done();
   });
-  // A refusal sent before the body was read: read the rest (up to ingestMaxDiscardBytes) so that
-  // the answer reaches a client that writes its whole body first, or close after a longer one.
+  // A refusal sent before the body was read whole: read the rest (up to ingestMaxDiscardBytes)
+  // so that the answer reaches a client that writes its whole body first, and keep the
+  // connection (Fastify closes it after a body parser's error: that would reset it); or close
+  // after a longer one.
   app.addHook('onSend', (request, reply, payload, done) => {
-    if (reply.statusCode >= 400 && !discardRefusedBody(request.raw, config.ingestMaxDiscardBytes)) reply.header('connection', 'close');
+    if (reply.statusCode >= 400 && !request.raw.complete) {
+      if (discardRefusedBody(request.raw, config.ingestMaxDiscardBytes)) reply.removeHeader('connection');
+      else reply.header('connection', 'close');
+    }
     done(null, payload);
   });
   app.addHook('onRequestAbort', (request, done) => {
