@@ -92,7 +92,7 @@ export const ConfigSchema = Type.Object(
     ingestMaxIriChars: integer(16, 1_000_000, 'Longest IRI in an ingested element, in characters'),
     ingestMaxJsonDepth: integer(1, 256, 'Deepest nesting of arrays and objects in an ingested JSON-LD body (levels)'),
     ingestMaxPendingValidations: integer(1, 100_000, 'SHACL validations waiting per ingest stream (count); more get 503'),
-    idempotencyKeysRetained: integer(0, 10_000_000, 'Ingest answers kept per stream for Idempotency-Key replays (count)'),
+    idempotencyKeysRetained: integer(0, 10_000_000, 'Ingest answers kept per stream for Idempotency-Key replays (count); at start-up, the keys of this many newest elements are read back from the log'),
     idempotencyKeyTtlSeconds: integer(1, 31_536_000, 'Seconds an Idempotency-Key answer is kept'),
     webApiMaxBodyBytes: integer(1_024, 1_073_741_824, 'Largest web-API response a source reads, in bytes'),
     mqttMaxPayloadBytes: integer(16, 268_435_456, 'Largest MQTT message a source accepts, in bytes'),
