@@ -46,11 +46,23 @@ export class Ingester {
   readonly #token: string;
   /** Prefix of this ingester's keys: unique to it, so that keys of other runs never collide. */
   readonly #keyPrefix: string | undefined;
+  readonly #concurrency: number;
+  #markers = 0;
   #running = false;
   #loop: Promise<void> | undefined;
 
-  constructor(baseUrl: string, streamId: string, token: string, options: { readonly idempotencyKeys?: boolean } = {}) {
-    this.#pool = new Pool(baseUrl, { connections: 1, headersTimeout: 10_000, bodyTimeout: 10_000 });
+  constructor(
+    baseUrl: string,
+    streamId: string,
+    token: string,
+    options: {
+      readonly idempotencyKeys?: boolean;
+      /** Requests in flight at once (connections), each posting `perSecond / concurrency`. */
+      readonly concurrency?: number;
+    } = {},
+  ) {
+    this.#concurrency = Math.max(1, options.concurrency ?? 1);
+    this.#pool = new Pool(baseUrl, { connections: this.#concurrency, headersTimeout: 10_000, bodyTimeout: 10_000 });
     this.#path = `/streams/${streamId}`;
     this.#token = token;
     this.#keyPrefix = options.idempotencyKeys === true ? randomUUID() : undefined;
@@ -62,7 +74,8 @@ export class Ingester {
 
   start(perSecond: number): void {
     this.#running = true;
-    this.#loop = this.#paced(perSecond, () => this.#running);
+    const loops = Array.from({ length: this.#concurrency }, () => this.#paced(perSecond / this.#concurrency, () => this.#running));
+    this.#loop = Promise.all(loops).then(() => undefined);
   }
 
   /**
@@ -112,7 +125,7 @@ export class Ingester {
     const spacingMs = 1_000 / perSecond;
     let next = performance.now();
     for (let posted = 0; more(posted); posted++) {
-      await this.#post(this.attempts.length + 1, elementOf);
+      await this.#post(++this.#markers, elementOf);
       next += spacingMs;
       const wait = next - performance.now();
       if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));

@@ -46,7 +46,8 @@ export async function crashScenario(options: CrashOptions = crashDefaults): Prom
   await publisher.start();
   const eventsUrl = `${publisher.url}/streams/sensors/events`;
   const fleet = new SseFleet({ eventsUrl, subscribers: options.subscribers, backoff: { initialDelayMs: 500, maxDelayMs: 5_000 } });
-  const ingester = new Ingester(publisher.url, 'sensors', TOKEN, { idempotencyKeys: true });
+  // Four requests in flight at once: the kill finds some stored but not yet answered.
+  const ingester = new Ingester(publisher.url, 'sensors', TOKEN, { idempotencyKeys: true, concurrency: 4 });
   const collected = new Map<number, number[]>();
   const collector = new SseFleet({
     eventsUrl,
