@@ -162,7 +162,9 @@ describe('GET /streams/{id}/ws with a real ws client', () => {
   it('a Node 22+/browser WebSocket (undici) and a ws client without permessage-deflate receive the same messages', async () => {
     running = await startPublisher();
     const plain = await openWs(wsUrl('?format=turtle'), { perMessageDeflate: false });
-    const browserLike = new UndiciWebSocket(wsUrl('?format=turtle'));
+    // Node 22+'s global WebSocket (WHATWG, as in browsers); on Node 20 undici's, which it is.
+    const BrowserWebSocket = (globalThis as { WebSocket?: typeof UndiciWebSocket }).WebSocket ?? UndiciWebSocket;
+    const browserLike = new BrowserWebSocket(wsUrl('?format=turtle'));
     const received: string[] = [];
     browserLike.addEventListener('message', (event) => received.push(event.data as string));
     await once(browserLike as unknown as EventTarget, 'open');
@@ -299,6 +301,18 @@ describe('limits and protections', () => {
     expect(running.hub.broadcaster.size).toBe(2);
     sse.close();
     ws.close();
+  });
+
+  it('sheds under load with close 1013 and a retryMs jittered up to pressureRetryAfterSeconds', async () => {
+    running = await startPublisher(['--pressure-retry-after-seconds', '5', '--sse-retry-ms', '1000'], { healthCheck: async () => false });
+    const shed = await openWs(wsUrl());
+    const { code, reason } = await shed.closed;
+    expect(code).toBe(1013);
+    const body = JSON.parse(reason) as { code: string; retryMs: number };
+    expect(body.code).toBe('PUB_ERR_OVERLOADED');
+    expect(body.retryMs).toBeGreaterThanOrEqual(1000);
+    expect(body.retryMs).toBeLessThanOrEqual(5000);
+    expect(wsSubscribers()).toBe(0);
   });
 
   it('drains on shutdown with close 1012 and {"retryMs":N}, within the shutdown budget', async () => {
