@@ -137,6 +137,24 @@ describe('GET /streams/{id}/ws with a real ws client', () => {
     client.close();
   });
 
+  it("ws' own frames (pongs to the client's pings) never land inside a shared frame", async () => {
+    running = await startPublisher();
+    const client = await openWs(wsUrl('?format=nquads'), { perMessageDeflate: false });
+    let pongs = 0;
+    client.socket.on('pong', () => pongs++);
+    await waitUntil(() => wsSubscribers() === 1);
+    const big = sampleObservations(running.hub.definition.iri, Array.from({ length: 100 }, (_, index) => index));
+    for (let index = 0; index < 20; index++) {
+      for (let ping = 0; ping < 10; ping++) client.socket.ping();
+      await running.push(big);
+    }
+    const messages = await client.waitForMessages(20);
+    expect(wsElementIds(messages)).toEqual(range(1, 20));
+    await waitUntil(() => pongs === 200);
+    client.close();
+    expect((await client.closed).code).toBe(1005);
+  });
+
   it.each([
     ['text', 'hello'],
     ['binary', Buffer.from([1, 2, 3])],
