@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import { connect } from 'node:net';
 import { WebSocket as UndiciWebSocket } from 'undici';
+import { WebSocket } from 'ws';
 import { afterEach, describe, expect, it } from 'vitest';
 import { formatNames } from '@rdf-stream/protocol';
 import { frameDocument } from '../../src/render/sse-frame.js';
@@ -128,6 +129,15 @@ describe('GET /streams/{id}/ws with a real ws client', () => {
     expect(plain.headers.get('upgrade')).toBe('websocket');
     expect(((await plain.json()) as { code: string }).code).toBe('PUB_ERR_UPGRADE_REQUIRED');
     expect(wsSubscribers()).toBe(0);
+  });
+
+  it('needs no subprotocol, and echoes the first one a client offers (a browser fails a handshake that selects none)', async () => {
+    running = await startPublisher();
+    const client = new WebSocket(wsUrl(), ['rdf-stream', 'other']);
+    await once(client, 'open');
+    expect(client.protocol).toBe('rdf-stream');
+    await waitUntil(() => wsSubscribers() === 1);
+    client.close();
   });
 
   it('accepts a browser page of any origin, as every read (the CORS policy opens reads to all)', async () => {
