@@ -264,7 +264,7 @@ describe('limits and protections', () => {
     return new RegExp(`rdf_stream_subscribers_evicted_total\\{stream="parking",reason="${reason}"\\} 1`).test(metrics);
   };
 
-  it('evicts a socket that never reads at maxSubscriberQueueBytes, while others keep receiving', async () => {
+  it('evicts a socket that never reads at maxSubscriberQueueBytes, cut at wsCloseTimeoutMs as it never answers the close, while others keep receiving', async () => {
     running = await startPublisher(['--max-subscriber-queue-bytes', String(256 * 1024), '--ws-close-timeout-ms', '500']);
     const reader = await openWs(wsUrl('?format=ntriples'), { perMessageDeflate: false });
     const stalled = await neverReading('/streams/parking/ws?format=ntriples');
@@ -277,6 +277,8 @@ describe('limits and protections', () => {
     }
     expect(wsSubscribers()).toBe(1);
     expect(await evicted('queue')).toBe(true);
+    // Its close frame sits behind what it never read: the server cuts it at wsCloseTimeoutMs
+    // (ws' default would hold it 30 s, past this test's timeout).
     await stalled.closed();
     await running.push();
     const messages = await reader.waitForMessages(pushed + 1);
