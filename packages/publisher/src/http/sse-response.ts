@@ -29,7 +29,8 @@ export function streamHeaders(reply: FastifyReply, encoding?: SseEncoding): Reco
 }
 
 /**
- * The `retry:` of a shed EventSource: uniform between `sseRetryMs` and `maxDelayMs` (just
+ * The delay a shed subscriber is told to come back after (SSE's `retry:`, the WebSocket's close
+ * 1013): uniform between `sseRetryMs` and `maxDelayMs` (just
  * `sseRetryMs` when that is not below `maxDelayMs`), so that a shed crowd comes back spread over
  * the whole window rather than a share of it at its first moment. `random` is uniform in [0, 1).
  */
@@ -56,4 +57,12 @@ export function shedStream(code: 'PUB_ERR_OVERLOADED' | 'PUB_ERR_SHUTTING_DOWN',
  * jitter differs), for SSE subscribers and notification receivers alike.
  */
 export const shutdownFarewell = (config: Pick<PublisherConfig, 'sseRetryMs' | 'shutdownRetryJitterMs'>) => () =>
-  sseFrame({ comment: 'shutting down', retry: config.sseRetryMs + Math.round(Math.random() * config.shutdownRetryJitterMs) });
+  sseFrame({ comment: 'shutting down', retry: shutdownRetryMs(config)() });
+
+/**
+ * The delay after which a subscriber should come back at shutdown: `sseRetryMs` plus a random
+ * delay up to `shutdownRetryJitterMs`, drawn anew at each call. SSE sends it as `retry:`, the
+ * data WebSocket as the close reason `{"retryMs":N}`.
+ */
+export const shutdownRetryMs = (config: Pick<PublisherConfig, 'sseRetryMs' | 'shutdownRetryJitterMs'>) => () =>
+  config.sseRetryMs + Math.round(Math.random() * config.shutdownRetryJitterMs);
