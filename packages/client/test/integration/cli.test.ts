@@ -59,7 +59,7 @@ describe('rdf-stream', () => {
     expect(code).toBe(2);
   });
 
-  it.each(['auto', 'sse', 'poll', 'long-poll'])('subscribe --transport %s says ECONNREFUSED in one line when nothing listens, with status 3', async (transport) => {
+  it.each(['auto', 'sse', 'websocket', 'poll', 'long-poll'])('subscribe --transport %s says ECONNREFUSED in one line when nothing listens, with status 3', async (transport) => {
     const url = `http://127.0.0.1:${await closedPort()}/streams/parking`;
     const { code, stderr } = await rdfStream('subscribe', url, '--transport', transport).finished;
     expect(stderr).toBe(`rdf-stream: cannot reach ${url}: ECONNREFUSED\n`);
