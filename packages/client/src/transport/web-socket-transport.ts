@@ -91,8 +91,13 @@ export async function* webSocketTransport(webSocketUrl: string, options: WebSock
       const answer = end.answer ?? (end.error === undefined || networkFailure(end.error).networkError === undefined ? await probe(url, fetchImpl, signal) : end.error);
       if (signal?.aborted) return;
       if (answer instanceof Response) {
-        const verdict = session.answered(answer.status, answer.headers.get('retry-after') ?? undefined);
-        if (verdict.kind === 'refused') throw await refusal(answer, httpUrl(url));
+        // 426 to the plain request: the request was right, the upgrade failed on the way.
+        if (answer.status >= 400 && answer.status !== UPGRADE_REQUIRED) {
+          const verdict = session.answered(answer.status, answer.headers.get('retry-after') ?? undefined);
+          if (verdict.kind === 'refused') throw await refusal(answer, httpUrl(url));
+        } else {
+          failure = `the upgrade failed (HTTP ${answer.status})`;
+        }
         await answer.body?.cancel();
       } else {
         ({ description: failure, ...networkError } = networkFailure(answer));
@@ -110,14 +115,18 @@ export async function* webSocketTransport(webSocketUrl: string, options: WebSock
   }
 }
 
+/** What the publisher answers a plain request for its data WebSocket that would be accepted as an upgrade. */
+const UPGRADE_REQUIRED = 426;
+
 /** The http(s) URL of a ws(s) one. */
 const httpUrl = (url: string) => url.replace(/^ws/, 'http');
 
 /**
  * Why an upgrade failed where the WebSocket does not tell (browsers and Node's global
  * WebSocket only report a failure): the same URL asked over plain HTTP answers the same refusal
- * (404 unknown stream, 400 bad format or id), or fails the same way when the server is
- * unreachable. Resolves with the answer, or with the error of a request that got none.
+ * (404 unknown stream, 400 bad format or id; the publisher checks them before the upgrade),
+ * 426 when it would have been accepted, or fails the same way when the server is unreachable.
+ * Resolves with the answer, or with the error of a request that got none.
  */
 async function probe(url: string, fetchImpl: typeof fetch, signal: AbortSignal | undefined): Promise<Response | unknown> {
   try {

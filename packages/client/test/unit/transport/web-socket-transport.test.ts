@@ -123,6 +123,16 @@ describe('webSocketTransport', () => {
     expect(asked).toEqual(['http://publisher.test/streams/s/ws?format=turtle']);
   });
 
+  it('tries again when the plain request is answered 426 (the upgrade failed on the way, the request was right)', async () => {
+    const { open } = fakeWebSocket((connection, index) => {
+      if (index === 0) end(connection, { code: 1006, reason: '', opened: false });
+      else connection.listener.message('element ep-1\nback');
+    });
+    const fetchImpl: typeof fetch = async () => new Response(null, { status: 426, headers: { upgrade: 'websocket' } });
+    const events = await take(webSocketTransport(WS_URL, options(open, { fetch: fetchImpl })), 2);
+    expect(events).toMatchObject([{ type: 'reconnect', reason: 'the upgrade failed (HTTP 426)' }, { type: 'element', text: 'back' }]);
+  });
+
   it('says the system error of an upgrade that got no answer, and tries again', async () => {
     const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9'), { code: 'ECONNREFUSED' });
     const { open } = fakeWebSocket((connection, index) => {
