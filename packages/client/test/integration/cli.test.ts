@@ -73,17 +73,17 @@ describe('rdf-stream', () => {
     expect(code).toBe(3);
   });
 
-  it('subscribe --count stops after that many updates and exits 0 by itself', async () => {
+  it.each(['sse', 'websocket'])('subscribe --transport %s --count stops after that many updates and exits 0 by itself', async (transport) => {
     const publisher = await startTestPublisher();
     running = publisher;
-    const { finished } = rdfStream('subscribe', publisher.streamUrl, '--transport', 'sse', '--count', '2');
+    const { finished } = rdfStream('subscribe', publisher.streamUrl, '--transport', transport, '--count', '2');
     await waitUntil(() => publisher.publisher.hubs.get('parking')!.broadcaster.size === 1);
     await publisher.push();
     await publisher.push();
     const { code, stdout, stderr } = await finished;
     expect(stderr).toBe('');
-    expect(stdout.match(/^seq=\d+\tlatency=/gm)).toHaveLength(2);
-    expect(stdout).toMatch(/^2 updates over sse;/m);
+    expect(stdout.match(new RegExp(`^seq=\\d+\\tlatency=[\\d.-]+ ms\\ttriples=\\d+\\t${transport}$`, 'gm'))).toHaveLength(2);
+    expect(stdout).toMatch(new RegExp(`^2 updates over ${transport};`, 'm'));
     expect(code).toBe(0);
   }, 60_000);
 
