@@ -40,8 +40,10 @@ export async function* webSocketTransport(webSocketUrl: string, options: WebSock
     const connection: WebSocketConnection = open(url, {
       opened: () => undefined,
       message: (text) => {
+        const before = queue.length;
         if (!session.received(text, Date.now())) connection.close();
-        queuedChars += text?.length ?? 0;
+        // Elements count: a gap's few bytes do not.
+        for (const event of queue.slice(before)) if (event.type === 'element') queuedChars += event.text.length;
         if (queuedChars > options.maxEventBytes && !paused && !fellBehind) {
           if (connection.pause === undefined) {
             fellBehind = true;
