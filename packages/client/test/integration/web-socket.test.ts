@@ -121,6 +121,35 @@ describe('subscribe over the data WebSocket', () => {
     expect(collected.events.find((event) => event.type === 'reconnect')).toMatchObject({ reason: 'connection lost' });
   });
 
+  it('resumes with no gap and no duplicate after the server evicts it as a slow reader (4008)', async () => {
+    const publisher = await start();
+    // The publisher's own subscriber objects, as it adds them, so that the test can evict one.
+    const broadcaster = hubOf(publisher).broadcaster;
+    const added: Array<Parameters<typeof broadcaster.add>[0]> = [];
+    const add = broadcaster.add.bind(broadcaster);
+    broadcaster.add = (subscriber) => {
+      added.push(subscriber);
+      add(subscriber);
+    };
+    stop = new AbortController();
+    const collected = collect(subscribe(publisher.streamUrl, { transport: 'websocket', signal: stop.signal, backoff: fastBackoff, clockOffset: false }));
+    await waitUntil(() => subscribersOf(publisher) === 1);
+    await publisher.push();
+    await collected.next(1);
+    const evicted = added[0]!;
+    expect(evicted.transport).toBe('websocket');
+    evicted.evict('stall');
+    await publisher.push();
+    await collected.until(() => collected.events.some((event) => event.type === 'reconnect'));
+    await collected.next(2);
+    await publisher.push();
+    await collected.next(3);
+    expect(collected.updates().map((update) => update.seq)).toEqual([1, 2, 3]);
+    expect(collected.events.filter((event) => event.type === 'gap')).toEqual([]);
+    expect(collected.events.find((event) => event.type === 'reconnect')).toMatchObject({ reason: 'evicted by the server (stall)' });
+    expect(added).toHaveLength(2);
+  });
+
   it("reports the server's gap when the id it resumes from has expired, then every retained element", async () => {
     const publisher = await start(['--retained-elements', '2', '--page-elements', '1']);
     for (let index = 0; index < 5; index++) await publisher.push();
