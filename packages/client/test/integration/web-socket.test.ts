@@ -172,6 +172,30 @@ describe('subscribe over the data WebSocket', () => {
     expect(collected.updates().map((update) => update.seq)).toEqual([1, 2, 3]);
   });
 
+  it('says `epoch` when the publisher it resumes on has lost its log, and goes on with the new one', async () => {
+    const first = await start();
+    stop = new AbortController();
+    const collected = collect(subscribe(first.streamUrl, { transport: 'websocket', signal: stop.signal, backoff: fastBackoff, clockOffset: false }));
+    await waitUntil(() => subscribersOf(first) === 1);
+    await first.push();
+    await first.push();
+    await collected.next(2);
+    // The same port, a fresh memory log: another life of the stream, numbered from 1 again.
+    const port = Number(new URL(first.streamUrl).port);
+    running = running.filter((publisher) => publisher !== first);
+    await first.close();
+    const second = await start([], port);
+    await second.push();
+    await collected.until(() => collected.events.some((event) => event.type === 'gap'));
+    await collected.next(3);
+    await waitUntil(() => subscribersOf(second) === 1);
+    await second.push();
+    await collected.next(4);
+    // (`resumedAtSeq` is 1, or unknown when the client came back before the new log held anything.)
+    expect(collected.events.filter((event) => event.type === 'gap')).toMatchObject([{ type: 'gap', afterSeq: undefined, reason: 'epoch' }]);
+    expect(collected.updates().map((update) => update.seq)).toEqual([1, 2, 1, 2]);
+  });
+
   it('replays the history, then resumes live over the WebSocket with no gap and no duplicate', async () => {
     const publisher = await start();
     for (let index = 0; index < 4; index++) await publisher.push();
