@@ -137,6 +137,24 @@ describe('GET /streams/{id}/ws with a real ws client', () => {
     client.close();
   });
 
+  it("ws' own frames (pongs to the client's pings) never land inside a shared frame", async () => {
+    running = await startPublisher();
+    const client = await openWs(wsUrl('?format=nquads'), { perMessageDeflate: false });
+    let pongs = 0;
+    client.socket.on('pong', () => pongs++);
+    await waitUntil(() => wsSubscribers() === 1);
+    const big = sampleObservations(running.hub.definition.iri, Array.from({ length: 100 }, (_, index) => index));
+    for (let index = 0; index < 20; index++) {
+      for (let ping = 0; ping < 10; ping++) client.socket.ping();
+      await running.push(big);
+    }
+    const messages = await client.waitForMessages(20);
+    expect(wsElementIds(messages)).toEqual(range(1, 20));
+    await waitUntil(() => pongs === 200);
+    client.close();
+    expect((await client.closed).code).toBe(1005);
+  });
+
   it.each([
     ['text', 'hello'],
     ['binary', Buffer.from([1, 2, 3])],
@@ -162,7 +180,9 @@ describe('GET /streams/{id}/ws with a real ws client', () => {
   it('a Node 22+/browser WebSocket (undici) and a ws client without permessage-deflate receive the same messages', async () => {
     running = await startPublisher();
     const plain = await openWs(wsUrl('?format=turtle'), { perMessageDeflate: false });
-    const browserLike = new UndiciWebSocket(wsUrl('?format=turtle'));
+    // Node 22+'s global WebSocket (WHATWG, as in browsers); on Node 20 undici's, which it is.
+    const BrowserWebSocket = (globalThis as { WebSocket?: typeof UndiciWebSocket }).WebSocket ?? UndiciWebSocket;
+    const browserLike = new BrowserWebSocket(wsUrl('?format=turtle'));
     const received: string[] = [];
     browserLike.addEventListener('message', (event) => received.push(event.data as string));
     await once(browserLike as unknown as EventTarget, 'open');
@@ -299,6 +319,18 @@ describe('limits and protections', () => {
     expect(running.hub.broadcaster.size).toBe(2);
     sse.close();
     ws.close();
+  });
+
+  it('sheds under load with close 1013 and a retryMs jittered up to pressureRetryAfterSeconds', async () => {
+    running = await startPublisher(['--pressure-retry-after-seconds', '5', '--sse-retry-ms', '1000'], { healthCheck: async () => false });
+    const shed = await openWs(wsUrl());
+    const { code, reason } = await shed.closed;
+    expect(code).toBe(1013);
+    const body = JSON.parse(reason) as { code: string; retryMs: number };
+    expect(body.code).toBe('PUB_ERR_OVERLOADED');
+    expect(body.retryMs).toBeGreaterThanOrEqual(1000);
+    expect(body.retryMs).toBeLessThanOrEqual(5000);
+    expect(wsSubscribers()).toBe(0);
   });
 
   it('drains on shutdown with close 1012 and {"retryMs":N}, within the shutdown budget', async () => {
