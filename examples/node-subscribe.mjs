@@ -1,7 +1,7 @@
 // Subscribes to a live RDF stream and prints every observation it brings, with the latency of
 // each update measured on this machine, then a latency summary; stops after --updates updates.
 //
-//   pnpm exec tsx examples/node-subscribe.mjs [stream-url] [--updates 5] [--transport auto|sse|poll|long-poll]
+//   pnpm exec tsx examples/node-subscribe.mjs [stream-url] [--updates 5] [--transport auto|sse|websocket|poll|long-poll]
 //
 // The stream URL defaults to the demo stream that `pnpm start` serves. tsx is needed because the
 // workspace's client package exports its TypeScript sources; an installed, built client runs
@@ -9,8 +9,8 @@
 import { parseArgs } from 'node:util';
 import { LatencyRecorder, subscribe } from '@rdf-stream/client/live';
 
-const usage = 'usage: node-subscribe.mjs [stream-url] [--updates N] [--transport auto|sse|poll|long-poll]';
-const transports = ['auto', 'sse', 'poll', 'long-poll'];
+const usage = 'usage: node-subscribe.mjs [stream-url] [--updates N] [--transport auto|sse|websocket|poll|long-poll]';
+const transports = ['auto', 'sse', 'websocket', 'poll', 'long-poll'];
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,

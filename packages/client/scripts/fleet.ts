@@ -3,7 +3,7 @@
  * running publisher; worker processes share the clients. Prints latency on the client
  * (p50/p90/p99/max over live updates; a poller's first answer is the element current at its
  * start, not a live update, and is left out) and requests per update per client.
- * Usage: tsx scripts/fleet.ts --url http://127.0.0.1:8080/streams/parking --transport sse|poll|long-poll
+ * Usage: tsx scripts/fleet.ts --url http://127.0.0.1:8080/streams/parking --transport sse|websocket|poll|long-poll
  *        [--poll-strategy smart|fixed] [--clients 1000] [--duration 30] [--ramp 5] [--processes 2]
  */
 import { fork } from 'node:child_process';
@@ -46,7 +46,8 @@ async function runClients(job: Job): Promise<Report> {
     try {
       for await (const event of subscription) {
         if (event.type === 'update') {
-          if (!(first && job.transport !== 'sse')) {
+          // A poller's first answer is the element that was already there: not a delivery.
+          if (!(first && job.transport !== 'sse' && job.transport !== 'websocket')) {
             recorder.record(event.latencyMs);
             totals.updates++;
           }

@@ -94,7 +94,7 @@ program
   .command('subscribe')
   .description('print each update (seq, latency, transport) and a latency summary at the end')
   .argument('<url>', 'stream URL, e.g. http://127.0.0.1:8080/streams/parking')
-  .addOption(new Option('--transport <name>', 'transport').choices(['auto', 'sse', 'poll', 'long-poll']).default('auto'))
+  .addOption(new Option('--transport <name>', 'transport').choices(['auto', 'sse', 'websocket', 'poll', 'long-poll']).default('auto'))
   .addOption(new Option('--poll-strategy <name>', 'polling strategy').choices(['smart', 'fixed']).default('smart'))
   .option('--format <name>', 'format to ask for', format, 'turtle')
   .option('--from <seq|time>', 'replay the history from this sequence number or ISO 8601 time first, then go on live', start)
@@ -143,7 +143,7 @@ program
   .description('run a continuous RSP-QL query and print its results as windows close')
   .argument('[url]', 'read the query\'s stream from this URL instead of its IRI (single-stream queries)')
   .requiredOption('--query <file>', 'RSP-QL file (REGISTER … FROM NAMED WINDOW … ON <stream> [RANGE … STEP …])')
-  .addOption(new Option('--transport <name>', 'transport').choices(['auto', 'sse', 'poll', 'long-poll']).default('sse'))
+  .addOption(new Option('--transport <name>', 'transport').choices(['auto', 'sse', 'websocket', 'poll', 'long-poll']).default('sse'))
   .option('--allowed-lateness-ms <ms>', 'how long a time window waits past its end for late elements', (value) => {
     const parsed = Number(value);
     if (!(parsed >= 0)) throw new InvalidArgumentError('expected a non-negative number of milliseconds');

@@ -10,11 +10,15 @@ import type { PollHints } from './transport/poll-schedule.js';
 import type { PollStrategy } from './transport/poll-session.js';
 import { longPollTransport, pollTransport } from './transport/poll-transport.js';
 import { sseTransport } from './transport/sse-transport.js';
+import { webSocketTransport } from './transport/web-socket-transport.js';
 import type { GapEvent, ReconnectEvent, TransportEvent, TransportName } from './transport/transport-event.js';
 import { emptyStats, type TransportStats } from './transport/transport-stats.js';
 
 export interface SubscribeOptions {
-  /** `auto` reads the stream descriptor and takes SSE when offered, else polling. Default `auto`. */
+  /**
+   * `auto` reads the stream descriptor and takes SSE when offered, else polling (never the
+   * WebSocket: ask for `websocket`). Default `auto`.
+   */
   readonly transport?: TransportName | 'auto';
   /** Default `turtle` (the cheapest to decode). */
   readonly format?: FormatName;
@@ -39,17 +43,17 @@ export interface SubscribeOptions {
   readonly pollHold?: boolean;
   /** Long-polling: `Prefer: wait=N`. Default 30 s. */
   readonly longPollWaitSeconds?: number;
-  /** SSE: resume after this id. Not with `from`. */
+  /** SSE and WebSocket: resume after this id. Not with `from`. */
   readonly lastEventId?: string;
   /**
    * Replay the stream's history first, from this element on: a sequence number of the log's
    * current epoch, or a time (elements generated at or after it, on the server's clock). The
    * history pages are read, then live delivery takes over right after the last element they
-   * showed (SSE: as `Last-Event-ID`; polling: older sequence numbers are skipped), with no
+   * showed (SSE: as `Last-Event-ID`, WebSocket: `?lastEventId=`; polling: older sequence numbers are skipped), with no
    * gap and no duplicate. Replayed updates have `replayed: true` and no latency.
    */
   readonly from?: HistoryStart;
-  /** SSE: largest event accepted. Default 4 MiB. */
+  /** SSE and WebSocket: largest event (message) accepted, in UTF-16 code units. Default 4 MiB. */
   readonly maxEventBytes?: number;
   /** Reconnection backoff. Default 1 s doubling up to 30 s, with full jitter. */
   readonly backoff?: BackoffOptions;
@@ -115,7 +119,7 @@ export interface Subscription extends AsyncIterable<SubscriptionEvent> {
  */
 export const transportDefaults = Object.freeze({
   backoff: Object.freeze({ initialDelayMs: 1_000, maxDelayMs: 30_000 }) as BackoffOptions,
-  /** Largest SSE event (bytes). */
+  /** Largest SSE event or WebSocket message (bytes). */
   maxEventBytes: 4 * 1024 * 1024,
   pollStrategy: 'smart' as PollStrategy,
   pollIntervalMs: 500,
@@ -204,7 +208,7 @@ export function subscribe(streamUrl: string, options: SubscribeOptions = {}): Su
         continue;
       }
       const seq = decoded.seq ?? (event.id === undefined ? undefined : parseElementId(event.id)?.seq);
-      if (!replayed && transport === 'sse' && lastSeq !== undefined && seq !== undefined && seq > lastSeq + 1) {
+      if (!replayed && (transport === 'sse' || transport === 'websocket') && lastSeq !== undefined && seq !== undefined && seq > lastSeq + 1) {
         yield { type: 'gap', afterSeq: lastSeq, resumedAtSeq: seq, reason: 'sequence-jump' };
       }
       if (seq !== undefined) lastSeq = seq;
@@ -290,6 +294,12 @@ function openTransport(
   switch (transport) {
     case 'sse':
       return sseTransport(`${base}/events`, {
+        ...common,
+        maxEventBytes: options.maxEventBytes ?? transportDefaults.maxEventBytes,
+        ...(options.lastEventId === undefined ? {} : { lastEventId: options.lastEventId }),
+      });
+    case 'websocket':
+      return webSocketTransport(`${base}/ws`, {
         ...common,
         maxEventBytes: options.maxEventBytes ?? transportDefaults.maxEventBytes,
         ...(options.lastEventId === undefined ? {} : { lastEventId: options.lastEventId }),

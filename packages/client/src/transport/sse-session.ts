@@ -1,9 +1,9 @@
 import { createParser, type EventSourceParser } from 'eventsource-parser';
-import { EVENT_STREAM_MEDIA_TYPE, type FormatName, parseGapEventData, sseEvents } from '@rdf-stream/protocol';
-import { parseElementId } from '../element-id.js';
+import { EVENT_STREAM_MEDIA_TYPE, type FormatName, sseEvents } from '@rdf-stream/protocol';
 import { type BackoffOptions, backoffDelay } from './backoff.js';
 import { type FailedAnswer, failedAnswer } from './subscription-error.js';
-import type { GapEvent, TransportEvent } from './transport-event.js';
+import { serverGap } from './server-gap.js';
+import type { TransportEvent } from './transport-event.js';
 import type { TransportStats } from './transport-stats.js';
 
 export interface SseSessionOptions {
@@ -110,8 +110,7 @@ export class SseSession {
         this.#pendingBytes = 0;
         if (event.id !== undefined) this.lastEventId = event.id;
         if (event.event === sseEvents.gap) {
-          const gap = parseGap(event.data);
-          this.#emit({ type: 'gap', afterSeq: gap.requestedId, resumedAtSeq: gap.oldestRetained, reason: gap.reason });
+          this.#emit(serverGap(event.data));
         } else if (event.event === undefined || event.event === 'message') {
           this.#attempt = 0;
           this.#options.stats.elements++;
@@ -134,10 +133,3 @@ export class SseSession {
   }
 }
 
-/** The sequence numbers of the publisher's `gap` payload (`@rdf-stream/protocol`), whose ids are `{epoch}-{seq}`. */
-function parseGap(data: string): { requestedId: number | undefined; oldestRetained: number | undefined; reason: GapEvent['reason'] } {
-  const gap = parseGapEventData(data);
-  const seqOf = (id: string | undefined) => (id === undefined ? undefined : parseElementId(id)?.seq);
-  // An id of another life of the log numbers nothing of this one.
-  return { requestedId: gap.reason === 'epoch' ? undefined : seqOf(gap.requestedId), oldestRetained: seqOf(gap.oldestRetained), reason: gap.reason };
-}

@@ -3,6 +3,8 @@ import { retryAfterMs } from './backoff.js';
 /**
  * The server refused the subscription for good (e.g. 404 unknown stream, 400 bad format,
  * 406): retrying would not help. `problem` holds its problem+json body when it sent one.
+ * `status` is the HTTP status, or the close code of a WebSocket closed for good after its
+ * upgrade (1008, 1009), whose reason is then `problem.code`.
  */
 export class SubscriptionError extends Error {
   override readonly name = 'SubscriptionError';

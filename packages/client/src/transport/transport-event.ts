@@ -7,11 +7,11 @@ export interface RawElement {
   readonly format: FormatName;
   /** Client clock (ms since the epoch) when the element's last byte arrived. */
   readonly receivedAt: number;
-  /** The SSE id, when the transport has one. */
+  /** The element's id (`{epoch}-{seq}`: SSE's `id:`, the WebSocket's `element` line), when the transport has one. */
   readonly id?: string;
 }
 
-/** Elements were lost: a sequence jump, or the server said so (SSE `gap` event, `Stream-Gap`). */
+/** Elements were lost: a sequence jump, or the server said so (SSE `gap` event, WebSocket `gap` message, `Stream-Gap`). */
 export interface GapEvent {
   readonly type: 'gap';
   /** The last sequence number received before the gap, if known. */
@@ -39,4 +39,4 @@ export interface ReconnectEvent {
 
 export type TransportEvent = RawElement | GapEvent | ReconnectEvent;
 
-export type TransportName = 'sse' | 'poll' | 'long-poll';
+export type TransportName = 'sse' | 'websocket' | 'poll' | 'long-poll';

@@ -59,7 +59,7 @@ describe('rdf-stream', () => {
     expect(code).toBe(2);
   });
 
-  it.each(['auto', 'sse', 'poll', 'long-poll'])('subscribe --transport %s says ECONNREFUSED in one line when nothing listens, with status 3', async (transport) => {
+  it.each(['auto', 'sse', 'websocket', 'poll', 'long-poll'])('subscribe --transport %s says ECONNREFUSED in one line when nothing listens, with status 3', async (transport) => {
     const url = `http://127.0.0.1:${await closedPort()}/streams/parking`;
     const { code, stderr } = await rdfStream('subscribe', url, '--transport', transport).finished;
     expect(stderr).toBe(`rdf-stream: cannot reach ${url}: ECONNREFUSED\n`);
@@ -73,17 +73,17 @@ describe('rdf-stream', () => {
     expect(code).toBe(3);
   });
 
-  it('subscribe --count stops after that many updates and exits 0 by itself', async () => {
+  it.each(['sse', 'websocket'])('subscribe --transport %s --count stops after that many updates and exits 0 by itself', async (transport) => {
     const publisher = await startTestPublisher();
     running = publisher;
-    const { finished } = rdfStream('subscribe', publisher.streamUrl, '--transport', 'sse', '--count', '2');
+    const { finished } = rdfStream('subscribe', publisher.streamUrl, '--transport', transport, '--count', '2');
     await waitUntil(() => publisher.publisher.hubs.get('parking')!.broadcaster.size === 1);
     await publisher.push();
     await publisher.push();
     const { code, stdout, stderr } = await finished;
     expect(stderr).toBe('');
-    expect(stdout.match(/^seq=\d+\tlatency=/gm)).toHaveLength(2);
-    expect(stdout).toMatch(/^2 updates over sse;/m);
+    expect(stdout.match(new RegExp(`^seq=\\d+\\tlatency=[\\d.-]+ ms\\ttriples=\\d+\\t${transport}$`, 'gm'))).toHaveLength(2);
+    expect(stdout).toMatch(new RegExp(`^2 updates over ${transport};`, 'm'));
     expect(code).toBe(0);
   }, 60_000);
 

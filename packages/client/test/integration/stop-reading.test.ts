@@ -20,12 +20,22 @@ describe('a script that stops reading', () => {
   const packageRoot = fileURLToPath(new URL('../..', import.meta.url));
 
   // No kill and no deadline of its own: a process that does not exit fails on the test's timeout.
-  it.each<TransportName>(['sse', 'poll', 'long-poll'])('exits by itself after breaking out of a %s subscription', async (transport) => {
+  // The WebSocket runs twice: with the platform's default (`ws` on Node 20, which has no global
+  // WebSocket) and with Node's own global WebSocket (`--experimental-websocket` on Node 20; what
+  // Node 22 and later, and browsers, use).
+  it.each<[TransportName, string, readonly string[]]>([
+    ['sse', '', []],
+    ['websocket', ' (default)', []],
+    ['websocket', ' (global WebSocket)', ['--experimental-websocket', '--disable-warning=ExperimentalWarning']],
+    ['poll', '', []],
+    ['long-poll', '', []],
+  ])('exits by itself after breaking out of a %s%s subscription', async (transport, _how, nodeFlags) => {
     const publisher = await startTestPublisher();
     running = publisher;
-    // Polling reads the newest element at once; SSE delivers only what comes after it connected.
-    if (transport !== 'sse') await publisher.push();
-    const child = spawn(process.execPath, ['--import', 'tsx', script, publisher.streamUrl, transport, '3'], { cwd: packageRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+    const pushed = transport === 'sse' || transport === 'websocket';
+    // Polling reads the newest element at once; push transports deliver only what comes after they connected.
+    if (!pushed) await publisher.push();
+    const child = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', script, publisher.streamUrl, transport, '3'], { cwd: packageRoot, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     let errors = '';
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (errors += chunk));
@@ -36,7 +46,7 @@ describe('a script that stops reading', () => {
       for (const _ of chunk.match(/^update /gm) ?? []) if (read < 3) void publisher.push();
     });
     const exited = once(child, 'exit');
-    if (transport === 'sse') {
+    if (pushed) {
       await waitUntil(() => subscribers(publisher) === 1);
       await publisher.push();
     }
@@ -45,14 +55,16 @@ describe('a script that stops reading', () => {
     expect(code).toBe(0);
     expect(output.match(/^update \d+$/gm)).toHaveLength(3);
     expect(output).toMatch(/^stopped reading$/m);
+    const global = nodeFlags.length > 0 || 'WebSocket' in globalThis;
+    expect(output).toMatch(new RegExp(`^global WebSocket: ${global ? 'yes' : 'no'}$`, 'm'));
   }, 60_000);
 });
 
-describe('breaking out of an SSE subscription', () => {
+describe.each<TransportName>(['sse', 'websocket'])('breaking out of a %s subscription', (transport) => {
   it('closes its connection: the publisher sees the subscriber leave', async () => {
     const publisher = await startTestPublisher();
     running = publisher;
-    const subscription = subscribe(publisher.streamUrl, { transport: 'sse', clockOffset: false });
+    const subscription = subscribe(publisher.streamUrl, { transport, clockOffset: false });
     const reading = (async () => {
       for await (const event of subscription) if (event.type === 'update') return event.seq;
       return undefined;
@@ -66,7 +78,7 @@ describe('breaking out of an SSE subscription', () => {
   it('return() while waiting for the next update closes the connection at once', async () => {
     const publisher = await startTestPublisher();
     running = publisher;
-    const iterator = subscribe(publisher.streamUrl, { transport: 'sse', clockOffset: false })[Symbol.asyncIterator]();
+    const iterator = subscribe(publisher.streamUrl, { transport, clockOffset: false })[Symbol.asyncIterator]();
     // Nothing is published: this next() waits on the open stream.
     const pending = iterator.next();
     await waitUntil(() => subscribers(publisher) === 1);

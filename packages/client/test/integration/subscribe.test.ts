@@ -1,8 +1,9 @@
 import { createServer, type Server } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type StreamUpdate, type SubscriptionEvent, streamEvents, subscribe } from '../../src/subscribe.js';
+import { streamEvents, subscribe } from '../../src/subscribe.js';
 import type { TransportEvent } from '../../src/transport/transport-event.js';
 import { SubscriptionError } from '../../src/transport/subscription-error.js';
+import { collect } from '../support/collect.js';
 import { startTestPublisher, type TestPublisher } from '../support/publisher.js';
 import { waitUntil } from '../support/wait-until.js';
 
@@ -17,38 +18,6 @@ afterEach(async () => {
 const fastBackoff = { initialDelayMs: 20, maxDelayMs: 100 };
 /** The epoch of the test stream's log: element ids are `{epoch}-{seq}`. */
 const epochOf = (publisher: TestPublisher) => publisher.publisher.hubs.get('parking')!.log.epoch;
-
-/**
- * Consumes a subscription in the background; `next(n)` resolves when n updates have arrived.
- * The server side publishes when the test says so, so every wait is for an event.
- */
-function collect(iterable: AsyncIterable<SubscriptionEvent>) {
-  const events: SubscriptionEvent[] = [];
-  const waiters: Array<() => void> = [];
-  let failure: unknown;
-  const done = (async () => {
-    try {
-      for await (const event of iterable) {
-        events.push(event);
-        for (const wake of waiters.splice(0)) wake();
-      }
-    } catch (error) {
-      failure = error;
-      for (const wake of waiters.splice(0)) wake();
-    }
-  })();
-  const updates = () => events.filter((event): event is StreamUpdate => event.type === 'update');
-  const until = (ready: () => boolean) =>
-    new Promise<void>((resolve, reject) => {
-      const check = () => {
-        if (failure !== undefined) reject(failure);
-        else if (ready()) resolve();
-        else waiters.push(check);
-      };
-      check();
-    });
-  return { events, updates, done, until, next: (count: number) => until(() => updates().length >= count) };
-}
 
 describe('subscribe over SSE', () => {
   it('receives pushed elements with their quads, sequence numbers and a small latency', async () => {

@@ -22,9 +22,13 @@ async function freePort(): Promise<number> {
   return address.port;
 }
 
-/** A real publisher on a real socket, fed by hand; announces one element every `intervalMs`. */
-export async function startTestPublisher(flags: readonly string[] = [], intervalMs: number | null = 5_000): Promise<TestPublisher> {
-  const port = await freePort();
+/**
+ * A real publisher on a real socket, fed by hand; announces one element every `intervalMs`.
+ * `port` (default: a free one) lets a test start another on the same port after a shutdown;
+ * `flags` come last, so `--log file --data-dir …` replaces the memory log.
+ */
+export async function startTestPublisher(flags: readonly string[] = [], intervalMs: number | null = 5_000, port?: number): Promise<TestPublisher> {
+  port ??= await freePort();
   const config = loadConfig({ argv: ['--port', String(port), '--log-level', 'silent', '--log', 'memory', '--max-event-loop-turn-ms', '0', ...flags], env: {} });
   const source = new ManualSource(intervalMs);
   const publisher = await createPublisher(config, { source, processMetrics: false });

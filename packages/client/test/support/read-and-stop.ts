@@ -14,3 +14,5 @@ for await (const event of subscribe(streamUrl, { transport, pollStrategy: 'fixed
   if (++updates === Number(count)) break;
 }
 console.log('stopped reading');
+// Which WebSocket the websocket transport used: the global one where the platform has it, else `ws`.
+console.log(`global WebSocket: ${'WebSocket' in globalThis ? 'yes' : 'no'}`);

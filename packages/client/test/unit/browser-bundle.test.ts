@@ -46,6 +46,9 @@ describe('the browser bundle', () => {
     expect(text).not.toMatch(/\bfrom\s*["']node:|require\(["']node:/);
     // What a page needs is in it: the transports and the decoders; the query engine is loaded on first use.
     expect(inputs.some((input) => input.includes('eventsource-parser'))).toBe(true);
+    // The WebSocket transport uses the browser's own WebSocket: the `ws` package (Node 20's) stays out.
+    expect(inputs.some((input) => input.endsWith('/src/transport/open-web-socket.browser.ts'))).toBe(true);
+    expect(inputs.filter((input) => /\/ws\/|\/src\/transport\/open-web-socket\.ts$/.test(input))).toEqual([]);
     expect(comunica(staticGraph(metafile))).toEqual([]);
     const lazy = inputs.flatMap((input) => metafile.inputs[input]!.imports.filter((imported) => imported.original === '@comunica/query-sparql-rdfjs'));
     expect(lazy.map((imported) => imported.kind)).toEqual(['dynamic-import']);

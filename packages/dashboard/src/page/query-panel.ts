@@ -1,4 +1,4 @@
-import type { QueryResult } from '@rdf-stream/client';
+import type { QueryResult, TransportName } from '@rdf-stream/client';
 import { h } from './dom.js';
 import exampleQuery from '../../../client/examples/average-free-spaces.rq';
 
@@ -18,11 +18,11 @@ export class QueryPanel {
   readonly #button = h('button', { type: 'submit', id: 'query-run' }, 'Run');
   readonly #status = h('p', { id: 'query-status', role: 'status' }, 'Not running.');
   readonly #result = h('div', { id: 'query-result', 'aria-live': 'polite' });
-  readonly #transport: () => 'sse' | 'poll' | 'long-poll';
+  readonly #transport: () => TransportName;
   #controller: AbortController | undefined;
   #results = 0;
 
-  constructor(streamIri: string, transport: () => 'sse' | 'poll' | 'long-poll') {
+  constructor(streamIri: string, transport: () => TransportName) {
     this.#transport = transport;
     this.#text = h('textarea', { id: 'query-text', rows: '12', spellcheck: 'false' });
     this.#text.value = exampleQueryFor(streamIri);

@@ -7,7 +7,12 @@ import { CHART_WINDOW_MS, PropertyCharts } from './property-charts.js';
 import { QueryPanel } from './query-panel.js';
 import { readDescriptor, type StreamDescriptor } from './rdf-documents.js';
 
-const transportLabels: Readonly<Record<TransportName, string>> = { sse: 'Server-Sent Events', poll: 'Smart polling', 'long-poll': 'Long-polling' };
+const transportLabels: Readonly<Record<TransportName, string>> = {
+  sse: 'Server-Sent Events',
+  websocket: 'WebSocket',
+  poll: 'Smart polling',
+  'long-poll': 'Long-polling',
+};
 
 /**
  * One stream, live: its latest values, charts, latency, connection and a continuous query.

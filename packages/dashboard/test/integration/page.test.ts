@@ -141,9 +141,12 @@ describe('the live page in Chromium', () => {
     await page.goto(live.streamIri);
     await waitForUpdates(page, 12);
     await pushAndSee(page);
-    for (const transport of ['poll', 'long-poll', 'sse']) {
+    for (const transport of ['poll', 'long-poll', 'websocket', 'sse']) {
       await page.locator('#transport').selectOption(transport);
-      await page.waitForFunction((label) => document.getElementById('connection-transport')?.textContent === label, { poll: 'Smart polling', 'long-poll': 'Long-polling', sse: 'Server-Sent Events' }[transport]);
+      await page.waitForFunction(
+        (label) => document.getElementById('connection-transport')?.textContent === label,
+        { poll: 'Smart polling', 'long-poll': 'Long-polling', websocket: 'WebSocket', sse: 'Server-Sent Events' }[transport],
+      );
       for (let update = 0; update < 2; update++) {
         const before = await numberIn(page, 'last-seq');
         await live.push(++pushed);
@@ -151,6 +154,31 @@ describe('the live page in Chromium', () => {
       }
     }
     expect(await numberIn(page, 'gap-count')).toBe(0);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it("receives live updates over Chromium's own WebSocket, resuming after the last element shown", async () => {
+    const { page, errors } = await watchedPage(browser);
+    await page.goto(live.streamIri);
+    await waitForUpdates(page, 12);
+    await pushAndSee(page);
+    const shown = await numberIn(page, 'last-seq');
+    const opened = page.waitForEvent('websocket');
+    await page.locator('#transport').selectOption('websocket');
+    const socket = await opened;
+    // The history is read from the last element shown, then the socket resumes after it.
+    expect(socket.url()).toMatch(new RegExp(`^ws://127\\.0\\.0\\.1:\\d+/streams/parking/ws\\?format=turtle&lastEventId=[\\w-]+-${shown}$`));
+    const frames: string[] = [];
+    socket.on('framereceived', (frame) => frames.push(String(frame.payload)));
+    await page.waitForFunction(() => document.getElementById('connection-transport')?.textContent === 'WebSocket');
+    for (let update = 0; update < 2; update++) await pushAndSee(page);
+    // One text message per element: `element {epoch}-{seq}`, then the Turtle document.
+    expect(frames.map((frame) => Number(/^element [\w-]+-(\d+)\n/.exec(frame)?.[1]))).toEqual([shown + 1, shown + 2]);
+    expect(await numberIn(page, 'last-seq')).toBe(shown + 2);
+    expect(await numberIn(page, 'gap-count')).toBe(0);
+    expect(await page.locator('#connection-state').textContent()).toBe('live');
+    expect(socket.isClosed()).toBe(false);
     expect(errors).toEqual([]);
     await page.close();
   });

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /**
@@ -169,6 +170,23 @@ describe('installed with npm into an outside project', () => {
     expect(JSON.parse(stdout)).toEqual(['text/turtle', 'function', 'function', 'function']);
   }, COMMAND_TIMEOUT_MS);
 
+  it("bundles the installed client for browsers with the browser's WebSocket, without the ws package", async () => {
+    const result = await build({
+      stdin: { contents: "export { subscribe } from '@rdf-stream/client/live';", resolveDir: consumerDir, loader: 'js' },
+      // Paths in the metafile are relative to it.
+      absWorkingDir: consumerDir,
+      bundle: true,
+      platform: 'browser',
+      format: 'esm',
+      write: false,
+      metafile: true,
+      logLevel: 'silent',
+    });
+    const inputs = Object.keys(result.metafile.inputs);
+    expect(inputs).toContain('node_modules/@rdf-stream/client/dist/transport/open-web-socket.browser.js');
+    expect(inputs.filter((input) => /node_modules\/ws\/|open-web-socket\.js$/.test(input))).toEqual([]);
+  }, COMMAND_TIMEOUT_MS);
+
   it('type-checks against the shipped declarations (strict, NodeNext, library files checked)', async () => {
     writeFileSync(
       join(consumerDir, 'consumer.ts'),
@@ -274,7 +292,7 @@ describe('installed with npm into an outside project', () => {
       expect(stdout).toMatch(/2 updates over sse; latency ms p50=/);
     }, COMMAND_TIMEOUT_MS);
 
-    it.each(['sse', 'poll', 'long-poll'])('a plain ESM script reads two updates over %s, leaves the loop, and its process exits by itself', async (transport) => {
+    it.each(['sse', 'websocket', 'poll', 'long-poll'])('a plain ESM script reads two updates over %s, leaves the loop, and its process exits by itself', async (transport) => {
       const script = join(consumerDir, `two-updates-${transport}.mjs`);
       writeFileSync(
         script,
