@@ -1,4 +1,4 @@
-export { CONTEXT_PATH, type FormatName, formatOfContentType, isFormatName, mediaTypes } from '@rdf-stream/protocol';
+export { CONTEXT_PATH, type FormatName, formatOfContentType, isFormatName, mediaTypes, webSocketCloseCodes } from '@rdf-stream/protocol';
 export { DecodeError, type DecodedElement, decodeElement } from './decode/decode-element.js';
 export { sosaStreamContext } from './decode/sosa-stream-context.js';
 export { type ClockOffset, type ClockSample, estimateOffset, measureClockOffset } from './latency/clock-offset.js';
@@ -27,7 +27,7 @@ export { longPollTransport, pollTransport } from './transport/poll-transport.js'
 export { type SseAnswer, SseSession, type SseSessionOptions } from './transport/sse-session.js';
 export { sseTransport } from './transport/sse-transport.js';
 export type { OpenWebSocket, WebSocketConnection, WebSocketEnd, WebSocketListener } from './transport/web-socket-connection.js';
-export { type WebSocketClose, webSocketCloseCodes, WebSocketSession, type WebSocketSessionOptions } from './transport/web-socket-session.js';
+export { type WebSocketClose, WebSocketSession, type WebSocketSessionOptions } from './transport/web-socket-session.js';
 export { webSocketTransport, type WebSocketTransportOptions } from './transport/web-socket-transport.js';
 export { type FailedAnswer, SubscriptionError } from './transport/subscription-error.js';
 export { emptyStats } from './transport/transport-stats.js';

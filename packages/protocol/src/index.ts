@@ -169,6 +169,37 @@ export const sseEvents = Object.freeze({
   shed: 'shed',
 } as const);
 
+// ── The data WebSocket (`GET /streams/{id}/ws`, docs/protocol.md) ──
+
+/**
+ * The kinds of message the server sends, the first word of a message's first line:
+ * `element {epoch}-{seq}\n{document}` (the document exactly as SSE's `data:` payload) and
+ * `gap\n{gapEventData}`. A client sends no data message.
+ */
+export const webSocketMessageTypes = Object.freeze({ element: 'element', gap: 'gap' } as const);
+
+/** The close codes the publisher sends, and what a client should do after each. */
+export const webSocketCloseCodes = Object.freeze({
+  /** With reason `{"code":"stream-ended"}`: the stream ended, do not come back (any other 1001 is a server going away). */
+  streamEnded: 1001,
+  /** Reason `PUB_ERR_WS_CLIENT_MESSAGE`: the client sent a data message; do not come back. */
+  clientMessage: 1008,
+  /** A client frame over the server's `wsMaxPayloadBytes`; do not come back. */
+  tooLarge: 1009,
+  /** Shutdown, reason `{"retryMs":N}`: come back after N ms, resuming by the last id. */
+  shutdown: 1012,
+  /** Shed (overloaded, or `maxSubscribers` reached), reason `{"code":"PUB_ERR_OVERLOADED","retryMs":N}`: come back after N ms. */
+  overloaded: 1013,
+  /** Evicted as a slow reader, reason `{"code":"evicted","reason":"queue|stall|pong"}`: come back with backoff, resuming by the last id. */
+  evicted: 4008,
+} as const);
+
+/** The `code` of a 1001 close reason that ends a stream for good. */
+export const WS_STREAM_ENDED = 'stream-ended';
+
+/** The reason of a 1008 close: the client sent a data message. */
+export const WS_CLIENT_MESSAGE = 'PUB_ERR_WS_CLIENT_MESSAGE';
+
 /** The `Prefer` header of a long-poll (RFC 7240 §4.3): hold the request up to `seconds` for the next element. */
 export const preferWait = (seconds: number): string => `wait=${seconds}`;
 

@@ -1,4 +1,4 @@
-import type { FormatName } from '@rdf-stream/protocol';
+import { type FormatName, WS_STREAM_ENDED, webSocketCloseCodes, webSocketMessageTypes } from '@rdf-stream/protocol';
 import { type BackoffOptions, backoffDelay } from './backoff.js';
 import { serverGap } from './server-gap.js';
 import { type FailedAnswer, failedAnswer } from './subscription-error.js';
@@ -25,22 +25,8 @@ export type WebSocketClose =
   | { readonly kind: 'ended' }
   | { readonly kind: 'refused'; readonly code: number; readonly reason: string };
 
-/** The close codes of docs/protocol.md. */
-export const webSocketCloseCodes = Object.freeze({
-  /** The stream ended (reason `{"code":"stream-ended"}`); any other 1001 is a server going away. */
-  goingAway: 1001,
-  abnormal: 1006,
-  /** The client sent a data message. */
-  policyViolation: 1008,
-  /** A client frame over the server's limit. */
-  messageTooBig: 1009,
-  /** Shutdown: `{"retryMs":N}`. */
-  serviceRestart: 1012,
-  /** Shed (overloaded, `maxSubscribers`): `{"code":"PUB_ERR_OVERLOADED","retryMs":N}`. */
-  tryAgainLater: 1013,
-  /** Evicted as a slow reader: `{"code":"evicted","reason":"queue|stall"}`. */
-  evicted: 4008,
-});
+/** 1006: the connection ended without a close frame (a network failure), never sent by a server. */
+const ABNORMAL_CLOSURE = 1006;
 
 /**
  * One subscriber's data WebSocket protocol without I/O, as `SseSession` is for SSE: the URL of
@@ -96,14 +82,14 @@ export class WebSocketSession {
     const space = head.indexOf(' ');
     const type = space === -1 ? head : head.slice(0, space);
     const argument = space === -1 ? undefined : head.slice(space + 1);
-    if (type === 'element' && argument !== undefined && argument !== '') {
+    if (type === webSocketMessageTypes.element && argument !== undefined && argument !== '') {
       this.lastEventId = argument;
       this.#attempt = 0;
       this.#options.stats.elements++;
       this.#emit({ type: 'element', text: body, format: this.#options.format, receivedAt, id: argument });
       return true;
     }
-    if (type === 'gap') {
+    if (type === webSocketMessageTypes.gap) {
       this.#emit(serverGap(body));
       return true;
     }
@@ -127,20 +113,20 @@ export class WebSocketSession {
     if (this.#dropped) return { kind: 'reconnect' };
     const detail = closeReason(reason);
     const codes = webSocketCloseCodes;
-    if (code === codes.goingAway && detail.code === 'stream-ended') {
+    if (code === codes.streamEnded && detail.code === WS_STREAM_ENDED) {
       this.reason = 'stream ended';
       return { kind: 'ended' };
     }
-    if (code === codes.policyViolation || code === codes.messageTooBig) return { kind: 'refused', code, reason };
-    if (code === codes.serviceRestart || code === codes.tryAgainLater) this.#retryAfterMs = detail.retryMs;
+    if (code === codes.clientMessage || code === codes.tooLarge) return { kind: 'refused', code, reason };
+    if (code === codes.shutdown || code === codes.overloaded) this.#retryAfterMs = detail.retryMs;
     this.reason =
-      code === codes.serviceRestart
+      code === codes.shutdown
         ? 'the server is restarting'
-        : code === codes.tryAgainLater
+        : code === codes.overloaded
           ? 'shed by the server'
           : code === codes.evicted
             ? `evicted by the server${detail.reason === undefined ? '' : ` (${detail.reason})`}`
-            : code === codes.abnormal
+            : code === ABNORMAL_CLOSURE
               ? 'connection lost'
               : `closed ${code}${reason === '' ? '' : ` ${reason}`}`;
     return { kind: 'reconnect' };

@@ -2,7 +2,7 @@ import type { Socket } from 'node:net';
 import { WebSocket } from 'ws';
 import type { EvictionReason } from '../publish/guarded-sink.js';
 import type { WebSocketSink } from '../publish/websocket-subscriber.js';
-import { webSocketCloseCodes } from '../render/websocket-frame.js';
+import { webSocketCloseCodes } from '@rdf-stream/protocol';
 
 /** The largest window a shared compressed frame may need (`zlib`'s default, 2¹⁵ bytes). */
 const SHARED_DEFLATE_WINDOW_BITS = 15;

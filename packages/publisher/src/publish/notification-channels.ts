@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { elementId } from '@rdf-stream/protocol';
+import { elementId, webSocketCloseCodes } from '@rdf-stream/protocol';
 import type { EventLog } from '../log/event-log.js';
 import type { LoggedElement } from '../render/render-element.js';
 import { notificationFrame, notificationObject, type NotificationSubject } from '../render/solid-notification.js';
 import { sseFrame } from '../render/sse-frame.js';
-import { messageFrames, PING_FRAME, webSocketCloseCodes, type WebSocketFrames } from '../render/websocket-frame.js';
+import { messageFrames, PING_FRAME, type WebSocketFrames } from '../render/websocket-frame.js';
 import type { NotificationTopic, SubscriptionRequest } from './notification-request.js';
 import { GuardedSink, type SubscriberSink } from './guarded-sink.js';
 import { type ChannelType, EVENT_SOURCE_CHANNEL, WEB_SOCKET_CHANNEL } from './subscription-service.js';

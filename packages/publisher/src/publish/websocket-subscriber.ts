@@ -1,11 +1,10 @@
-import type { FormatName } from '@rdf-stream/protocol';
+import { type FormatName, webSocketCloseCodes } from '@rdf-stream/protocol';
 import type { LoggedElement } from '../render/render-element.js';
 import {
   elementFrames,
   gapMessage,
   messageFrames,
   PING_FRAME,
-  webSocketCloseCodes,
   type WebSocketFrames,
 } from '../render/websocket-frame.js';
 import { type EvictionReason, GuardedSink, type SubscriberQueueLimits, type SubscriberSink } from './guarded-sink.js';

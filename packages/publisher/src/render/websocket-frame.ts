@@ -1,5 +1,5 @@
 import { constants, deflateRawSync } from 'node:zlib';
-import { elementId, type FormatName, type Gap, gapEventData } from '@rdf-stream/protocol';
+import { elementId, type FormatName, type Gap, gapEventData, webSocketMessageTypes } from '@rdf-stream/protocol';
 import * as ws from 'ws';
 import type { LoggedElement } from './render-element.js';
 import { frameDocument } from './sse-frame.js';
@@ -31,25 +31,6 @@ const { Sender } = ws as unknown as { Sender: { frame(data: Buffer, options: Fra
  * written to every socket that negotiated it. `ws` cannot do this through its API: each of its
  * connections deflates with a state of its own (websockets/ws#1468).
  */
-
-/** The message kinds the server sends (first word of a message's first line). */
-export const webSocketMessageTypes = Object.freeze({ element: 'element', gap: 'gap' });
-
-/** Close codes the publisher sends, and what they mean (docs/protocol.md). */
-export const webSocketCloseCodes = Object.freeze({
-  /** The stream ended (a replay that finished). */
-  streamEnded: 1001,
-  /** The client sent a data message. */
-  clientMessage: 1008,
-  /** A client frame over `wsMaxPayloadBytes` (sent by `ws`). */
-  tooLarge: 1009,
-  /** Shutdown: come back after `retryMs`, resume by the last id. */
-  shutdown: 1012,
-  /** Shed (overloaded, or `maxSubscribers` reached): come back after `retryMs`. */
-  overloaded: 1013,
-  /** Evicted: a slow reader (queue bytes or stall); resume by the last id. */
-  evicted: 4008,
-});
 
 /** Longest close reason (RFC 6455 §5.5: a control frame's payload is at most 125 bytes, 2 of them the code). */
 export const MAX_CLOSE_REASON_BYTES = 123;

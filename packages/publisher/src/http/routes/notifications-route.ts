@@ -4,7 +4,7 @@ import type { WebSocket } from 'ws';
 import { PublisherError } from '../../errors.js';
 import { streamIri } from '../../model/stream-element.js';
 import { ns } from '../../model/vocabulary.js';
-import { formatDuration } from '@rdf-stream/protocol';
+import { formatDuration, WS_CLIENT_MESSAGE, webSocketCloseCodes } from '@rdf-stream/protocol';
 import { NotificationChannels, type NotificationChannel } from '../../publish/notification-channels.js';
 import { type NotificationTopic, parseSubscriptionRequest } from '../../publish/notification-request.js';
 import {
@@ -17,10 +17,8 @@ import {
   WEB_SOCKET_CHANNEL,
 } from '../../publish/subscription-service.js';
 import { sseFrame } from '../../render/sse-frame.js';
-import { webSocketCloseCodes } from '../../render/websocket-frame.js';
 import { shedRetryMs, shutdownRetryMs, streamHeaders } from '../sse-response.js';
 import { WebSocketConnection } from '../websocket-sink.js';
-import { CLIENT_MESSAGE_REASON } from './websocket-route.js';
 import { renderStaticDocument } from '../../render/static-document.js';
 import type { AppContext } from '../app-context.js';
 import { sendStaticDocument } from '../rdf-document-reply.js';
@@ -132,7 +130,7 @@ export function notificationsRoute(app: FastifyInstance, context: AppContext): v
       throw new PublisherError('PUB_ERR_UPGRADE_REQUIRED', 'Open receiveFrom with a WebSocket client', {}, { upgrade: 'websocket', connection: 'Upgrade' });
     },
     wsHandler: (socket: WebSocket, request) => {
-      socket.on('message', () => socket.close(webSocketCloseCodes.clientMessage, CLIENT_MESSAGE_REASON));
+      socket.on('message', () => socket.close(webSocketCloseCodes.clientMessage, WS_CLIENT_MESSAGE));
       if (context.lifecycle.closing) {
         socket.close(webSocketCloseCodes.shutdown, JSON.stringify({ retryMs: shutdownRetryMs(config)() }));
         return;

@@ -1,11 +1,10 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type {} from '@fastify/websocket';
 import type { WebSocket } from 'ws';
-import type { FormatName } from '@rdf-stream/protocol';
+import { type FormatName, WS_CLIENT_MESSAGE, webSocketCloseCodes } from '@rdf-stream/protocol';
 import { PublisherError } from '../../errors.js';
 import { parseEventId, type RequestedEventId, selectResume } from '../../publish/resume.js';
 import type { StreamHub } from '../../publish/stream-hub.js';
-import { webSocketCloseCodes } from '../../render/websocket-frame.js';
 import { type AppContext, hubOf } from '../app-context.js';
 import { originAllowed } from '../cors-policy.js';
 import { shedRetryMs, shutdownRetryMs } from '../sse-response.js';
@@ -14,9 +13,6 @@ import { first, formatOf } from './events-route.js';
 
 /** The route of the data WebSocket. */
 export const WEBSOCKET_ROUTE = '/streams/:id/ws';
-
-/** The close reason of a client that sent a data message. */
-export const CLIENT_MESSAGE_REASON = 'PUB_ERR_WS_CLIENT_MESSAGE';
 
 interface WebSocketRequest {
   Params: { id: string };
@@ -72,7 +68,7 @@ export function webSocketRoute(app: FastifyInstance, context: AppContext, sheddi
     },
     wsHandler: (socket: WebSocket, request) => {
       // Attached at once: a message that arrived during asynchronous work would be lost.
-      socket.on('message', () => socket.close(webSocketCloseCodes.clientMessage, CLIENT_MESSAGE_REASON));
+      socket.on('message', () => socket.close(webSocketCloseCodes.clientMessage, WS_CLIENT_MESSAGE));
       const { hub, format, lastEventId } = checkedRequests.get(request)!;
       if (context.lifecycle.closing) {
         socket.close(webSocketCloseCodes.shutdown, JSON.stringify({ retryMs: shutdownRetryMs(config)() }));
