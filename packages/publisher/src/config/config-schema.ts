@@ -60,12 +60,17 @@ export const ConfigSchema = Type.Object(
     maxSubscriberQueueBytes: integer(
       1_024,
       1_073_741_824,
-      'Unsent bytes queued for one SSE subscriber before it is evicted',
+      'Bytes one subscriber may leave unacknowledged (queued in the process and in the kernel) before it is evicted',
     ),
     subscriberStallTimeoutMs: integer(
       100,
       3_600_000,
-      'Milliseconds an SSE subscriber may refuse data (full socket buffers) without draining before it is evicted',
+      'Milliseconds a subscriber may acknowledge nothing (or refuse data) while some is outstanding before it is evicted',
+    ),
+    subscriberProgressCheckMs: integer(
+      0,
+      60_000,
+      'Milliseconds between two checks of what push clients acknowledged, kernel queues counted (0: off)',
     ),
     broadcastBatchSize: integer(1, 100_000, 'SSE subscribers written per event-loop turn'),
     maxNotificationChannels: integer(0, 10_000_000, 'Solid notification channels open at once, all streams together (count)'),
@@ -141,6 +146,7 @@ export const optionGroups: Readonly<Record<string, readonly OptionKey[]>> = {
     'maxSubscribers',
     'maxSubscriberQueueBytes',
     'subscriberStallTimeoutMs',
+    'subscriberProgressCheckMs',
     'broadcastBatchSize',
     'maxNotificationChannels',
     'notificationChannelTtlSeconds',

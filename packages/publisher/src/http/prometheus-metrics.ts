@@ -60,7 +60,7 @@ export class PrometheusMetrics implements StreamMetrics {
   });
   readonly #evicted = new Counter({
     name: 'rdf_stream_subscribers_evicted_total',
-    help: 'SSE subscribers cut for holding too much: reason "queue" (unsent data over maxSubscriberQueueBytes) or "stall" (no drain within subscriberStallTimeoutMs)',
+    help: 'SSE subscribers and held long-polls cut for holding too much: reason "queue" (bytes their client has not acknowledged, kernel queue included, over maxSubscriberQueueBytes) or "stall" (nothing acknowledged, or no drain, within subscriberStallTimeoutMs)',
     labelNames: ['stream', 'reason'] as const,
     registers: [this.registry],
   });

@@ -12,6 +12,8 @@ export interface SubscriberLimits {
   readonly maxSubscriberQueueBytes: number;
   /** Milliseconds a subscriber's socket may refuse data without draining before it is evicted. */
   readonly subscriberStallTimeoutMs: number;
+  /** Milliseconds between two checks of what subscribers acknowledged (0: off; default: the process's default). */
+  readonly subscriberProgressCheckMs?: number;
   /** Elements read from the log at a time while a subscriber catches up. */
   readonly catchUpBatchElements: number;
 }
@@ -76,7 +78,11 @@ export class SubscriberRegistry {
       format,
       encoder,
       fromSeq - 1,
-      { maxQueueBytes: this.#limits.maxSubscriberQueueBytes, stallTimeoutMs: this.#limits.subscriberStallTimeoutMs },
+      {
+        maxQueueBytes: this.#limits.maxSubscriberQueueBytes,
+        stallTimeoutMs: this.#limits.subscriberStallTimeoutMs,
+        progressCheckMs: this.#limits.subscriberProgressCheckMs,
+      },
       this.#onEvicted,
     );
     this.broadcaster.add(subscriber);
