@@ -160,6 +160,7 @@ export class SendProgressMonitor {
       // Not in the table: closed meanwhile, or watched after the snapshot began.
       if (watched.seenInCheck !== check) return;
       const { socket, kernelQueued, limits } = watched;
+      if (!Number.isFinite(watched.sentBefore)) return; // not a socket's counters (a test's stand-in)
       const unacknowledged = kernelQueued + socket.writableLength;
       const ackedAtLeast = watched.sentBefore - kernelQueued;
       if (unacknowledged === 0 || ackedAtLeast > watched.ackedBaseline) {
