@@ -48,6 +48,11 @@ interface Watched {
   progressAt: number;
   /** Bytes handed to the kernel, read just before the snapshot. */
   sentBefore: number;
+  /**
+   * The bytes sent when a snapshot last found nothing outstanding and nothing written during it
+   * (NaN: not known idle). While nothing more is sent, the connection is still idle.
+   */
+  idleSent: number;
   /** The kernel's queue in the latest snapshot, and which check found it. */
   kernelQueued: number;
   seenInCheck: number;
@@ -63,10 +68,11 @@ interface Watched {
  * whatever the stream's rate, where a `write()` refused only once the kernel has stopped growing
  * the socket's buffer (up to 4 MiB, past a quarter of an hour at a few kB/s).
  *
- * Acknowledged bytes are bracketed, not guessed: the bytes sent are read before the snapshot
- * and after it (each in slices of `SLICE` per turn), and progress counts only when the lower
- * bound passes the upper bound of the last progress, so that writes made during a snapshot
- * never look like a reader's progress. Where the system has no such table the monitor stops
+ * Acknowledged bytes are bracketed, not guessed: the bytes sent are read before the snapshot and
+ * after it (each in slices of `SLICE` per turn), and progress counts only when the lower bound
+ * passes the upper bound of the last progress, so that writes made during a snapshot never look
+ * like a reader's progress. A check takes no snapshot when every connection was idle at the last
+ * one and nothing has been sent to it since (a quiet stream between its elements). Where the system has no such table the monitor stops
  * (`supported` false) and only the refused-write stall timer of `GuardedSink` remains.
  */
 export class SendProgressMonitor {
@@ -114,6 +120,7 @@ export class SendProgressMonitor {
       ackedBaseline: Number.NEGATIVE_INFINITY,
       progressAt: this.#clock.now(),
       sentBefore: 0,
+      idleSent: Number.NaN,
       kernelQueued: 0,
       seenInCheck: -1,
     };
@@ -140,9 +147,15 @@ export class SendProgressMonitor {
   async check(): Promise<void> {
     const check = ++this.#checks;
     const entries = [...this.#watched.values()];
+    let outstanding = false;
+    const started = this.#clock.now();
     await this.#inSlices(entries, (watched) => {
       watched.sentBefore = sentToKernel(watched.socket);
+      if (watched.sentBefore === watched.idleSent && watched.socket.writableLength === 0) watched.progressAt = started;
+      else outstanding = true;
     });
+    // Every connection idle since its last snapshot (a quiet stream between elements): none needed.
+    if (!outstanding) return;
     const byKey = this.#watched;
     const found = await this.#queues.snapshot((key, queuedBytes) => {
       const watched = byKey.get(key);
@@ -163,10 +176,12 @@ export class SendProgressMonitor {
       if (!Number.isFinite(watched.sentBefore)) return; // not a socket's counters (a test's stand-in)
       const unacknowledged = kernelQueued + socket.writableLength;
       const ackedAtLeast = watched.sentBefore - kernelQueued;
+      const sentAfter = sentToKernel(socket);
       if (unacknowledged === 0 || ackedAtLeast > watched.ackedBaseline) {
-        watched.ackedBaseline = sentToKernel(socket) - kernelQueued;
+        watched.ackedBaseline = sentAfter - kernelQueued;
         watched.progressAt = now;
       }
+      watched.idleSent = unacknowledged === 0 && sentAfter === watched.sentBefore ? sentAfter : Number.NaN;
       if (unacknowledged > limits.maxQueueBytes) watched.onExceeded('queue');
       else if (now - watched.progressAt >= limits.stallTimeoutMs) watched.onExceeded('stall');
     });

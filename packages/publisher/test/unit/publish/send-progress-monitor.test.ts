@@ -115,6 +115,24 @@ describe('SendProgressMonitor', () => {
     expect(verdicts).toEqual([]);
   });
 
+  it('takes no snapshot while every connection is idle and nothing was sent since, and one as soon as something is', async () => {
+    const { watch, runUntil, queues } = setup();
+    const { connection, verdicts } = watch();
+    connection.send(5_500);
+    connection.acknowledge(5_500);
+    await runUntil(CHECK_MS); // idle, as this snapshot shows
+    await runUntil(20 * CHECK_MS);
+    expect(queues.snapshots).toBe(1);
+    connection.send(5_500); // a stalled client from now on
+    await runUntil(21 * CHECK_MS);
+    expect(queues.snapshots).toBe(2);
+    // Its stall counts from the last check that knew it idle, not from its last snapshot.
+    await runUntil(20 * CHECK_MS + limits.stallTimeoutMs - CHECK_MS);
+    expect(verdicts).toEqual([]);
+    await runUntil(20 * CHECK_MS + limits.stallTimeoutMs);
+    expect(verdicts).toEqual(['stall']);
+  });
+
   it('reports unacknowledged bytes (kernel + process) over maxQueueBytes at once, not at the limit', async () => {
     const { watch, runUntil } = setup();
     const atLimit = watch();
