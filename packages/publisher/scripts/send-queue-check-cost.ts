@@ -5,7 +5,8 @@
  *
  * A child process opens N connections to this process's server and never reads; the server
  * writes 20 kB to half of them (a non-empty kernel queue) and watches every accepted socket.
- * Reported per check: wall time, this process's CPU (user + system; the kernel's work to print
+ * Before each check every socket is written 100 bytes, as by a broadcast (a check skips the
+ * snapshot while every connection is idle: measured apart). Reported per check: wall time, this process's CPU (user + system; the kernel's work to print
  * the table counts as system time), and for `ss` the child's CPU as well.
  * Usage: tsx scripts/send-queue-check-cost.ts [--connections 10000] [--checks 20]
  */
@@ -66,10 +67,12 @@ let exceeded = 0;
 for (const socket of accepted) monitor.watch(socket, { maxQueueBytes: 1 << 30, stallTimeoutMs: 1 << 30 }, () => exceeded++);
 
 const checks = Number(values.checks);
-const measure = async (what: string, once: () => Promise<unknown>) => {
+const measure = async (what: string, once: () => Promise<unknown>, prepare = () => {}) => {
   const walls: number[] = [];
   const cpus: number[] = [];
   for (let index = 0; index < checks; index++) {
+    prepare();
+    await new Promise((resolve) => setTimeout(resolve, 20));
     const before = process.cpuUsage();
     const started = performance.now();
     await once();
@@ -83,7 +86,14 @@ const measure = async (what: string, once: () => Promise<unknown>) => {
 
 const lines = (await import('node:fs')).readFileSync('/proc/net/tcp', 'latin1').split('\n').length - 2;
 console.log(`${accepted.length} watched connections; /proc/net/tcp has ${lines} lines`);
-await measure('SendProgressMonitor.check (read + parse /proc/net/tcp{,6}, counters in slices)', () => monitor.check());
+// As after a broadcast: every connection was sent something since the last check (an idle one is skipped).
+const element = Buffer.alloc(100);
+const broadcast = () => {
+  for (const socket of accepted) socket.write(element);
+};
+await measure('SendProgressMonitor.check (read + parse /proc/net/tcp{,6}, counters in slices)', () => monitor.check(), broadcast);
+await monitor.check();
+await measure('SendProgressMonitor.check with every connection idle since the last (no snapshot)', () => monitor.check());
 const queues = new ProcNetTcpSendQueues();
 await measure('snapshot alone (read + parse)', () => queues.snapshot(() => undefined));
 const run = promisify(execFile);
