@@ -40,6 +40,8 @@ const GENERATED_AT = /prov#generatedAtTime> "([^"]+)"|prov:generatedAtTime "([^"
 
 interface Run {
   readonly healthyLatenciesMs: number[];
+  readonly healthyLatenciesWhileStalledMs: number[];
+  readonly healthyLatenciesAfterEvictionMs: number[];
   readonly evicted: number;
   readonly evictionReasons: string;
   /** Seconds from the stalled readers' connection to the last eviction (undefined: not all were). */
@@ -69,13 +71,17 @@ async function run(options: StalledOptions, stalledCount: number, seconds: numbe
   });
   await publisher.start();
   const latencies: number[] = [];
+  /** When each latency was measured (ms on the performance clock), to split the run in phases. */
+  const measuredAt: number[] = [];
   const fleet = new SseFleet({
     eventsUrl: `${publisher.url}/streams/parking/events`,
     subscribers: options.healthy,
     onElement: (_subscriber, _seq, text, receivedAt) => {
       const match = GENERATED_AT.exec(text);
       const generatedAt = match?.[1] ?? match?.[2];
-      if (generatedAt !== undefined) latencies.push(receivedAt - Date.parse(generatedAt));
+      if (generatedAt === undefined) return;
+      latencies.push(receivedAt - Date.parse(generatedAt));
+      measuredAt.push(performance.now());
     },
   });
   const stalled: Socket[] = [];
@@ -128,6 +134,9 @@ async function run(options: StalledOptions, stalledCount: number, seconds: numbe
     };
     return {
       healthyLatenciesMs: latencies,
+      // While every stalled reader was still connected, and once the last was evicted.
+      healthyLatenciesWhileStalledMs: latencies.filter((_, index) => (measuredAt[index] as number) - connectedAt < (after(1) ?? seconds) * 1000),
+      healthyLatenciesAfterEvictionMs: latencies.filter((_, index) => (measuredAt[index] as number) - connectedAt > (after(stalledCount) ?? seconds) * 1000),
       evicted,
       evictionReasons: [...metrics.matchAll(/^rdf_stream_subscribers_evicted_total\{[^}]*reason="(\w+)"[^}]*\} (\d+)/gm)].map((match) => `${match[1]} ${match[2]}`).join(', '),
       allEvictedAfterSeconds: stalledCount > 0 && evicted >= stalledCount ? after(stalledCount) : undefined,
@@ -179,6 +188,8 @@ export async function stalledScenario(options: StalledOptions = stalledDefaults)
       maxKernelKiBPerStalled: Math.round(withStalled.maxKernelBytesPerStalled / 1024),
       healthyP99Ms: stalledP99,
       baselineP99Ms: baselineP99,
+      healthyP99WhileStalledMs: p99(withStalled.healthyLatenciesWhileStalledMs),
+      healthyP99AfterEvictionMs: p99(withStalled.healthyLatenciesAfterEvictionMs),
       maxRssMiB: mib(withStalled.maxRssBytes),
       baselineMaxRssMiB: mib(baseline.maxRssBytes),
       maxKernelTcpMiB: mib(withStalled.maxTcpMemoryBytes),
