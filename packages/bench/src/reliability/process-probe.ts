@@ -133,7 +133,9 @@ export function kernelQueuedBytes(serverPort: number, clientPorts: ReadonlySet<n
     } catch {
       continue;
     }
+    const serverPortHex = `:${serverPort.toString(16).toUpperCase().padStart(4, '0')} `;
     for (const line of text.split('\n').slice(1)) {
+      if (!line.includes(serverPortHex)) continue; // most lines: cheaper than splitting them
       // sl: local rem st tx_queue:rx_queue …
       const [, local, remote, state, queues] = line.trim().split(/\s+/);
       if (local === undefined || remote === undefined || queues === undefined || state !== '01') continue;
