@@ -55,7 +55,8 @@ const HEALTH_RELAY_MS = 1_000;
  * truth about it.
  */
 class RelayedSource extends ManualSource {
-  #health: SourceHealth = { state: 'ok', recordsRejected: 0 };
+  // Until the primary's first report: its sources start after the workers listen.
+  #health: SourceHealth = { state: 'starting', recordsRejected: 0 };
 
   override health(): SourceHealth {
     return this.#health;

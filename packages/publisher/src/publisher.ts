@@ -22,7 +22,7 @@ import { NegotiationCache } from './render/negotiate.js';
 import { renderStaticDocument } from './render/static-document.js';
 import type { ElementSource, SourceLogger } from './source/element-source.js';
 import { createSource } from './sources.js';
-import { createIngestEndpoint, type IngestEndpoint } from './http/ingest-endpoint.js';
+import { createIngestEndpoint, type IngestEndpoint, restoreIdempotencyKeys } from './http/ingest-endpoint.js';
 import { createLogger } from './logger.js';
 
 export interface PublisherOptions {
@@ -90,6 +90,15 @@ export async function createPublisher(config: PublisherConfig, options: Publishe
   const ingest = new Map(
     config.streams.filter((stream) => stream.source.kind === 'ingest').map((stream) => [stream.id, createIngestEndpoint(stream, config)] as const),
   );
+  // Before the first request: a retry after a crash must find the key stored with its element.
+  if (role === 'writer') {
+    for (const [id, endpoint] of ingest) {
+      const hub = hubs.get(id);
+      if (hub === undefined) continue;
+      const keys = await restoreIdempotencyKeys(endpoint, hub.log, config);
+      if (keys > 0) logger.info({ stream: id, keys }, 'Idempotency-Keys restored from the log');
+    }
+  }
   metrics.watchSources(
     [...hubs.values()].map((hub) => ({ streamId: hub.definition.id, kind: hub.source.kind, health: () => hub.source.health() })),
   );

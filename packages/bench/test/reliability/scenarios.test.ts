@@ -25,10 +25,11 @@ describe('reliability scenarios (short)', () => {
     expect(result.figures.cuts).toBeGreaterThan(churnShort.subscribers);
   });
 
-  it('crash: kill -9 under ingest loses no acknowledged element, and subscribers resume', { timeout: 120_000 }, async () => {
+  it('crash: kill -9 under ingest loses no acknowledged element, retries with their Idempotency-Key write nothing twice, and subscribers resume', { timeout: 120_000 }, async () => {
     const result = await crashScenario(crashShort);
     expect(failedChecks(result)).toEqual([]);
     expect(result.figures.acknowledged).toBeGreaterThan(0);
+    expect([result.figures.duplicateElements, result.figures.replayMismatches]).toEqual([0, 0]);
   });
 
   it('stalled readers: each is evicted, healthy subscribers lose nothing, RSS stays bounded', { timeout: 120_000 }, async () => {

@@ -112,6 +112,12 @@ export const defaults = Object.freeze({
 
   /** Ingest (`POST /streams/{id}`): largest request body, also after decompression. */
   ingestMaxBodyBytes: 1024 * 1024,
+  /**
+   * Ingest: bytes of a refused request's body (413, 401, 415… answered before the body was read)
+   * read and thrown away so that a client writing its whole body before reading receives the
+   * answer; a longer rest is not read: the connection is closed (and the client may see a reset).
+   */
+  ingestMaxDiscardBytes: 8 * 1024 * 1024,
   /** Ingest: most triples in one element. */
   ingestMaxTriples: 10_000,
   /** Ingest: longest literal, in characters. */

@@ -116,7 +116,7 @@ export class PrometheusMetrics implements StreamMetrics {
     // Read from each source's health() when scraped: no timer, no state of their own.
     new Gauge({
       name: 'rdf_stream_source_up',
-      help: "1 when a stream's source works (ok), 0 when it is degraded or stopped",
+      help: "1 when a stream's source works (ok), 0 when it is starting, degraded or stopped",
       labelNames: ['stream', 'kind'] as const,
       registers: [this.registry],
       collect() {

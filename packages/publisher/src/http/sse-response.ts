@@ -29,12 +29,21 @@ export function streamHeaders(reply: FastifyReply, encoding?: SseEncoding): Reco
 }
 
 /**
- * An EventSource that cannot be taken now: it would give up for good on anything but a 200, so
- * it gets a whole 200 stream saying when to come back (`retry:`, at least `sseRetryMs`, jittered
- * up to `maxDelayMs` so that the crowd spreads out) and why (a `shed` event).
+ * The `retry:` of a shed EventSource: uniform between `sseRetryMs` and `maxDelayMs` (just
+ * `sseRetryMs` when that is not below `maxDelayMs`), so that a shed crowd comes back spread over
+ * the whole window rather than a share of it at its first moment. `random` is uniform in [0, 1).
  */
-export function shedStream(code: 'PUB_ERR_OVERLOADED' | 'PUB_ERR_SHUTTING_DOWN', sseRetryMs: number, maxDelayMs: number) {
-  const retryMs = Math.max(sseRetryMs, Math.round(Math.random() * maxDelayMs));
+export function shedRetryMs(sseRetryMs: number, maxDelayMs: number, random: () => number = Math.random): number {
+  return sseRetryMs + Math.round(random() * Math.max(0, maxDelayMs - sseRetryMs));
+}
+
+/**
+ * An EventSource that cannot be taken now: it would give up for good on anything but a 200, so
+ * it gets a whole 200 stream saying when to come back (`retry:`, jittered between `sseRetryMs`
+ * and `maxDelayMs` so that the crowd spreads out: `shedRetryMs`) and why (a `shed` event).
+ */
+export function shedStream(code: 'PUB_ERR_OVERLOADED' | 'PUB_ERR_SHUTTING_DOWN', sseRetryMs: number, maxDelayMs: number, random: () => number = Math.random) {
+  const retryMs = shedRetryMs(sseRetryMs, maxDelayMs, random);
   return {
     retryAfter: String(Math.ceil(retryMs / 1000)),
     body: sseFrame({ retry: retryMs, event: sseEvents.shed, data: JSON.stringify({ code, retryMs }) }),

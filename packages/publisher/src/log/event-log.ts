@@ -1,4 +1,12 @@
-import type { LoggedElement } from '../render/render-element.js';
+import type { IdempotencyStamp, LoggedElement } from '../render/render-element.js';
+
+/** A retained element that an ingest request with an `Idempotency-Key` created. */
+export interface StampedElement {
+  readonly seq: number;
+  readonly graph: string;
+  readonly generatedAt: Date;
+  readonly idempotency: IdempotencyStamp;
+}
 
 /**
  * The ordered, durable history of one stream: the one place an element exists. Every interface
@@ -36,6 +44,12 @@ export interface EventLog {
   get(seq: number): Promise<LoggedElement | undefined>;
   /** Up to `limit` consecutive retained elements from `fromSeq` (fewer at the end of the log). */
   read(fromSeq: number, limit: number): Promise<LoggedElement[]>;
+  /**
+   * The stamped elements among the newest `maxElements` retained elements generated at or after
+   * `sinceMs`, oldest first: what rebuilds the `Idempotency-Key` index at start-up. Reads at most
+   * `maxElements` records, and decompresses none.
+   */
+  stampedElements(sinceMs: number, maxElements: number): Promise<StampedElement[]>;
   /** Applies the retention policy now (it also runs by itself in the background). */
   applyRetention(nowMs?: number): Promise<void>;
   /** Registers `listener`, called after each batch of elements becomes durable. */

@@ -7,10 +7,10 @@ import { deflateRaw, inflateRaw } from 'node:zlib';
 import { LRUCache } from 'lru-cache';
 import type { FormatName } from '@rdf-stream/protocol';
 import type { LoggedElement } from '../render/render-element.js';
-import { type EventLog, LogAppendError, LogOpenError, type RetentionPolicy } from './event-log.js';
+import { type EventLog, LogAppendError, LogOpenError, type RetentionPolicy, type StampedElement } from './event-log.js';
 import { type LogMeta, openLogMeta, syncDirectory } from './log-directory.js';
 import { oldestRetainedByCount, pageFirstSeq, pageLastSeq, pageOf } from './log-pages.js';
-import { decodeRecord, encodeRecord, framesPayload, payloadFrames } from './log-record.js';
+import { decodeRecord, encodeRecord, framesPayload, payloadFrames, type RecordFields } from './log-record.js';
 
 const deflate = promisify(deflateRaw);
 const inflate = promisify(inflateRaw);
@@ -184,7 +184,7 @@ export class FileEventLog implements EventLog {
     this.#nextSeq++;
     return new Promise<void>((resolve, reject) => {
       const record = deflate(framesPayload(element, this.#formats)).then((payload) =>
-        encodeRecord({ seq: element.seq, generatedAtMs: element.generatedAt.getTime(), graph: element.graph, payload }),
+        encodeRecord({ seq: element.seq, generatedAtMs: element.generatedAt.getTime(), graph: element.graph, idempotency: element.idempotency, payload }),
       );
       // Awaited in the flush; a failure there rejects the append.
       record.catch(() => {});
@@ -242,6 +242,46 @@ export class FileEventLog implements EventLog {
       elements.push(element);
     }
     return elements;
+  }
+
+  async stampedElements(sinceMs: number, maxElements: number): Promise<StampedElement[]> {
+    const stamped: StampedElement[] = [];
+    const oldest = this.oldestSeq;
+    if (oldest === undefined || maxElements <= 0) return stamped;
+    let read = 0;
+    // Newest page first, each page's records newest first, until old enough or enough read.
+    for (let page = pageOf(this.#latestSeq, this.pageElements); page >= pageOf(oldest, this.pageElements); page--) {
+      const records = await this.#readRecordFields(page);
+      for (let index = records.length - 1; index >= 0; index--) {
+        const fields = records[index] as RecordFields;
+        if (fields.seq > this.#latestSeq) continue;
+        if (fields.generatedAtMs < sinceMs || read >= maxElements) return stamped.reverse();
+        read++;
+        if (fields.idempotency !== undefined) {
+          stamped.push({ seq: fields.seq, graph: fields.graph, generatedAt: new Date(fields.generatedAtMs), idempotency: fields.idempotency });
+        }
+      }
+    }
+    return stamped.reverse();
+  }
+
+  /** A page's records as stored (checksums verified, payloads left compressed), in order. */
+  async #readRecordFields(page: number): Promise<RecordFields[]> {
+    let buffer: Buffer;
+    try {
+      buffer = await readFile(join(this.#options.directory, segmentName(page)));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []; // removed by retention meanwhile
+      throw error;
+    }
+    const records: RecordFields[] = [];
+    for (let offset = 0; offset < buffer.length; ) {
+      const decoded = decodeRecord(buffer, offset);
+      if (decoded.kind !== 'record') break;
+      records.push(decoded.fields);
+      offset += decoded.bytes;
+    }
+    return records;
   }
 
   async applyRetention(nowMs: number = (this.#options.now ?? Date.now)()): Promise<void> {
@@ -405,6 +445,7 @@ export class FileEventLog implements EventLog {
         graph: fields.graph,
         generatedAt: new Date(fields.generatedAtMs),
         frames: Object.freeze(frames),
+        ...(fields.idempotency === undefined ? {} : { idempotency: fields.idempotency }),
       });
       offset += decoded.bytes;
       expected++;

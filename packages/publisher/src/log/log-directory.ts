@@ -5,9 +5,16 @@ import { join } from 'node:path';
 import { EPOCH } from '@rdf-stream/protocol';
 import { LogOpenError } from './event-log.js';
 
-/** The on-disk format this code reads and writes; another one stops start-up. */
+/**
+ * The on-disk format this code reads and writes; another one stops start-up. Version 2 records
+ * may carry an ingest request's `Idempotency-Key` (see log-record.ts); version 1 logs hold none
+ * and read unchanged: a writer opening one marks it version 2 before it appends (a publisher
+ * that reads only version 1 then refuses it, instead of cutting a keyed record as torn).
+ */
 export const LOG_FORMAT = 'rdf-stream-log';
-export const LOG_FORMAT_VERSION = 1;
+export const LOG_FORMAT_VERSION = 2;
+/** Versions this code reads. */
+const READABLE_VERSIONS: readonly number[] = [1, 2];
 
 /** What `log.json` says of a log: written once, when the log is created. */
 export interface LogMeta {
@@ -46,7 +53,11 @@ export function openLogMeta(
       throw new LogOpenError(`cannot read ${file}: ${describe(error)}`);
     }
   }
-  if (text !== undefined) return { meta: parseMeta(file, text), created: false };
+  if (text !== undefined) {
+    const meta = parseMeta(file, text);
+    if (create === undefined || meta.version === LOG_FORMAT_VERSION) return { meta, created: false };
+    return { meta: upgrade(file, meta), created: false };
+  }
   if (create === undefined) throw new LogOpenError(`no log in ${directory} (log.json is missing)`);
   const meta: LogMeta = {
     format: LOG_FORMAT,
@@ -65,6 +76,17 @@ export function openLogMeta(
   return { meta, created: true };
 }
 
+/** Marks an older log as the current version (its records read unchanged), durably. */
+function upgrade(file: string, meta: LogMeta): LogMeta {
+  const upgraded: LogMeta = { ...meta, version: LOG_FORMAT_VERSION };
+  try {
+    writeDurably(file, `${JSON.stringify(upgraded, null, 2)}\n`);
+  } catch (error) {
+    throw new LogOpenError(`cannot upgrade ${file} to format version ${LOG_FORMAT_VERSION}: ${describe(error)}`);
+  }
+  return upgraded;
+}
+
 function parseMeta(file: string, text: string): LogMeta {
   let meta: Partial<LogMeta>;
   try {
@@ -73,9 +95,9 @@ function parseMeta(file: string, text: string): LogMeta {
     throw new LogOpenError(`${file} is not JSON: not a log of this publisher`);
   }
   if (meta.format !== LOG_FORMAT) throw new LogOpenError(`${file} is not a log of this publisher (format ${String(meta.format)})`);
-  if (meta.version !== LOG_FORMAT_VERSION) {
+  if (!READABLE_VERSIONS.includes(meta.version as number)) {
     throw new LogOpenError(
-      `${file} has format version ${String(meta.version)}; this publisher reads version ${LOG_FORMAT_VERSION}. Use the publisher that wrote it, or another --data-dir`,
+      `${file} has format version ${String(meta.version)}; this publisher reads versions ${READABLE_VERSIONS.join(' and ')}. Use the publisher that wrote it, or another --data-dir`,
     );
   }
   const valid =

@@ -1,28 +1,41 @@
 import { crc32 } from 'node:zlib';
 import type { FormatName } from '@rdf-stream/protocol';
-import type { LoggedElement } from '../render/render-element.js';
+import type { IdempotencyStamp, LoggedElement } from '../render/render-element.js';
 
 /**
- * One element on disk:
+ * One element on disk (log format version 2):
  *
  * ```
  * u32 LE  body length
  * u32 LE  CRC-32 of the body
- * body:   f64 LE seq · f64 LE generatedAt (ms) · u16 LE graph length · graph (UTF-8)
+ * body:   f64 LE seq · f64 LE generatedAt (ms) · u16 LE flags and graph length · graph (UTF-8)
+ *         · if flagged KEYED: u8 key length · key (ASCII) · u8 fingerprint length · fingerprint (ASCII)
  *         · deflated payload: for each format of the log, u32 LE length · SSE frame bytes
  * ```
  *
  * The frames are stored as rendered (compressed together: the five formats of a demo element,
- * 47 kB, deflate to about 1.8 kB), so that no reader ever renders an element again.
+ * 47 kB, deflate to about 1.8 kB), so that no reader ever renders an element again. The key is
+ * the ingest request's `Idempotency-Key` with the fingerprint of its body, stored with the
+ * element in the same write, so that a retry after a crash finds it; it is outside the deflated
+ * payload, so that start-up reads keys without inflating anything. Version 1 records are
+ * version 2 records without the flag (graphs were never 32 KiB long): they read unchanged.
  */
 export const RECORD_HEADER_BYTES = 8;
 const FIXED_BODY_BYTES = 8 + 8 + 2;
+/** Bit 15 of the graph length field: the record carries an idempotency key. */
+const KEYED = 0x8000;
+/** Longest graph IRI a record holds (bytes): the field's other 15 bits. */
+const MAX_GRAPH_BYTES = 0x7fff;
+/** Longest key and fingerprint (bytes): one length byte each. */
+const MAX_STAMP_PART_BYTES = 0xff;
 
 /** What the codec stores of an element; the payload is compressed by the caller (off the event loop). */
 export interface RecordFields {
   readonly seq: number;
   readonly generatedAtMs: number;
   readonly graph: string;
+  /** The ingest request's `Idempotency-Key` and body fingerprint, if it sent a key. */
+  readonly idempotency?: IdempotencyStamp | undefined;
   readonly payload: Buffer;
 }
 
@@ -56,15 +69,23 @@ export function payloadFrames(payload: Buffer, formats: readonly FormatName[]): 
 
 export function encodeRecord(fields: RecordFields): Buffer {
   const graph = Buffer.from(fields.graph, 'utf8');
-  if (graph.length > 0xffff) throw new RangeError('graph IRI longer than 65 535 bytes');
-  const bodyLength = FIXED_BODY_BYTES + graph.length + fields.payload.length;
+  if (graph.length > MAX_GRAPH_BYTES) throw new RangeError(`graph IRI longer than ${MAX_GRAPH_BYTES} bytes`);
+  const stamp = fields.idempotency === undefined ? undefined : stampBytes(fields.idempotency);
+  const stampLength = stamp === undefined ? 0 : 2 + stamp.key.length + stamp.fingerprint.length;
+  const bodyLength = FIXED_BODY_BYTES + graph.length + stampLength + fields.payload.length;
   const record = Buffer.allocUnsafe(RECORD_HEADER_BYTES + bodyLength);
   record.writeUInt32LE(bodyLength, 0);
   let offset = RECORD_HEADER_BYTES;
   offset = record.writeDoubleLE(fields.seq, offset);
   offset = record.writeDoubleLE(fields.generatedAtMs, offset);
-  offset = record.writeUInt16LE(graph.length, offset);
+  offset = record.writeUInt16LE(graph.length | (stamp === undefined ? 0 : KEYED), offset);
   offset += graph.copy(record, offset);
+  if (stamp !== undefined) {
+    offset = record.writeUInt8(stamp.key.length, offset);
+    offset += stamp.key.copy(record, offset);
+    offset = record.writeUInt8(stamp.fingerprint.length, offset);
+    offset += stamp.fingerprint.copy(record, offset);
+  }
   fields.payload.copy(record, offset);
   record.writeUInt32LE(crc32(record.subarray(RECORD_HEADER_BYTES)), 4);
   return record;
@@ -88,11 +109,38 @@ export function decodeRecord(buffer: Buffer, offset: number): DecodedRecord {
   if (crc32(body) !== buffer.readUInt32LE(offset + 4)) return { kind: 'corrupt', reason: 'checksum mismatch' };
   const seq = body.readDoubleLE(0);
   const generatedAtMs = body.readDoubleLE(8);
-  const graphLength = body.readUInt16LE(16);
+  const flagsAndLength = body.readUInt16LE(16);
+  const graphLength = flagsAndLength & MAX_GRAPH_BYTES;
   if (!Number.isSafeInteger(seq) || seq < 1 || FIXED_BODY_BYTES + graphLength > body.length) {
     return { kind: 'corrupt', reason: 'invalid fields' };
   }
   const graph = body.toString('utf8', FIXED_BODY_BYTES, FIXED_BODY_BYTES + graphLength);
-  const payload = body.subarray(FIXED_BODY_BYTES + graphLength);
-  return { kind: 'record', fields: { seq, generatedAtMs, graph, payload }, bytes: end - offset };
+  let cursor = FIXED_BODY_BYTES + graphLength;
+  let idempotency: IdempotencyStamp | undefined;
+  if ((flagsAndLength & KEYED) !== 0) {
+    const key = readShortString(body, cursor);
+    const fingerprint = key === undefined ? undefined : readShortString(body, key.end);
+    if (key === undefined || fingerprint === undefined || key.text.length === 0) return { kind: 'corrupt', reason: 'invalid idempotency key' };
+    idempotency = { key: key.text, fingerprint: fingerprint.text };
+    cursor = fingerprint.end;
+  }
+  const payload = body.subarray(cursor);
+  return { kind: 'record', fields: { seq, generatedAtMs, graph, idempotency, payload }, bytes: end - offset };
+}
+
+function stampBytes(stamp: IdempotencyStamp): { key: Buffer; fingerprint: Buffer } {
+  const key = Buffer.from(stamp.key, 'latin1');
+  const fingerprint = Buffer.from(stamp.fingerprint, 'latin1');
+  if (key.length === 0 || key.length > MAX_STAMP_PART_BYTES || fingerprint.length > MAX_STAMP_PART_BYTES) {
+    throw new RangeError(`an idempotency key and its fingerprint hold 1–${MAX_STAMP_PART_BYTES} bytes`);
+  }
+  return { key, fingerprint };
+}
+
+/** A u8-length-prefixed string at `offset`, or undefined if it runs past the body. */
+function readShortString(body: Buffer, offset: number): { text: string; end: number } | undefined {
+  if (offset + 1 > body.length) return undefined;
+  const end = offset + 1 + body.readUInt8(offset);
+  if (end > body.length) return undefined;
+  return { text: body.toString('latin1', offset + 1, end), end };
 }

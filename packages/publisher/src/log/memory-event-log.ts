@@ -1,5 +1,5 @@
 import type { LoggedElement } from '../render/render-element.js';
-import type { EventLog, LogAppendError, RetentionPolicy } from './event-log.js';
+import type { EventLog, LogAppendError, RetentionPolicy, StampedElement } from './event-log.js';
 import { newEpoch } from './log-directory.js';
 import { oldestRetainedByCount, pageFirstSeq, pageLastSeq, pageOf } from './log-pages.js';
 
@@ -86,6 +86,17 @@ export class MemoryEventLog implements EventLog {
       elements.push(element);
     }
     return Promise.resolve(elements);
+  }
+
+  stampedElements(sinceMs: number, maxElements: number): Promise<StampedElement[]> {
+    const stamped: StampedElement[] = [];
+    const oldest = this.#oldestSeq ?? Infinity;
+    for (let seq = this.#latestSeq, read = 0; seq >= oldest && read < maxElements; seq--, read++) {
+      const element = this.#elements.get(seq);
+      if (element === undefined || element.generatedAt.getTime() < sinceMs) break;
+      if (element.idempotency !== undefined) stamped.push({ seq, graph: element.graph, generatedAt: element.generatedAt, idempotency: element.idempotency });
+    }
+    return Promise.resolve(stamped.reverse());
   }
 
   applyRetention(nowMs: number = this.#now()): Promise<void> {

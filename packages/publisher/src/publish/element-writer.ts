@@ -3,7 +3,7 @@ import type { EventLog } from '../log/event-log.js';
 import { elementQuads, elementQuadsFromTriples, type Observation } from '../model/observation.js';
 import { elementGraphIri, type StreamElement } from '../model/stream-element.js';
 import type { JsonLdWriter } from '../render/jsonld-writer.js';
-import { type LoggedElement, renderFrames } from '../render/render-element.js';
+import { type IdempotencyStamp, type LoggedElement, renderFrames } from '../render/render-element.js';
 import type { StreamMetrics } from './stream-metrics.js';
 
 export interface ElementWriterOptions {
@@ -33,10 +33,11 @@ export class ElementWriter {
 
   /**
    * Appends one element holding `triples` as given (ingest): they are moved into the element's
-   * graph. Same guarantees as `publish`; the caller has validated them.
+   * graph, and `idempotency` (the request's key, if it sent one) is stored with it, in the same
+   * write. Same guarantees as `publish`; the caller has validated them.
    */
-  publishTriples(triples: readonly Quad[], generatedAt: Date): Promise<LoggedElement> {
-    return this.#append((graph) => elementQuadsFromTriples(graph, generatedAt, triples), generatedAt);
+  publishTriples(triples: readonly Quad[], generatedAt: Date, idempotency?: IdempotencyStamp): Promise<LoggedElement> {
+    return this.#append((graph) => elementQuadsFromTriples(graph, generatedAt, triples), generatedAt, idempotency);
   }
 
   /**
@@ -44,7 +45,7 @@ export class ElementWriter {
    * in the order of the calls while their syncs are shared (group commit). Rejects, with
    * nothing appended, if rendering or the append fails.
    */
-  #append(quadsOf: (graph: string) => Quad[], generatedAt: Date): Promise<LoggedElement> {
+  #append(quadsOf: (graph: string) => Quad[], generatedAt: Date, idempotency?: IdempotencyStamp): Promise<LoggedElement> {
     const { baseUrl, streamId, log, jsonLd, metrics } = this.#options;
     let logged: LoggedElement;
     try {
@@ -52,6 +53,7 @@ export class ElementWriter {
       const graph = elementGraphIri(baseUrl, streamId, log.epoch, seq);
       const element: StreamElement = { streamId, epoch: log.epoch, seq, graph, generatedAt, quads: quadsOf(graph) };
       logged = renderFrames(element, jsonLd);
+      if (idempotency !== undefined) logged = { ...logged, idempotency };
     } catch (error) {
       return Promise.reject(error);
     }

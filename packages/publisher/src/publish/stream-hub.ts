@@ -4,7 +4,7 @@ import type { EventLog } from '../log/event-log.js';
 import type { Observation } from '../model/observation.js';
 import type { JsonLdWriter } from '../render/jsonld-writer.js';
 import type { EventStreamEncoder } from '../render/event-stream-encoder.js';
-import type { LoggedElement } from '../render/render-element.js';
+import type { IdempotencyStamp, LoggedElement } from '../render/render-element.js';
 import type { ElementSource } from '../source/element-source.js';
 import type { Broadcaster } from './broadcaster.js';
 import { ElementWriter } from './element-writer.js';
@@ -161,9 +161,9 @@ export class StreamHub {
     return this.#served(this.#writerOrThrow().publish(observations, generatedAt));
   }
 
-  /** Appends one element holding `triples` (ingest): same guarantees as `publish`. */
-  publishTriples(triples: readonly Quad[], generatedAt: Date): Promise<LoggedElement> {
-    return this.#served(this.#writerOrThrow().publishTriples(triples, generatedAt));
+  /** Appends one element holding `triples` (ingest), with the request's idempotency key if any: same guarantees as `publish`. */
+  publishTriples(triples: readonly Quad[], generatedAt: Date, idempotency?: IdempotencyStamp): Promise<LoggedElement> {
+    return this.#served(this.#writerOrThrow().publishTriples(triples, generatedAt, idempotency));
   }
 
   /** A replica's way in: an element the writer made durable. */

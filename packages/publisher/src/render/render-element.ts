@@ -75,5 +75,19 @@ function render(element: StreamElement, jsonLd: JsonLdWriter, withBodies: boolea
   };
 }
 
-/** What the log keeps of an element: its SSE frames, for replay (the bodies only serve `/latest`). */
-export type LoggedElement = Omit<RenderedElement, 'bodies'>;
+/**
+ * An ingest request's `Idempotency-Key` and the fingerprint of what it sent (format and body),
+ * kept with the element it created, so that a retry finds its element after a restart.
+ */
+export interface IdempotencyStamp {
+  /** 1–255 visible ASCII characters. */
+  readonly key: string;
+  /** At most 255 ASCII characters (a base64url SHA-256). */
+  readonly fingerprint: string;
+}
+
+/**
+ * What the log keeps of an element: its SSE frames, for replay (the bodies only serve
+ * `/latest`), and the idempotency key of the ingest request that created it, if it sent one.
+ */
+export type LoggedElement = Omit<RenderedElement, 'bodies'> & { readonly idempotency?: IdempotencyStamp | undefined };

@@ -3,14 +3,18 @@ import type { Observation } from '../model/observation.js';
 /** Receives each batch of observations a source produces, stamped with its generation time. */
 export type ObservationSink = (observations: readonly Observation[], generatedAt: Date) => void;
 
+export type SourceState = 'starting' | 'ok' | 'degraded' | 'stopped';
+
 /** What `/health` shows of a source. */
 export interface SourceHealth {
   /**
-   * `ok`: producing (or waiting for input, as sources pushed to do); `degraded`: its upstream
-   * fails (the stream keeps serving its last element); `stopped`: finished (a replay played once)
-   * or stopped.
+   * `starting`: not started yet (the publisher listens before it starts its sources, and after a
+   * restart serves what its log holds meanwhile); `ok`: producing (or waiting for input, as
+   * sources pushed to do); `degraded`: its upstream fails (the stream keeps serving its last
+   * element); `stopped`: finished (a replay played once) or stopped after it started. Never
+   * `stopped` before the first start.
    */
-  readonly state: 'ok' | 'degraded' | 'stopped';
+  readonly state: SourceState;
   /** Why it is degraded: the last upstream error, without secrets. */
   readonly detail?: string;
   /** ISO time of the last successful contact with the upstream, if the source has one. */

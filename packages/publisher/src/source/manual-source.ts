@@ -9,6 +9,7 @@ import type { ElementSource, ObservationSink, SourceHealth } from './element-sou
  */
 export class ManualSource implements ElementSource {
   #sink: ObservationSink | undefined;
+  #started = false;
 
   constructor(
     readonly expectedIntervalMs: number | null = null,
@@ -16,6 +17,7 @@ export class ManualSource implements ElementSource {
   ) {}
 
   start(sink: ObservationSink): void {
+    this.#started = true;
     this.#sink = sink;
   }
 
@@ -24,7 +26,7 @@ export class ManualSource implements ElementSource {
   }
 
   health(): SourceHealth {
-    return { state: this.#sink === undefined ? 'stopped' : 'ok', recordsRejected: 0 };
+    return { state: this.#sink !== undefined ? 'ok' : this.#started ? 'stopped' : 'starting', recordsRejected: 0 };
   }
 
   push(observations: readonly Observation[], generatedAt: Date = new Date()): void {

@@ -6,7 +6,7 @@ import type { N3Format } from '../model/rdf-formats.js';
 import { parseN3 } from '../model/rdf-input.js';
 import { extractObservations } from '../model/extract-observations.js';
 import type { Observation } from '../model/observation.js';
-import type { ElementSource, ObservationSink, SourceHealth, SourceLogger } from './element-source.js';
+import type { ElementSource, ObservationSink, SourceHealth, SourceLogger, SourceState } from './element-source.js';
 import { type CompiledMapping, compileMapping, logRejections, mapRecords, type RecordMapping, recordsOf } from './record-mapping.js';
 
 export type MqttRdfFormat = N3Format;
@@ -65,6 +65,7 @@ export class MqttSource implements ElementSource {
   /** Set for JSON payloads only. */
   readonly #jsonMapping: CompiledMapping | undefined;
   #client: MqttClient | undefined;
+  #started = false;
   #sink: ObservationSink | undefined;
   #stopping: Promise<void> | undefined;
   #connected = false;
@@ -88,6 +89,7 @@ export class MqttSource implements ElementSource {
 
   start(sink: ObservationSink): void {
     if (this.#client !== undefined) return;
+    this.#started = true;
     const { url, clientId, reconnectPeriodMs, connectTimeoutMs, username, password } = this.#options;
     this.#sink = sink;
     this.#connected = false;
@@ -123,7 +125,7 @@ export class MqttSource implements ElementSource {
   }
 
   health(): SourceHealth {
-    const state = this.#client === undefined ? 'stopped' : this.#detail === undefined ? 'ok' : 'degraded';
+    const state: SourceState = this.#client === undefined ? (this.#started ? 'stopped' : 'starting') : this.#detail === undefined ? 'ok' : 'degraded';
     return {
       state,
       ...(state === 'degraded' ? { detail: this.#detail } : {}),

@@ -50,6 +50,7 @@ export class ParkingSimulator implements ElementSource {
   readonly #facilities: Facility[];
   #timer: unknown;
   #running = false;
+  #started = false;
 
   constructor(options: ParkingSimulatorOptions) {
     this.#options = options;
@@ -90,6 +91,7 @@ export class ParkingSimulator implements ElementSource {
   start(sink: ObservationSink): void {
     if (this.#running) return;
     this.#running = true;
+    this.#started = true;
     const startedAt = this.#clock.now();
     let tick = 0;
     const emit = () => {
@@ -110,6 +112,6 @@ export class ParkingSimulator implements ElementSource {
   }
 
   health(): SourceHealth {
-    return { state: this.#running ? 'ok' : 'stopped', recordsRejected: 0 };
+    return { state: this.#running ? 'ok' : this.#started ? 'stopped' : 'starting', recordsRejected: 0 };
   }
 }

@@ -65,6 +65,7 @@ export class ReplaySource implements ElementSource {
   readonly #recordsRejected: number;
   #timer: unknown;
   #running = false;
+  #started = false;
 
   constructor(options: ReplaySourceOptions) {
     if (!(options.speed > 0 && Number.isFinite(options.speed))) {
@@ -102,6 +103,7 @@ export class ReplaySource implements ElementSource {
   start(sink: ObservationSink): void {
     if (this.#running) return;
     this.#running = true;
+    this.#started = true;
     let index = 0;
     let dueAt = this.#clock.now();
     const emit = () => {
@@ -134,7 +136,7 @@ export class ReplaySource implements ElementSource {
   }
 
   health(): SourceHealth {
-    return { state: this.#running ? 'ok' : 'stopped', recordsRejected: this.#recordsRejected };
+    return { state: this.#running ? 'ok' : this.#started ? 'stopped' : 'starting', recordsRejected: this.#recordsRejected };
   }
 }
 

@@ -1,6 +1,6 @@
 import { parse as parseCsv } from 'csv-parse/sync';
 import type { Observation } from '../model/observation.js';
-import type { ElementSource, ObservationSink, SourceHealth, SourceLogger } from './element-source.js';
+import type { ElementSource, ObservationSink, SourceHealth, SourceLogger, SourceState } from './element-source.js';
 import { type CompiledMapping, compileMapping, logRejections, mapRecords, type RecordMapping, recordsOf } from './record-mapping.js';
 
 export interface WebApiSourceOptions {
@@ -121,6 +121,7 @@ export class WebApiSource implements ElementSource {
   readonly #safeUrl: string;
   /** The current run (from start to stop): callbacks of an earlier run find it changed and do nothing. */
   #run: Run | undefined;
+  #started = false;
   #timer: NodeJS.Timeout | undefined;
   #request: AbortController | undefined;
   #polling: Promise<void> | undefined;
@@ -143,6 +144,7 @@ export class WebApiSource implements ElementSource {
   /** Sends the first request at once, then one every `pollIntervalMs`. */
   start(sink: ObservationSink): void {
     if (this.#run !== undefined) return;
+    this.#started = true;
     this.#run = { sink };
     this.#poll(this.#run);
   }
@@ -157,7 +159,7 @@ export class WebApiSource implements ElementSource {
   }
 
   health(): SourceHealth {
-    const state = this.#run === undefined ? 'stopped' : this.#detail === undefined ? 'ok' : 'degraded';
+    const state: SourceState = this.#run === undefined ? (this.#started ? 'stopped' : 'starting') : this.#detail === undefined ? 'ok' : 'degraded';
     return {
       state,
       ...(state === 'degraded' ? { detail: this.#detail } : {}),

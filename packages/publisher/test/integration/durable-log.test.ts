@@ -169,16 +169,16 @@ describe('start-up refusals (exit code 2, a clear message)', () => {
     const streamDir = join(dataDir, 'streams', 'parking');
     rmSync(streamDir, { recursive: true, force: true });
     await import('node:fs').then((fs) => fs.mkdirSync(streamDir, { recursive: true }));
-    writeFileSync(join(streamDir, 'log.json'), JSON.stringify({ format: 'rdf-stream-log', version: 2 }));
+    writeFileSync(join(streamDir, 'log.json'), JSON.stringify({ format: 'rdf-stream-log', version: 3 }));
     const { child, output } = await start(['--port', String(await freePort()), '--data-dir', dataDir]);
     const [code] = await once(child, 'exit');
     expect(code).toBe(2);
-    expect(output()).toMatch(/format version 2; this publisher reads version 1/);
+    expect(output()).toMatch(/format version 3; this publisher reads versions 1 and 2/);
   });
 });
 
 describe('kill -9 during steady ingest', () => {
-  it('keeps every acknowledged element exactly once, continues the numbering, and a resuming client sees no gap and no duplicate', async () => {
+  it('keeps every acknowledged element exactly once, continues the numbering, and a resuming client sees no gap and no duplicate; Idempotency-Keys survive it', async () => {
     const dir = scratch();
     const configFile = join(dir, 'ingest.yaml');
     writeFileSync(configFile, `streams:\n  - id: sensors\n    title: Sensors\n    shape: none\n    source: { kind: ingest, tokenEnv: INGEST_TOKEN }\n`);
@@ -207,25 +207,33 @@ describe('kill -9 during steady ingest', () => {
     const subscriber = await openSse(`${base}/streams/sensors/events?format=ntriples`);
     cleanups.push(() => subscriber.close());
 
-    // Eight clients POST in a loop; the publisher is killed once 60 elements are acknowledged.
+    // Eight clients POST in a loop, each element with an Idempotency-Key of its own (its value);
+    // the publisher is killed once 60 elements are acknowledged.
     let killed = false;
     const statuses: number[] = [];
+    const unanswered: string[] = [];
+    const send = async (value: string) => {
+      const response = await request(`${base}/streams/sensors`, {
+        dispatcher: agent,
+        method: 'POST',
+        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'text/turtle', 'idempotency-key': value.replaceAll(' ', '-') },
+        body: `<o> a <http://www.w3.org/ns/sosa/Observation>; <http://www.w3.org/ns/sosa/hasSimpleResult> "${value}".`,
+      });
+      const body = await response.body.text();
+      return { status: response.statusCode, id: response.statusCode === 201 ? (JSON.parse(body) as { id: string }).id : undefined, replayed: response.headers['idempotent-replayed'] === 'true' };
+    };
     const client = async (name: number) => {
       // Bounded: 200 requests per client at most, whatever happens.
       for (let index = 0; !killed && index < 200; index++) {
         const value = `client ${name} element ${index}`;
         try {
-          const response = await request(`${base}/streams/sensors`, {
-            dispatcher: agent,
-            method: 'POST',
-            headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'text/turtle' },
-            body: `<o> a <http://www.w3.org/ns/sosa/Observation>; <http://www.w3.org/ns/sosa/hasSimpleResult> "${value}".`,
-          });
-          const body = await response.body.text();
-          statuses.push(response.statusCode);
-          if (response.statusCode === 201) acknowledged.set((JSON.parse(body) as { id: string }).id, value);
+          const { status, id } = await send(value);
+          statuses.push(status);
+          if (id !== undefined) acknowledged.set(id, value);
+          else unanswered.push(value);
         } catch {
           // The connection died with the publisher: this element was never acknowledged.
+          unanswered.push(value);
         }
         if (acknowledged.size >= 60 && !killed) {
           killed = true;
@@ -244,6 +252,15 @@ describe('kill -9 during steady ingest', () => {
     const recoveryMs = Date.now() - restartedAt;
     expect(recoveryMs).toBeGreaterThan(0);
 
+    // Sent again with their keys: an acknowledged request gets its element as a replay; one that
+    // got no answer gets the element stored before the kill (a replay), or is stored now.
+    const acknowledgedBeforeRestart = new Map(acknowledged);
+    for (const [id, value] of acknowledgedBeforeRestart) expect(await send(value), value).toEqual({ status: 201, id, replayed: true });
+    for (const value of unanswered) {
+      const { status, id } = await send(value);
+      expect(status, value).toBe(201);
+      acknowledged.set(id!, value);
+    }
     // Every acknowledged element is there, once, with its content.
     for (const [id, value] of acknowledged) {
       const element = await fetch(`${base}/streams/sensors/elements/${id}`, { headers: { accept: 'application/n-triples' } });
@@ -253,6 +270,15 @@ describe('kill -9 during steady ingest', () => {
     const seqs = [...acknowledged.keys()].map((id) => Number(id.split('-')[1]));
     const latestSeq = ((await (await fetch(`${base}/health`)).json()) as { streams: { sensors: { latestSeq: number } } }).streams.sensors.latestSeq;
     expect(latestSeq).toBeGreaterThanOrEqual(Math.max(...seqs));
+    // No element was stored twice: every value the log holds, it holds once.
+    const epoch = [...acknowledged.keys()][0]!.split('-')[0];
+    const stored: string[] = [];
+    for (let seq = 1; seq <= latestSeq; seq++) {
+      const text = await (await fetch(`${base}/streams/sensors/elements/${epoch}-${seq}`, { headers: { accept: 'application/n-triples' } })).text();
+      stored.push(/"(client \d+ element \d+)"/.exec(text)![1]!);
+    }
+    expect(stored.length - new Set(stored).size).toBe(0);
+    expect(new Set(stored)).toEqual(new Set(acknowledged.values()));
 
     // A client resuming from its last id gets exactly what it missed, then the next element.
     const resumed = await openSse(`${base}/streams/sensors/events?format=ntriples`, lastSeen ? { 'last-event-id': lastSeen } : {});

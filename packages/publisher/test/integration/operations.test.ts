@@ -1,5 +1,11 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type RunningPublisher, startConfiguredPublisher, startPublisher } from '../support/publisher-fixture.js';
+import { loadConfig } from '../../src/config/load-config.js';
+import { createPublisher } from '../../src/publisher.js';
+import { ManualSource } from '../../src/source/manual-source.js';
+import { freePort, type RunningPublisher, startConfiguredPublisher, startPublisher } from '../support/publisher-fixture.js';
 import { readProblem } from '../support/problem.js';
 import { openSse } from '../support/sse-client.js';
 import { waitUntil } from '../support/wait-until.js';
@@ -20,6 +26,46 @@ describe('GET /health', () => {
       status: 'ok',
       streams: { parking: { latestSeq: 1, subscribers: 0, longPollWaiting: 0 } },
     });
+  });
+});
+
+describe('GET /health while the sources start', () => {
+  it('says starting (200), each source starting, never stopped, between listening and the start of the sources; then ok', async () => {
+    // As server.ts orders it: listen first, then start the sources.
+    const dir = mkdtempSync(join(tmpdir(), 'health-starting-'));
+    const file = join(dir, 'publisher.yaml');
+    writeFileSync(file, 'streams:\n  - id: parking\n    title: Parking\n    intervalSeconds: 60\n    source: { kind: simulator, facilities: 2 }\n  - id: sensors\n    title: Sensors\n    shape: none\n    source: { kind: ingest, tokenEnv: INGEST_TOKEN }\n');
+    const config = loadConfig({
+      argv: ['--config', file, '--port', String(await freePort()), '--log-level', 'silent', '--log', 'memory', '--max-event-loop-turn-ms', '0'],
+      env: { INGEST_TOKEN: 'sensors-token-0123456789abcdef' },
+    });
+    const publisher = await createPublisher(config, { processMetrics: false });
+    try {
+      await publisher.listen();
+      const before = await fetch(`${config.baseUrl}/health`);
+      expect(before.status).toBe(200);
+      const starting = (await before.json()) as { status: string; streams: Record<string, { source: { state: string } }> };
+      expect(starting.status).toBe('starting');
+      expect(Object.values(starting.streams).map((stream) => stream.source.state)).toEqual(['starting', 'starting']);
+      expect(await (await fetch(`${config.baseUrl}/metrics`)).text()).toMatch(/^rdf_stream_source_up\{stream="parking",kind="simulator"\} 0$/m);
+
+      await publisher.start();
+      const after = (await (await fetch(`${config.baseUrl}/health`)).json()) as typeof starting;
+      expect(after.status).toBe('ok');
+      expect(Object.values(after.streams).map((stream) => stream.source.state)).toEqual(['ok', 'ok']);
+    } finally {
+      await publisher.shutdown();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a source says stopped only once it was started and stopped', async () => {
+    const source = new ManualSource();
+    expect(source.health().state).toBe('starting');
+    source.start(() => undefined);
+    expect(source.health().state).toBe('ok');
+    source.stop();
+    expect(source.health().state).toBe('stopped');
   });
 });
 

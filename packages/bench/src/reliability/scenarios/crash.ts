@@ -1,6 +1,6 @@
 import { parseElementId } from '@rdf-stream/protocol';
 import { freePort } from '../free-port.js';
-import { Ingester, markerOf } from '../ingester.js';
+import { type IngestAttempt, Ingester, markerOf, type ResendAnswer } from '../ingester.js';
 import { watchFirstAnswer } from '../probe.js';
 import { PublisherProcess } from '../publisher-process.js';
 import { check, timedCheck, progress, type ScenarioResult, sleep } from '../scenario-result.js';
@@ -14,7 +14,7 @@ export interface CrashOptions {
 }
 
 export const crashDefaults: CrashOptions = { subscribers: 10_000, ingestPerSecond: 2, killAfterSeconds: 20, ingestAfterRestartSeconds: 10 };
-export const crashShort: CrashOptions = { subscribers: 200, ingestPerSecond: 20, killAfterSeconds: 4, ingestAfterRestartSeconds: 3 };
+export const crashShort: CrashOptions = { subscribers: 200, ingestPerSecond: 50, killAfterSeconds: 4, ingestAfterRestartSeconds: 3 };
 
 const TOKEN = 'reliability-token-0123456789abcdef';
 const CONFIG = `
@@ -30,6 +30,10 @@ const BACK_WITHIN_MS = 5_000;
  * Crash: `kill -9` under subscribers and steady ingest, then start again on the same log.
  * Guards against acknowledged elements lost (a 201 before the write was durable), elements
  * written twice, ids reused after a restart, and subscribers that cannot resume across it.
+ * Every element carries an `Idempotency-Key`; after the restart, every request that got no
+ * answer is sent again with its key (what a client does), and every acknowledged one too: an
+ * element stored but not acknowledged before the kill must be answered, not written twice, and an
+ * acknowledged key must answer its element as a replay.
  */
 export async function crashScenario(options: CrashOptions = crashDefaults): Promise<ScenarioResult> {
   const started = performance.now();
@@ -42,7 +46,8 @@ export async function crashScenario(options: CrashOptions = crashDefaults): Prom
   await publisher.start();
   const eventsUrl = `${publisher.url}/streams/sensors/events`;
   const fleet = new SseFleet({ eventsUrl, subscribers: options.subscribers, backoff: { initialDelayMs: 500, maxDelayMs: 5_000 } });
-  const ingester = new Ingester(publisher.url, 'sensors', TOKEN);
+  // Four requests in flight at once: the kill finds some stored but not yet answered.
+  const ingester = new Ingester(publisher.url, 'sensors', TOKEN, { idempotencyKeys: true, concurrency: 4 });
   const collected = new Map<number, number[]>();
   const collector = new SseFleet({
     eventsUrl,
@@ -78,9 +83,28 @@ export async function crashScenario(options: CrashOptions = crashDefaults): Prom
     await sleep(options.ingestAfterRestartSeconds * 1_000);
     await ingester.stop();
 
-    const acknowledged = ingester.attempts.filter((attempt) => attempt.acknowledgedId !== undefined);
+    // What a client does with a request that got no answer: send it again with the same key.
+    const unacknowledged = ingester.attempts.filter((attempt) => attempt.acknowledgedId === undefined);
+    const retries = new Map<IngestAttempt, ResendAnswer>();
+    for (const attempt of unacknowledged) retries.set(attempt, await ingester.resend(attempt));
+    // An acknowledged key sent again after the restart: the same element, as a replay.
+    const firstAcknowledged = ingester.attempts.filter((attempt) => attempt.acknowledgedId !== undefined);
+    let replayMismatches = 0;
+    const replayIds: string[] = [];
+    for (const attempt of firstAcknowledged) {
+      const answer = await ingester.resend(attempt);
+      if (answer.id !== undefined) replayIds.push(answer.id);
+      if (answer.status !== 201 || answer.id !== attempt.acknowledgedId || !answer.replayed) replayMismatches++;
+    }
+    await ingester.close();
+    const retriedAnswered = [...retries].filter(([, answer]) => answer.status === 201 && answer.id !== undefined);
+    const acknowledged = [
+      ...firstAcknowledged,
+      ...retriedAnswered.map(([attempt, answer]) => ({ ...attempt, acknowledgedId: answer.id })),
+    ];
     const seqOf = (id: string) => parseElementId(id)!.seq;
-    const lastSeq = Math.max(...acknowledged.map((attempt) => seqOf(attempt.acknowledgedId!)));
+    // Wherever an answer points (a replay that was not one is a new element): the collector reads up to there.
+    const lastSeq = Math.max(...acknowledged.map((attempt) => seqOf(attempt.acknowledgedId!)), ...replayIds.map(seqOf));
     const epochs = new Set(acknowledged.map((attempt) => parseElementId(attempt.acknowledgedId!)!.epoch));
     await fleet.reached(lastSeq, 120_000).catch((error: Error) => progress('crash', error.message));
     await collector.start();
@@ -90,8 +114,8 @@ export async function crashScenario(options: CrashOptions = crashDefaults): Prom
       const seqs = collected.get(attempt.marker) ?? [];
       return seqs.length !== 1 || seqs[0] !== seqOf(attempt.acknowledgedId!);
     });
-    const unacknowledged = ingester.attempts.filter((attempt) => attempt.acknowledgedId === undefined);
-    const unacknowledgedKept = unacknowledged.filter((attempt) => collected.has(attempt.marker)).length;
+    // A retry answered as a replay: its element was stored before the kill, but not acknowledged.
+    const unacknowledgedKept = retriedAnswered.filter(([, answer]) => answer.replayed).length;
     const writtenTwice = [...collected.values()].filter((seqs) => seqs.length > 1).length;
     const losses = fleet.losses(lastSeq);
     return {
@@ -103,6 +127,11 @@ export async function crashScenario(options: CrashOptions = crashDefaults): Prom
         acknowledged: acknowledged.length,
         unacknowledged: unacknowledged.length,
         unacknowledgedKept,
+        retriedAnswered: retriedAnswered.length,
+        replayed: firstAcknowledged.length,
+        replayMismatches,
+        // Elements stored twice (one marker under two sequence numbers): a retry that was not recognised.
+        duplicateElements: writtenTwice,
         backMs,
         startedMs,
         lastSeq,
@@ -113,11 +142,21 @@ export async function crashScenario(options: CrashOptions = crashDefaults): Prom
         timedCheck(`serving again within ${BACK_WITHIN_MS / 1000} s of kill -9`, backMs <= BACK_WITHIN_MS, `${backMs} ms`),
         check('every acknowledged element present once, under the id it was acknowledged with', lostAcknowledged.length === 0, `${lostAcknowledged.length} of ${acknowledged.length} not so`),
         check('no element written twice; one life of the log (no id reused)', writtenTwice === 0 && epochs.size === 1, `${writtenTwice} twice, ${epochs.size} epoch(s)`),
+        check(
+          'every request without an answer, sent again with its Idempotency-Key after the restart, answered (201) once',
+          retriedAnswered.length === unacknowledged.length,
+          `${retriedAnswered.length} of ${unacknowledged.length} answered, ${unacknowledgedKept} of them as replays of an element stored before the kill`,
+        ),
+        check(
+          'every acknowledged Idempotency-Key sent again after kill -9 answers its element (same id, Idempotent-Replayed)',
+          replayMismatches === 0,
+          `${replayMismatches} of ${firstAcknowledged.length} not so`,
+        ),
         check('subscribers resumed with 0 missing, 0 duplicate', losses.missing === 0 && losses.duplicates === 0 && losses.neverReceived === 0, `${losses.missing} missing, ${losses.duplicates} duplicate, ${losses.neverReceived} never served`),
       ],
     };
   } finally {
-    await ingester.stop().catch(() => undefined);
+    await ingester.close().catch(() => undefined);
     await fleet.stop();
     await collector.stop();
     await publisher.dispose();

@@ -197,7 +197,7 @@ async function warmUpBurst(baseUrl: string, count: number): Promise<number> {
     if (acknowledged !== count) throw new Error(`the warm-up burst had ${count - acknowledged} of ${count} elements refused`);
     return acknowledged;
   } finally {
-    await ingester.stop();
+    await ingester.close();
   }
 }
 

@@ -56,16 +56,19 @@ export function decoderOf(header: string | undefined): BodyDecoder {
   throw unsupported(`Content-Encoding ${JSON.stringify(echoed(header ?? ''))} is not supported (gzip, br, deflate)`);
 }
 
-export const tooLarge = (limit: number) =>
-  new PublisherError('PUB_ERR_BODY_TOO_LARGE', `The body exceeds ${limit} bytes`, { limitBytes: limit }, { connection: 'close' });
+export const tooLarge = (limit: number) => new PublisherError('PUB_ERR_BODY_TOO_LARGE', `The body exceeds ${limit} bytes`, { limitBytes: limit });
 
-/** Reads the body, decompressing it, and stops as soon as `limit` bytes (after decompression) are exceeded. */
+/**
+ * Reads the body, decompressing it, and stops as soon as `limit` bytes (after decompression) are
+ * exceeded. The request itself is left open when it stops early (destroying it would destroy the
+ * socket before the answer is written): the rest is the refusal's to discard.
+ */
 export async function readBody(raw: Readable, decoder: BodyDecoder, limit: number): Promise<Buffer> {
   const stream = decoder === undefined ? raw : raw.pipe(decoder());
   const chunks: Buffer[] = [];
   let size = 0;
   try {
-    for await (const chunk of stream as AsyncIterable<Buffer>) {
+    for await (const chunk of stream.iterator({ destroyOnReturn: stream !== raw }) as AsyncIterable<Buffer>) {
       size += chunk.length;
       if (size > limit) throw tooLarge(limit);
       chunks.push(chunk);

@@ -54,7 +54,7 @@ export function eventsRoute(app: FastifyInstance, context: AppContext): void {
         throw new PublisherError('PUB_ERR_INVALID_EVENT_ID', 'Last-Event-ID must be an element id ({epoch}-{seq}) sent by this publisher');
       }
       if (context.lifecycle.closing) {
-        return shed(reply, encoding, 'PUB_ERR_SHUTTING_DOWN', config.shutdownRetryJitterMs);
+        return shed(reply, encoding, 'PUB_ERR_SHUTTING_DOWN', config.sseRetryMs + config.shutdownRetryJitterMs);
       }
       if (arrivedUnderPressure.has(request)) {
         return shed(reply, encoding, 'PUB_ERR_OVERLOADED', config.pressureRetryAfterSeconds * 1000);

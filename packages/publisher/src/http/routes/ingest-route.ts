@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { CONTEXT_PATH, elementId } from '@rdf-stream/protocol';
+import { CONTEXT_PATH } from '@rdf-stream/protocol';
 import { PublisherError } from '../../errors.js';
 import { LogAppendError } from '../../log/event-log.js';
 import type { InputFormat } from '../../model/rdf-formats.js';
@@ -10,7 +10,9 @@ import { type AppContext, hubOf } from '../app-context.js';
 import { authorize } from '../ingest/ingest-auth.js';
 import { decoderOf, formatOf, readBody, tooLarge } from '../ingest/ingest-body.js';
 import { ingestedTriples } from '../ingest/ingested-triples.js';
-import type { IngestAnswer, IngestEndpoint } from '../ingest-endpoint.js';
+import { discardRefusedBody } from '../ingest/refused-body.js';
+import { type IngestAnswer, ingestAnswer, type IngestEndpoint } from '../ingest-endpoint.js';
+import type { IdempotencyStamp } from '../../render/render-element.js';
 
 /** RFC draft-ietf-httpapi-idempotency-key-header: an opaque string; we accept 1–255 visible ASCII characters. */
 const idempotencyKeyPattern = /^[\x21-\x7e]{1,255}$/;
@@ -71,6 +73,17 @@ export function ingestRoute(app: FastifyInstance, context: AppContext): void {
     release(request);
     done();
   });
+  // A refusal sent before the body was read whole: read the rest (up to ingestMaxDiscardBytes)
+  // so that the answer reaches a client that writes its whole body first, and keep the
+  // connection (Fastify closes it after a body parser's error: that would reset it); or close
+  // after a longer one.
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (reply.statusCode >= 400 && !request.raw.complete) {
+      if (discardRefusedBody(request.raw, config.ingestMaxDiscardBytes)) reply.removeHeader('connection');
+      else reply.header('connection', 'close');
+    }
+    done(null, payload);
+  });
   app.addHook('onRequestAbort', (request, done) => {
     release(request);
     done();
@@ -96,7 +109,7 @@ export function ingestRoute(app: FastifyInstance, context: AppContext): void {
       return send(reply, kept.answer, { 'idempotent-replayed': 'true' });
     }
     const triples = await ingestedTriples(body, format, endpoint, { ...parseOptions, baseIri: `${hub.definition.iri}/` });
-    const answer = await append(hub, triples, request);
+    const answer = await append(hub, triples, request, key === undefined ? undefined : { key, fingerprint });
     if (key !== undefined) endpoint.idempotency.complete(key, fingerprint, answer);
     return send(reply, answer);
   });
@@ -121,21 +134,25 @@ function idempotencyKeyOf(header: string | string[] | undefined): string | undef
   return header;
 }
 
-/** Appends the element and builds the 201; 503 when the log cannot be written (nothing kept). */
-async function append(hub: StreamHub, triples: Parameters<StreamHub['publishTriples']>[0], request: FastifyRequest): Promise<IngestAnswer> {
+/**
+ * Appends the element, with the request's key stored in the same record, and builds the 201;
+ * 503 when the log cannot be written (nothing kept).
+ */
+async function append(
+  hub: StreamHub,
+  triples: Parameters<StreamHub['publishTriples']>[0],
+  request: FastifyRequest,
+  idempotency: IdempotencyStamp | undefined,
+): Promise<IngestAnswer> {
   let element;
   try {
-    element = await hub.publishTriples(triples, new Date());
+    element = await hub.publishTriples(triples, new Date(), idempotency);
   } catch (error) {
     if (!(error instanceof LogAppendError)) throw error;
     throw new PublisherError('PUB_ERR_LOG_UNAVAILABLE', `The element was not stored (${error.code ?? 'write error'})`, {}, { 'retry-after': '5' });
   }
   request.log.debug({ stream: hub.definition.id, seq: element.seq }, 'element ingested');
-  return {
-    status: 201,
-    headers: { location: element.graph, 'content-type': 'application/json' },
-    body: JSON.stringify({ id: elementId(hub.log.epoch, element.seq), seq: element.seq, element: element.graph, generatedAt: element.generatedAt.toISOString() }),
-  };
+  return ingestAnswer(hub.log.epoch, element);
 }
 
 function send(reply: FastifyReply, answer: IngestAnswer, extra: Readonly<Record<string, string>> = {}): FastifyReply {

@@ -27,9 +27,12 @@ export function operationsRoute(app: FastifyInstance, context: AppContext): void
         },
       ]),
     );
-    const status = context.lifecycle.closing ? 'closing' : healthy ? 'ok' : 'degraded';
+    // `starting` until every source has started: the process serves what its logs hold, but a
+    // stream's source has not made its first attempt yet (never reported as `stopped`).
+    const starting = [...context.hubs.values()].some((hub) => hub.source.health().state === 'starting');
+    const status = context.lifecycle.closing ? 'closing' : !healthy ? 'degraded' : starting ? 'starting' : 'ok';
     return reply
-      .code(status === 'ok' ? 200 : 503)
+      .code(status === 'ok' || status === 'starting' ? 200 : 503)
       .header('cache-control', 'no-store')
       .send({ status, streams });
   });

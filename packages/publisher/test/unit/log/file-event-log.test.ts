@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, rmSync, statSync, truncateSync, appendFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, appendFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -161,6 +161,50 @@ describe('FileEventLog', () => {
     expect([log.oldestSeq, log.latestSeq]).toEqual([9, 9]);
     await log.applyRetention(1_800_000_000_000 + 999_000);
     expect([log.oldestSeq, log.latestSeq]).toEqual([9, 9]);
+  });
+
+  it('keeps each element\'s idempotency key across a restart; stampedElements reads the newest within the time and count bounds', async () => {
+    const dir = scratch();
+    const first = await open(dir);
+    // Elements 1–10, one a second; the even ones carry a key.
+    for (let seq = 1; seq <= 10; seq++) {
+      const element = loggedElement(seq, undefined, first.epoch);
+      await first.append(seq % 2 === 0 ? { ...element, idempotency: { key: `key-${seq}`, fingerprint: `print-${seq}` } } : element);
+    }
+    await first.close();
+
+    const reopened = await open(dir);
+    expect((await reopened.get(4))?.idempotency).toEqual({ key: 'key-4', fingerprint: 'print-4' });
+    expect((await reopened.get(5))?.idempotency).toBeUndefined();
+    const keysOf = (stamped: Awaited<ReturnType<FileEventLog['stampedElements']>>) => stamped.map((element) => element.idempotency.key);
+    // Everything (across three pages of 4), oldest first, with what an answer needs.
+    const all = await reopened.stampedElements(0, 1_000);
+    expect(keysOf(all)).toEqual(['key-2', 'key-4', 'key-6', 'key-8', 'key-10']);
+    expect(all[0]).toEqual({ seq: 2, graph: loggedElement(2, undefined, first.epoch).graph, generatedAt: loggedElement(2).generatedAt, idempotency: { key: 'key-2', fingerprint: 'print-2' } });
+    // At most the newest 5 elements (6–10), at the limit.
+    expect(keysOf(await reopened.stampedElements(0, 5))).toEqual(['key-6', 'key-8', 'key-10']);
+    // Only those generated at or after element 7's time.
+    expect(keysOf(await reopened.stampedElements(loggedElement(7).generatedAt.getTime(), 1_000))).toEqual(['key-8', 'key-10']);
+    expect(await reopened.stampedElements(0, 0)).toEqual([]);
+  });
+
+  it('reads a log of format version 1 (records without keys) and marks it version 2 before writing keyed records', async () => {
+    const dir = scratch();
+    const first = await open(dir);
+    await appendRange(first, 1, 3);
+    await first.close();
+    // A version 1 log: the same record layout, without keys.
+    const meta = JSON.parse(readFileSync(join(dir, 'log.json'), 'utf8')) as { version: number };
+    writeFileSync(join(dir, 'log.json'), JSON.stringify({ ...meta, version: 1 }));
+    const replica = await FileEventLog.open(options(dir, { role: 'replica' }));
+    cleanups.push(() => void replica.close());
+    expect(JSON.parse(readFileSync(join(dir, 'log.json'), 'utf8'))).toMatchObject({ version: 1 }); // a reader writes nothing
+
+    const reopened = await open(dir);
+    expect(JSON.parse(readFileSync(join(dir, 'log.json'), 'utf8'))).toMatchObject({ version: 2 });
+    expect([reopened.latestSeq, (await reopened.get(2))?.idempotency]).toEqual([3, undefined]);
+    await reopened.append({ ...loggedElement(4, undefined, reopened.epoch), idempotency: { key: 'after-upgrade', fingerprint: 'p' } });
+    expect((await reopened.stampedElements(0, 10)).map((element) => element.seq)).toEqual([4]);
   });
 
   it('refuses to open a log of another format version, or a damaged log.json', async () => {

@@ -42,6 +42,29 @@ describe('encodeRecord / decodeRecord', () => {
     expect([body.readDoubleLE(0), body.readDoubleLE(8), body.readUInt16LE(16)]).toEqual([42, original.generatedAtMs, graphBytes]);
   });
 
+  it('round-trips an idempotency key and its fingerprint, flagged in bit 15 of the graph length', () => {
+    const original = fields({ idempotency: { key: 'retry-me-1', fingerprint: 'x'.repeat(43) } });
+    const record = encodeRecord(original);
+    expect(decodeRecord(record, 0)).toEqual({ kind: 'record', fields: original, bytes: record.length });
+    const graphBytes = Buffer.byteLength(original.graph);
+    expect(record.subarray(RECORD_HEADER_BYTES).readUInt16LE(16)).toBe(0x8000 | graphBytes);
+    expect(record.length).toBe(RECORD_HEADER_BYTES + FIXED_BODY_BYTES + graphBytes + 1 + 10 + 1 + 43 + original.payload.length);
+  });
+
+  it('reads a version 1 record (no key, flag clear) as a record without a key', () => {
+    const decoded = decodeRecord(encodeRecord(fields()), 0);
+    expect(decoded.kind === 'record' && decoded.fields.idempotency).toBeUndefined();
+  });
+
+  it('refuses a key that does not fit its length byte, and a keyed record whose key runs past the body', () => {
+    expect(() => encodeRecord(fields({ idempotency: { key: 'k'.repeat(256), fingerprint: 'f' } }))).toThrow(RangeError);
+    expect(() => encodeRecord(fields({ idempotency: { key: '', fingerprint: 'f' } }))).toThrow(RangeError);
+    const keyed = encodeRecord(fields({ idempotency: { key: 'k', fingerprint: 'f' }, payload: Buffer.alloc(0) }));
+    const graphBytes = Buffer.byteLength(fields().graph);
+    const damaged = withBody(keyed, (body) => body.writeUInt8(200, FIXED_BODY_BYTES + graphBytes));
+    expect(decodeRecord(damaged, 0)).toEqual({ kind: 'corrupt', reason: 'invalid idempotency key' });
+  });
+
   it('decodes records one after another, at the offset each ends', () => {
     const records = [1, 2, 3].map((seq) => encodeRecord(fields({ seq, graph: `g${seq}`, payload: Buffer.alloc(seq * 10, seq) })));
     const log = Buffer.concat(records);
@@ -65,17 +88,17 @@ describe('encodeRecord / decodeRecord', () => {
     expect(decodeRecord(record, 0)).toEqual({ kind: 'record', fields: smallest, bytes: record.length });
   });
 
-  it('counts the graph IRI in UTF-8 bytes, up to 65 535 of them', () => {
+  it('counts the graph IRI in UTF-8 bytes, up to 32 767 of them (bit 15 of the field flags a key)', () => {
     const graph = `http://example.org/${'é'.repeat(10)}`;
     const decoded = decodeRecord(encodeRecord(fields({ graph })), 0);
     expect(decoded.kind === 'record' && decoded.fields.graph).toBe(graph);
 
-    const longest = 'x'.repeat(0xffff);
+    const longest = 'x'.repeat(0x7fff);
     const atLimit = decodeRecord(encodeRecord(fields({ graph: longest })), 0);
     expect(atLimit.kind === 'record' && atLimit.fields.graph).toBe(longest);
-    expect(() => encodeRecord(fields({ graph: 'x'.repeat(0x10000) }))).toThrow(RangeError);
-    // 32 768 characters, but 65 536 bytes.
-    expect(() => encodeRecord(fields({ graph: 'é'.repeat(0x8000) }))).toThrow(/longer than 65 535 bytes/);
+    expect(() => encodeRecord(fields({ graph: 'x'.repeat(0x8000) }))).toThrow(RangeError);
+    // 16 384 characters, but 32 768 bytes.
+    expect(() => encodeRecord(fields({ graph: 'é'.repeat(0x4000) }))).toThrow(/longer than 32767 bytes/);
   });
 
   it('calls a record cut short truncated: fewer bytes than a header, or than the body the header announces', () => {
