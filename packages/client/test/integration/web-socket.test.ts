@@ -138,7 +138,7 @@ describe('subscribe over the data WebSocket', () => {
     await collected.next(1);
     const evicted = added[0]!;
     expect(evicted.transport).toBe('websocket');
-    evicted.evict('stall');
+    evicted.evict('queue');
     await publisher.push();
     await collected.until(() => collected.events.some((event) => event.type === 'reconnect'));
     await collected.next(2);
@@ -146,7 +146,7 @@ describe('subscribe over the data WebSocket', () => {
     await collected.next(3);
     expect(collected.updates().map((update) => update.seq)).toEqual([1, 2, 3]);
     expect(collected.events.filter((event) => event.type === 'gap')).toEqual([]);
-    expect(collected.events.find((event) => event.type === 'reconnect')).toMatchObject({ reason: 'evicted by the server (stall)' });
+    expect(collected.events.find((event) => event.type === 'reconnect')).toMatchObject({ reason: 'evicted by the server (queue)' });
     expect(added).toHaveLength(2);
   });
 

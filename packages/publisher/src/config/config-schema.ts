@@ -60,12 +60,17 @@ export const ConfigSchema = Type.Object(
     maxSubscriberQueueBytes: integer(
       1_024,
       1_073_741_824,
-      'Unsent bytes queued for one SSE or WebSocket subscriber before it is evicted',
+      'Bytes one SSE or WebSocket subscriber (or held long-poll) may leave unacknowledged (queued in the process and in the kernel) before it is evicted',
     ),
     subscriberStallTimeoutMs: integer(
       100,
       3_600_000,
-      'Milliseconds an SSE or WebSocket subscriber may refuse data (full socket buffers) without draining before it is evicted',
+      'Milliseconds an SSE or WebSocket subscriber may acknowledge nothing (or refuse data) while some is outstanding before it is evicted',
+    ),
+    subscriberProgressCheckMs: integer(
+      0,
+      60_000,
+      'Milliseconds between two checks of what push clients acknowledged, kernel queues counted (0: off)',
     ),
     broadcastBatchSize: integer(1, 100_000, 'SSE and WebSocket subscribers written per event-loop turn'),
     wsMaxPayloadBytes: integer(125, 16_777_216, 'Largest frame a data WebSocket client may send, in bytes (close 1009 above; any data message is closed 1008)'),
@@ -145,6 +150,7 @@ export const optionGroups: Readonly<Record<string, readonly OptionKey[]>> = {
     'maxSubscribers',
     'maxSubscriberQueueBytes',
     'subscriberStallTimeoutMs',
+    'subscriberProgressCheckMs',
     'broadcastBatchSize',
     'maxNotificationChannels',
     'notificationChannelTtlSeconds',

@@ -45,7 +45,10 @@ export const defaults = Object.freeze({
   /** `retry:` sent to EventSource clients on connect. */
   sseRetryMs: 2_000,
   maxSubscribers: 50_000,
-  /** Unsent bytes a subscriber may have queued in the process before it is evicted. */
+  /**
+   * Bytes a subscriber's client may leave unacknowledged (queued in the process, and held by the
+   * kernel where `subscriberProgressCheckMs` can read it) before it is evicted.
+   */
   maxSubscriberQueueBytes: 512 * 1024,
   /**
    * Milliseconds a subscriber's socket may refuse data (its kernel buffers are full) without
@@ -53,6 +56,14 @@ export const defaults = Object.freeze({
    * reading holds is bounded in time as well as in bytes.
    */
   subscriberStallTimeoutMs: 10_000,
+  /**
+   * Milliseconds between two checks of what the clients of push connections (SSE, notification
+   * receivers, held long-polls) acknowledged, the bytes the kernel holds for them counted (one
+   * read of /proc/net/tcp per check; 0: off, only refused writes are watched). A reader that
+   * stopped reading is evicted at most `subscriberStallTimeoutMs` + this after its last
+   * acknowledgement, or this after its unacknowledged bytes pass `maxSubscriberQueueBytes`.
+   */
+  subscriberProgressCheckMs: 1_000,
   /** Subscribers written per event-loop turn during a broadcast. */
   broadcastBatchSize: 500,
   /**

@@ -33,6 +33,11 @@ export class EventStreamSink implements SubscriberSink {
     this.#socket = socket;
   }
 
+  /** The connection: what its client acknowledged is watched, and it is reset when cut. */
+  get socket(): Socket {
+    return this.#socket;
+  }
+
   get writableLength(): number {
     return this.#socket.writableLength;
   }

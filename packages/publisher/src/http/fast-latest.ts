@@ -74,14 +74,15 @@ function answer(context: AppContext, method: string, response: ServerResponse, o
 
 /**
  * Holds a long-poll until the next element, the end of its wait, or its connection's end
- * ('aborted'). Rejects with `TooManyWaitersError` when the stream holds `maxLongPollWaiters`.
+ * ('aborted': its client closed it, or it was cut for not acknowledging what it was sent). Rejects with `TooManyWaitersError` when the stream holds `maxLongPollWaiters`.
  */
 export async function holdUntilNext(hub: StreamHub, seconds: number, response: ServerResponse): Promise<WaitOutcome> {
   const abort = new AbortController();
   const onClose = () => abort.abort();
   response.once('close', onClose);
   try {
-    return await hub.waiters.wait(seconds * 1000, abort.signal);
+    // The request's socket: a pipelined request's response gets it only once those before it are sent.
+    return await hub.waiters.wait(seconds * 1000, abort.signal, response.req.socket);
   } finally {
     response.off('close', onClose);
   }

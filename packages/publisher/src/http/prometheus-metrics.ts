@@ -66,7 +66,7 @@ export class PrometheusMetrics implements StreamMetrics {
   });
   readonly #evicted = new Counter({
     name: 'rdf_stream_subscribers_evicted_total',
-    help: 'Push subscribers (SSE and WebSocket) cut: reason "queue" (unsent data over maxSubscriberQueueBytes), "stall" (no drain within subscriberStallTimeoutMs) or "pong" (a WebSocket that answered no ping within wsPongTimeoutMs)',
+    help: 'Push subscribers (SSE and WebSocket) and held long-polls cut: reason "queue" (bytes their client has not acknowledged, kernel queue included, over maxSubscriberQueueBytes), "stall" (nothing acknowledged, or no drain, within subscriberStallTimeoutMs) or "pong" (a WebSocket that answered no ping within wsPongTimeoutMs)',
     labelNames: ['stream', 'reason'] as const,
     registers: [this.registry],
   });

@@ -28,6 +28,11 @@ export class WebSocketConnection implements WebSocketSink {
     this.compressed = takesSharedDeflate(ws);
   }
 
+  /** The TCP connection, whose acknowledged bytes the process's progress monitor watches. */
+  get socket(): Socket {
+    return this.#socket;
+  }
+
   get writableLength(): number {
     return this.#socket.writableLength;
   }

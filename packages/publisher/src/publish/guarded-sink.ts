@@ -1,5 +1,20 @@
-/** The part of `http.ServerResponse` a push connection writes to (a fake in unit tests). */
+import { Socket } from 'node:net';
+import { defaults } from '../config/defaults.js';
+import { type MonitoredSocket, type SendProgressMonitor, sharedSendProgressMonitor } from './send-progress-monitor.js';
+
+/** The TCP connection under a sink: what its client acknowledged is read from it, and it is reset when cut. */
+export interface SinkConnection extends MonitoredSocket {
+  /** Closes the connection with a RST: the kernel drops what it still holds for it at once. */
+  resetAndDestroy?(): unknown;
+}
+
+/**
+ * The part of `http.ServerResponse` a push connection writes to (a fake in unit tests). A
+ * `net.Socket` is one too (a raw connection, e.g. a WebSocket's).
+ */
 export interface SubscriberSink {
+  /** The TCP connection under it, when there is one (a response's socket). */
+  readonly socket?: SinkConnection | null;
   readonly writableLength: number;
   readonly destroyed: boolean;
   write(chunk: Buffer | string): boolean;
@@ -24,6 +39,13 @@ export interface SubscriberQueueLimits {
    * reading holds, kernel buffers included, whatever the stream's rate.
    */
   readonly stallTimeoutMs: number;
+  /**
+   * Milliseconds between two checks of what the client acknowledged, the bytes its kernel holds
+   * counted (`SendProgressMonitor`): a connection is cut when those pass `maxQueueBytes`, or
+   * when it acknowledged nothing for `stallTimeoutMs` while some were outstanding. 0: only
+   * refused writes are watched. Default: `defaults.subscriberProgressCheckMs`.
+   */
+  readonly progressCheckMs?: number;
 }
 
 /** Why a connection was cut. */
@@ -41,15 +63,44 @@ const realTimers: StallTimers = {
   clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
 };
 
+/** The TCP connection under `sink`: itself (a raw socket), or its `socket` (a response's). */
+export function connectionOf(sink: SubscriberSink): SinkConnection | undefined {
+  if (sink instanceof Socket) return sink;
+  return sink.socket ?? undefined;
+}
+
 /**
- * A push connection (an SSE subscriber, a notification receiver) with the two limits every one
- * has: it is cut when its unsent bytes would pass `maxQueueBytes` (`wouldOverflow`, then
- * `evict`), and when its socket refuses data for `stallTimeoutMs` without draining. Cut, it
- * reports why once; closed by its client, it reports nothing.
+ * Watches what the client of `connection` acknowledges, the kernel's queue counted, with the
+ * process's monitor for `limits.progressCheckMs` (or `monitor`); calls `onExceeded` at a check
+ * that finds it over `limits`. Returns the function that stops watching (a no-op when nothing
+ * is watched: checks off, or no kernel queues to read on this system).
+ */
+export function watchProgress(
+  connection: MonitoredSocket,
+  limits: SubscriberQueueLimits,
+  onExceeded: (reason: EvictionReason) => void,
+  monitor?: SendProgressMonitor,
+): () => void {
+  const checkMs = limits.progressCheckMs ?? defaults.subscriberProgressCheckMs;
+  if (monitor === undefined && checkMs === 0) return () => undefined;
+  return (monitor ?? sharedSendProgressMonitor(checkMs)).watch(connection, { maxQueueBytes: limits.maxQueueBytes, stallTimeoutMs: limits.stallTimeoutMs }, onExceeded);
+}
+
+/**
+ * A push connection (an SSE subscriber, a notification receiver, a raw socket) with the two
+ * limits every one has, counted in bytes its client has not acknowledged and in time without
+ * progress: it is cut when its unsent bytes would pass `maxQueueBytes` (`wouldOverflow`, then
+ * `evict`); when its socket refuses data for `stallTimeoutMs` without draining; and, where the
+ * kernel's send queues can be read (`SendProgressMonitor`), at the first check that finds the
+ * bytes its client has not acknowledged (in the process and in the kernel) over `maxQueueBytes`
+ * or its client acknowledging nothing for `stallTimeoutMs`. A cut TCP connection is reset, so
+ * that the kernel frees what it held for it at once. Cut, it reports why once; closed by its
+ * client, it reports nothing.
  */
 export class GuardedSink {
   #closed = false;
   #stallTimer: unknown;
+  readonly #unwatch: () => void;
   readonly #limits: SubscriberQueueLimits;
   readonly #onEvicted: (reason: EvictionReason) => void;
   readonly #timers: StallTimers;
@@ -60,13 +111,18 @@ export class GuardedSink {
     /** Called once when the connection is cut for holding too much (not on close). */
     onEvicted: (reason: EvictionReason) => void = () => undefined,
     timers: StallTimers = realTimers,
+    /** The monitor of acknowledged bytes; default: the process's, for `limits.progressCheckMs`. */
+    monitor?: SendProgressMonitor,
   ) {
     this.#limits = limits;
     this.#onEvicted = onEvicted;
     this.#timers = timers;
+    const connection = connectionOf(sink);
+    this.#unwatch = connection === undefined ? () => undefined : watchProgress(connection, limits, (reason) => this.evict(reason), monitor);
     sink.once('close', () => {
       this.#closed = true;
       this.#clearStall();
+      this.#unwatch();
     });
   }
 
@@ -94,14 +150,21 @@ export class GuardedSink {
     if (this.closed) return;
     this.#closed = true;
     this.#clearStall();
-    if (this.sink.cut === undefined) this.sink.destroy();
-    else this.sink.cut(reason);
+    this.#unwatch();
+    const connection = connectionOf(this.sink);
+    // A sink with a close of its own (a WebSocket's 4008) says why, unless its reader stopped
+    // reading (stall): then nothing more would reach it, and a reset frees the kernel's buffers
+    // at once, where a close would leave them held until the close's own timeout.
+    if (this.sink.cut !== undefined && (reason !== 'stall' || connection?.resetAndDestroy === undefined)) this.sink.cut(reason);
+    else if (connection?.resetAndDestroy === undefined) this.sink.destroy();
+    else connection.resetAndDestroy();
     this.#onEvicted(reason);
   }
 
   /** Ends the stream after `farewell` (e.g. a `retry:` hint at shutdown). */
   close(farewell?: Buffer | string): void {
     this.#clearStall();
+    this.#unwatch();
     // A client gone before the stream ended may leave its socket half open: release it.
     if (this.closed) {
       this.sink.destroy();

@@ -36,6 +36,7 @@ export interface NotificationChannelsOptions {
     readonly maxSubscriberQueueBytes: number;
     /** Milliseconds a receiver's socket may refuse data without draining before it is cut. */
     readonly subscriberStallTimeoutMs: number;
+    readonly subscriberProgressCheckMs?: number;
   };
   readonly onError: (error: unknown) => void;
   readonly clock?: ChannelClock;
@@ -148,7 +149,12 @@ export class NotificationChannels {
       if (channel.connection === connection) channel.connection = undefined;
     };
     // Cut like an SSE subscriber: it reconnects with its Last-Event-ID.
-    const connection = new GuardedSink(sink, { maxQueueBytes: limits.maxSubscriberQueueBytes, stallTimeoutMs: limits.subscriberStallTimeoutMs }, forget, this.#clock);
+    const connection = new GuardedSink(
+      sink,
+      { maxQueueBytes: limits.maxSubscriberQueueBytes, stallTimeoutMs: limits.subscriberStallTimeoutMs, progressCheckMs: limits.subscriberProgressCheckMs },
+      forget,
+      this.#clock,
+    );
     channel.connection = connection;
     sink.once('close', forget);
     if (lastEventId !== undefined) channel.knownState = lastEventId;

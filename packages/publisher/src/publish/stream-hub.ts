@@ -77,7 +77,14 @@ export class StreamHub {
     this.#options = options;
     this.definition = definition;
     this.log = log;
-    this.waiters = new LongPollWaiters(limits.maxLongPollWaiters, (count) => metrics.longPollWaitersChanged(definition.id, count));
+    this.waiters = new LongPollWaiters(limits.maxLongPollWaiters, (count) => metrics.longPollWaitersChanged(definition.id, count), {
+      limits: {
+        maxQueueBytes: limits.maxSubscriberQueueBytes,
+        stallTimeoutMs: limits.subscriberStallTimeoutMs,
+        progressCheckMs: limits.subscriberProgressCheckMs,
+      },
+      onEvicted: (reason) => metrics.subscriberEvicted(definition.id, reason),
+    });
     this.latestCache = new LatestElementCache(log.epoch, this.waiters, onError);
     this.subscribers = new SubscriberRegistry({
       streamId: definition.id,

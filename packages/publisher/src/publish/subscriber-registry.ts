@@ -14,6 +14,8 @@ export interface SubscriberLimits {
   readonly maxSubscriberQueueBytes: number;
   /** Milliseconds a subscriber's socket may refuse data without draining before it is evicted. */
   readonly subscriberStallTimeoutMs: number;
+  /** Milliseconds between two checks of what subscribers acknowledged (0: off; default: the process's default). */
+  readonly subscriberProgressCheckMs?: number;
   /** Elements read from the log at a time while a subscriber catches up. */
   readonly catchUpBatchElements: number;
   /** Milliseconds a data WebSocket may take to answer a ping before it is cut. */
@@ -108,7 +110,11 @@ export class SubscriberRegistry {
   }
 
   #queueLimits() {
-    return { maxQueueBytes: this.#limits.maxSubscriberQueueBytes, stallTimeoutMs: this.#limits.subscriberStallTimeoutMs };
+    return {
+      maxQueueBytes: this.#limits.maxSubscriberQueueBytes,
+      stallTimeoutMs: this.#limits.subscriberStallTimeoutMs,
+      progressCheckMs: this.#limits.subscriberProgressCheckMs,
+    };
   }
 
   #start(subscriber: PushSubscriber): void {

@@ -1,6 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { type EvictionReason, GuardedSink, type StallTimers } from '../../../src/publish/guarded-sink.js';
+import { connectionKey, type KernelSendQueues } from '../../../src/publish/kernel-send-queues.js';
+import { SendProgressMonitor } from '../../../src/publish/send-progress-monitor.js';
 import { FakeSink } from '../../support/fake-sink.js';
+import { manualClock } from '../../support/manual-clock.js';
 
 const limits = { maxQueueBytes: 1 << 20, stallTimeoutMs: 10_000 };
 
@@ -110,5 +113,85 @@ describe('GuardedSink with its own timers (the notification channels pass their 
     for (const fire of pending.values()) fire();
     expect(evictions).toEqual(['stall']);
     expect(sink.destroyed).toBe(true);
+  });
+});
+
+describe('GuardedSink over a TCP connection (what its client acknowledged, kernel queue counted)', () => {
+  /** A sink whose connection the kernel holds `kernelQueued` bytes of. */
+  class ConnectionSink extends FakeSink {
+    readonly socket = {
+      localAddress: '127.0.0.1',
+      localPort: 8080,
+      remoteAddress: '127.0.0.1',
+      remotePort: 50_000,
+      bytesWritten: 0,
+      writableLength: 0,
+      kernelQueued: 0,
+      resets: 0,
+      resetAndDestroy: () => {
+        this.socket.resets++;
+        this.destroy();
+      },
+    };
+  }
+
+  function setup() {
+    const time = manualClock(0);
+    const sink = new ConnectionSink(true);
+    const queues: KernelSendQueues = {
+      snapshot: async (found) => {
+        found(connectionKey(sink.socket) as string, sink.socket.kernelQueued);
+        return true;
+      },
+    };
+    const monitor = new SendProgressMonitor(1_000, queues, time.clock, async () => undefined);
+    const evictions: EvictionReason[] = [];
+    const connection = new GuardedSink(sink, { ...limits, maxQueueBytes: 512 * 1024 }, (reason) => evictions.push(reason), time.clock, monitor);
+    /** The client's kernel took `bytes`; its reader reads none of it: they stay unacknowledged. */
+    const sendUnread = (bytes: number) => {
+      connection.write(Buffer.alloc(bytes));
+      sink.socket.bytesWritten += bytes;
+      sink.socket.kernelQueued += bytes;
+    };
+    const runUntil = async (ms: number) => {
+      while (time.now() + 1_000 <= ms) {
+        time.advanceBy(1_000);
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    };
+    return { sink, connection, monitor, evictions, sendUnread, runUntil };
+  }
+
+  it('cuts, by a reset, a client that acknowledged nothing for stallTimeoutMs though every write was accepted', async () => {
+    const { sink, connection, monitor, evictions, sendUnread, runUntil } = setup();
+    for (let second = 1; second <= 11; second++) {
+      sendUnread(5_500);
+      await runUntil(second * 1_000);
+    }
+    expect(evictions).toEqual(['stall']);
+    expect(sink.socket.resets).toBe(1);
+    expect(connection.closed).toBe(true);
+    expect(monitor.size).toBe(0);
+  });
+
+  it('cuts a client whose unacknowledged bytes in the kernel pass maxQueueBytes, at the next check', async () => {
+    const { sink, evictions, sendUnread, runUntil } = setup();
+    sendUnread(512 * 1024);
+    await runUntil(1_000);
+    expect(evictions).toEqual([]);
+    sendUnread(1);
+    await runUntil(2_000);
+    expect(evictions).toEqual(['queue']);
+    expect(sink.socket.resets).toBe(1);
+  });
+
+  it('stops watching a connection its client closed', async () => {
+    const { sink, monitor, evictions, sendUnread, runUntil } = setup();
+    sendUnread(5_500);
+    expect(monitor.size).toBe(1);
+    sink.destroy();
+    expect(monitor.size).toBe(0);
+    await runUntil(30_000);
+    expect(evictions).toEqual([]);
   });
 });

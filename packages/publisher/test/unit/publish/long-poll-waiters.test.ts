@@ -1,5 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { EvictionReason } from '../../../src/publish/guarded-sink.js';
+import { connectionKey, type KernelSendQueues } from '../../../src/publish/kernel-send-queues.js';
 import { LongPollWaiters, TooManyWaitersError, type WaitOutcome } from '../../../src/publish/long-poll-waiters.js';
+import { SendProgressMonitor } from '../../../src/publish/send-progress-monitor.js';
+import { manualClock } from '../../support/manual-clock.js';
 
 /** What a wait has come to so far: its outcome, or `pending` (checked after the microtasks already queued). */
 const state = (wait: Promise<WaitOutcome>) => Promise.race([wait, Promise.resolve('pending' as const)]);
@@ -112,5 +116,71 @@ describe('LongPollWaiters', () => {
     waiters.release();
     expect(waiters.size).toBe(0);
     expect(counts).toEqual([]);
+  });
+});
+
+describe('LongPollWaiters watching held connections', () => {
+  /** A held request's socket, whose earlier answers its client left unacknowledged. */
+  const heldConnection = () => ({
+    localAddress: '127.0.0.1',
+    localPort: 8080,
+    remoteAddress: '127.0.0.1',
+    remotePort: 50_001,
+    bytesWritten: 300_000,
+    writableLength: 0,
+    resets: 0,
+    resetAndDestroy() {
+      this.resets++;
+    },
+  });
+
+  function setup(kernelQueued: number) {
+    const time = manualClock(0);
+    const connection = heldConnection();
+    const queues: KernelSendQueues = {
+      snapshot: async (found) => {
+        found(connectionKey(connection) as string, kernelQueued);
+        return true;
+      },
+    };
+    const monitor = new SendProgressMonitor(1_000, queues, time.clock, async () => undefined);
+    const evictions: EvictionReason[] = [];
+    const waiters = new LongPollWaiters(10, undefined, {
+      limits: { maxQueueBytes: 512 * 1024, stallTimeoutMs: 10_000 },
+      onEvicted: (reason) => evictions.push(reason),
+      monitor,
+    });
+    const runUntil = async (ms: number) => {
+      while (time.now() + 1_000 <= ms) {
+        time.advanceBy(1_000);
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    };
+    return { connection, waiters, monitor, evictions, runUntil };
+  }
+
+  it('resets a held connection whose client acknowledged nothing for stallTimeoutMs, and ends its wait', async () => {
+    const { connection, waiters, monitor, evictions, runUntil } = setup(170_000);
+    const held = waiters.wait(60_000, new AbortController().signal, connection);
+    await runUntil(1_000 + 9_000);
+    expect(await state(held)).toBe('pending');
+    await runUntil(1_000 + 10_000);
+    expect(await held).toBe('aborted');
+    expect(connection.resets).toBe(1);
+    expect(evictions).toEqual(['stall']);
+    expect(waiters.size).toBe(0);
+    expect(monitor.size).toBe(0);
+  });
+
+  it('keeps a held connection with nothing outstanding (a client waiting for its answer), and stops watching it once answered', async () => {
+    const { connection, waiters, monitor, evictions, runUntil } = setup(0);
+    const held = waiters.wait(60_000, new AbortController().signal, connection);
+    await runUntil(59_000);
+    expect(await state(held)).toBe('pending');
+    waiters.release();
+    expect(await held).toBe('element');
+    expect(monitor.size).toBe(0);
+    expect(connection.resets).toBe(0);
+    expect(evictions).toEqual([]);
   });
 });

@@ -1,0 +1,111 @@
+/**
+ * What one check of the kernel send queues costs with N connections: `SendProgressMonitor` over
+ * `/proc/net/tcp{,6}` (one read and one parse per check, every socket's counters read in
+ * slices), against `ss` (netlink sock_diag, the kernel filtering by port) run once per check.
+ *
+ * A child process opens N connections to this process's server and never reads; the server
+ * writes 20 kB to half of them (a non-empty kernel queue) and watches every accepted socket.
+ * Before each check every socket is written 100 bytes, as by a broadcast (a check skips the
+ * snapshot while every connection is idle: measured apart). Reported per check: wall time, this process's CPU (user + system; the kernel's work to print
+ * the table counts as system time), and for `ss` the child's CPU as well.
+ * Usage: tsx scripts/send-queue-check-cost.ts [--connections 10000] [--checks 20]
+ */
+import { execFile, fork } from 'node:child_process';
+import { once } from 'node:events';
+import { connect, createServer, type Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { promisify } from 'node:util';
+import { parseArgs } from 'node:util';
+import { ProcNetTcpSendQueues } from '../src/publish/kernel-send-queues.js';
+import { SendProgressMonitor } from '../src/publish/send-progress-monitor.js';
+
+const { values } = parseArgs({
+  options: {
+    connections: { type: 'string', default: '10000' },
+    checks: { type: 'string', default: '20' },
+    port: { type: 'string', default: '18400' },
+    client: { type: 'boolean', default: false },
+  },
+});
+const connections = Number(values.connections);
+const port = Number(values.port);
+
+if (values.client) {
+  const sockets: Socket[] = [];
+  let connected = 0;
+  for (let index = 0; index < connections; index++) {
+    const socket = connect(port, '127.0.0.1', () => connected++);
+    socket.on('error', () => undefined);
+    socket.pause();
+    sockets.push(socket);
+    if (index % 200 === 199) await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  const deadline = Date.now() + 30_000;
+  while (connected < connections && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+  process.send?.(connected);
+  await once(process, 'disconnect');
+  for (const socket of sockets) socket.destroy();
+  process.exit(0);
+}
+
+const accepted: Socket[] = [];
+const server = createServer((socket) => {
+  socket.on('error', () => undefined);
+  if (accepted.length % 2 === 0) socket.write(Buffer.alloc(20_000));
+  accepted.push(socket);
+});
+server.listen({ port, host: '127.0.0.1', backlog: 4096 });
+await once(server, 'listening');
+const child = fork(new URL(import.meta.url), ['--client', '--connections', String(connections), '--port', String(port)], { execArgv: process.execArgv });
+const [connected] = (await once(child, 'message')) as [number];
+while (accepted.length < connected) await new Promise((resolve) => setTimeout(resolve, 50));
+await new Promise((resolve) => setTimeout(resolve, 500));
+
+const manual = { now: () => performance.now(), setTimeout: () => undefined, clearTimeout: () => undefined };
+const monitor = new SendProgressMonitor(1_000, new ProcNetTcpSendQueues(), manual);
+let exceeded = 0;
+for (const socket of accepted) monitor.watch(socket, { maxQueueBytes: 1 << 30, stallTimeoutMs: 1 << 30 }, () => exceeded++);
+
+const checks = Number(values.checks);
+const measure = async (what: string, once: () => Promise<unknown>, prepare = () => {}) => {
+  const walls: number[] = [];
+  const cpus: number[] = [];
+  for (let index = 0; index < checks; index++) {
+    prepare();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const before = process.cpuUsage();
+    const started = performance.now();
+    await once();
+    walls.push(performance.now() - started);
+    const cpu = process.cpuUsage(before);
+    cpus.push((cpu.user + cpu.system) / 1000);
+  }
+  const median = (list: number[]) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)] as number;
+  console.log(`${what}: median wall ${median(walls).toFixed(1)} ms, median CPU ${median(cpus).toFixed(1)} ms per check (max wall ${Math.max(...walls).toFixed(1)} ms)`);
+};
+
+const lines = (await import('node:fs')).readFileSync('/proc/net/tcp', 'latin1').split('\n').length - 2;
+console.log(`${accepted.length} watched connections; /proc/net/tcp has ${lines} lines`);
+// As after a broadcast: every connection was sent something since the last check (an idle one is skipped).
+const element = Buffer.alloc(100);
+const broadcast = () => {
+  for (const socket of accepted) socket.write(element);
+};
+await measure('SendProgressMonitor.check (read + parse /proc/net/tcp{,6}, counters in slices)', () => monitor.check(), broadcast);
+await monitor.check();
+await measure('SendProgressMonitor.check with every connection idle since the last (no snapshot)', () => monitor.check());
+const queues = new ProcNetTcpSendQueues();
+await measure('snapshot alone (read + parse)', () => queues.snapshot(() => undefined));
+const run = promisify(execFile);
+const childTicks = async () => {
+  const stat = (await import('node:fs')).readFileSync('/proc/self/stat', 'latin1');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[13]) + Number(fields[14])) * 10; // cutime + cstime, in ms at 100 Hz
+};
+const ssBefore = await childTicks();
+await measure(`ss -tnH 'sport = :${port}' (spawned per check; its own CPU below)`, () => run('ss', ['-tnH', `sport = :${port}`], { maxBuffer: 64 * 1024 * 1024 }));
+console.log(`ss processes' own CPU: ${((await childTicks()) - ssBefore) / checks} ms per check`);
+console.log(`(connections reported over limits: ${exceeded}; watched: ${monitor.size})`);
+child.disconnect();
+for (const socket of accepted) socket.destroy();
+server.close();
