@@ -8,7 +8,7 @@ import { measureThroughput, type ThroughputResult } from './collect/throughput.j
 import { capacityTable } from './report/capacity-table.js';
 import { resultTable, writeResults } from './report/write-results.js';
 import { startProxy, startPublisher, stopProcess, stopProxy } from './scenario/services.js';
-import { type BenchOptions, facilitiesForPayload, type PollStrategyName, pollStrategyNames } from './scenario/bench-options.js';
+import { type BenchOptions, defaultPollIntervalMs, facilitiesForPayload, type PollStrategyName, pollStrategyNames } from './scenario/bench-options.js';
 import { runOne, type RunSummary } from './scenario/run-benchmark.js';
 
 const positive = (what: string) => (value: string) => {
@@ -30,7 +30,7 @@ const program = new Command('pnpm bench')
   .option('--ramp <seconds>', 'clients start at staggered times over this period', positive('ramp'), 10)
   .option('--interval <seconds>', 'update interval of the stream', positive('interval'), 5)
   .option('--payload <bytes>', 'element size in bytes of Turtle (the study: 5200)', positive('payload'), 5_400)
-  .option('--poll-interval <ms>', 'fixed polling: pause after each response', positive('poll interval'), 500)
+  .option('--poll-interval <ms>', 'fixed polling: pause after each response (default: 500, or 0.6 × the interval when shorter)', positive('poll interval'))
   .addOption(new Option('--poll-strategy <name>', 'fixed (the study), smart (the client library\'s schedule) or smart-hold (asking before each element is due, held until it comes)').choices([...pollStrategyNames]).default('fixed'))
   .addOption(new Option('--sse-encoding <name>', 'what SSE clients accept: identity (the study) or gzip (as browsers)').choices(['identity', 'gzip']).default('identity'))
   .addOption(new Option('--proxy <name>', 'cache in front of the publisher for polling (from the Debian package)').choices(['none', 'nginx', 'varnish']).default('none'))
@@ -48,7 +48,7 @@ const program = new Command('pnpm bench')
 program.parse(process.argv.filter((arg) => arg !== '--'));
 const flags = program.opts<{
   mode: BenchMode | 'all'; clients: number[]; duration: number; ramp: number; interval: number; payload: number;
-  pollInterval: number; pollStrategy: PollStrategyName; sseEncoding: 'identity' | 'gzip'; proxy: 'none' | 'nginx' | 'varnish'; serverWorkers: number;
+  pollInterval: number | undefined; pollStrategy: PollStrategyName; sseEncoding: 'identity' | 'gzip'; proxy: 'none' | 'nginx' | 'varnish'; serverWorkers: number;
   clientProcesses: number; target?: string; out: string; seed: number; port: number;
   throughputDuration: number; throughputConnections: number; throughputThreads: number; latencyTarget: number;
 }>();
@@ -70,7 +70,7 @@ const options: BenchOptions = {
   rampSeconds: flags.ramp,
   intervalSeconds: flags.interval,
   facilities: facilitiesForPayload(flags.payload),
-  pollIntervalMs: flags.pollInterval,
+  pollIntervalMs: flags.pollInterval ?? defaultPollIntervalMs(flags.interval),
   pollStrategy: flags.pollStrategy,
   sseEncoding: flags.sseEncoding,
   proxy: flags.proxy,
