@@ -1,11 +1,12 @@
 #!/usr/bin/env node
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { SingleBar } from 'cli-progress';
-import type { BenchMode } from './fleet/worker-protocol.js';
+import { type BenchMode, benchModes } from './fleet/worker-protocol.js';
 import { analyzeMal } from './analyze/mal.js';
 import { capacityPlan } from './analyze/capacity-plan.js';
 import { measureThroughput, type ThroughputResult } from './collect/throughput.js';
 import { capacityTable } from './report/capacity-table.js';
+import { studyTable } from './report/study-table.js';
 import { resultTable, writeResults } from './report/write-results.js';
 import { startProxy, startPublisher, stopProcess, stopProxy } from './scenario/services.js';
 import { type BenchOptions, defaultPollIntervalMs, facilitiesForPayload, type PollStrategyName, pollStrategyNames } from './scenario/bench-options.js';
@@ -24,7 +25,7 @@ const clientList = (value: string) => {
 
 const program = new Command('pnpm bench')
   .description('Reproduce the polling-versus-push study on this machine: a publisher, N clients, latency on the client, server CPU and memory.')
-  .addOption(new Option('--mode <mode>', 'what the clients do').choices(['poll', 'sse', 'long-poll', 'all']).default('poll'))
+  .addOption(new Option('--mode <mode>', 'what the clients do').choices([...benchModes, 'all']).default('poll'))
   .option('--clients <N|list>', 'clients, or a sweep such as 100,1000,2000,4000,8000', clientList, [1000])
   .option('--duration <seconds>', 'measured time after the ramp', positive('duration'), 30)
   .option('--ramp <seconds>', 'clients start at staggered times over this period', positive('ramp'), 10)
@@ -64,7 +65,7 @@ if (tooMany.length > 0 && flags.target === undefined && !(flags.mode === 'poll' 
   process.exit(2);
 }
 const options: BenchOptions = {
-  modes: flags.mode === 'all' ? ['poll', 'sse', 'long-poll'] : [flags.mode],
+  modes: flags.mode === 'all' ? benchModes : [flags.mode],
   clientCounts: flags.clients,
   durationSeconds: flags.duration,
   rampSeconds: flags.ramp,
@@ -129,12 +130,12 @@ const capacity = throughput?.proxy?.requestsPerSecond ?? throughput?.publisher.r
 const sseThatMet = runs.filter((run) => run.mode === 'sse' && run.missedUpdates === 0 && run.latencyMs.p99 <= flags.latencyTarget);
 const mal = capacity === undefined ? undefined : analyzeMal(capacity, sseThatMet.length > 0 ? Math.max(...sseThatMet.map((run) => run.clients)) : undefined);
 /** The largest run of a mode (SSE: of an encoding) that measured its CPU per update. */
-const costOf = (mode: 'sse' | 'long-poll', sseEncoding?: 'identity' | 'gzip') =>
+const costOf = (mode: 'sse' | 'long-poll' | 'websocket', sseEncoding?: 'identity' | 'gzip') =>
   runs
     .filter((run) => run.mode === mode && run.sseEncoding === sseEncoding && run.serverCpuMicrosPerUpdate !== null)
     .sort((a, b) => b.clients - a.clients)[0]?.serverCpuMicrosPerUpdate ?? null;
 const plan = capacityPlan({
-  cpuMicrosPerUpdate: { sse: costOf('sse', 'identity'), 'sse-gzip': costOf('sse', 'gzip'), 'long-poll': costOf('long-poll') },
+  cpuMicrosPerUpdate: { sse: costOf('sse', 'identity'), 'sse-gzip': costOf('sse', 'gzip'), 'long-poll': costOf('long-poll'), websocket: costOf('websocket') },
   pollRequestsPerSecond: throughput?.publisher.requestsPerSecond ?? null,
   bytes: runs.find((run) => run.elementBytes !== null)?.elementBytes ?? null,
 });
@@ -154,4 +155,5 @@ if (mal) {
   console.log(mal.advice);
 }
 console.log(`\n${capacityTable(plan)}`);
+console.log(`\n${studyTable(runs)}`);
 console.log(`\n${Object.values(written).join('\n')}`);

@@ -1,6 +1,7 @@
 import type { PollStrategyName } from '../scenario/bench-options.js';
 
-export type BenchMode = 'poll' | 'sse' | 'long-poll';
+export const benchModes = ['poll', 'sse', 'long-poll', 'websocket'] as const;
+export type BenchMode = (typeof benchModes)[number];
 
 /** What the parent asks a worker process to run. */
 export interface WorkerJob {

@@ -3,8 +3,8 @@ import { type CapacityPlan, capacityPlan } from '../../../src/analyze/capacity-p
 import { MAL_SECONDS } from '../../../src/analyze/mal.js';
 import { capacityCells, capacityTable } from '../../../src/report/capacity-table.js';
 
-const bytes = { identity: 5_000, gzip: 500, headers200: 400, response304: 250, sseEvent: 5_600, sseEventGzip: 520 };
-const plan = capacityPlan({ cpuMicrosPerUpdate: { sse: 20, 'sse-gzip': null, 'long-poll': 100 }, pollRequestsPerSecond: 20_000, bytes });
+const bytes = { identity: 5_000, gzip: 500, headers200: 400, response304: 250, sseEvent: 5_600, sseEventGzip: 520, websocketFrame: 5_030 };
+const plan = capacityPlan({ cpuMicrosPerUpdate: { sse: 20, 'sse-gzip': null, 'long-poll': 100, websocket: 18 }, pollRequestsPerSecond: 20_000, bytes });
 
 describe('capacityCells', () => {
   it('has one column per clients × interval, after the transport', () => {
@@ -12,7 +12,7 @@ describe('capacityCells', () => {
   });
 
   it('has one row per transport, and one per MAL for polling, in the plan\'s order', () => {
-    expect(capacityCells(plan).rows.map((row) => row[0])).toEqual(['sse', 'sse-gzip', 'long-poll', ...MAL_SECONDS.map((seconds) => `poll (MAL ${seconds} s)`)]);
+    expect(capacityCells(plan).rows.map((row) => row[0])).toEqual(['sse', 'sse-gzip', 'websocket', 'long-poll', ...MAL_SECONDS.map((seconds) => `poll (MAL ${seconds} s)`)]);
   });
 
   it('puts each row\'s cores and bandwidth under its clients and interval', () => {
