@@ -34,6 +34,7 @@ const program = new Command('pnpm bench')
   .option('--poll-interval <ms>', 'fixed polling: pause after each response (default: 500, or 0.6 × the interval when shorter)', positive('poll interval'))
   .addOption(new Option('--poll-strategy <name>', 'fixed (the study), smart (the client library\'s schedule) or smart-hold (asking before each element is due, held until it comes)').choices([...pollStrategyNames]).default('fixed'))
   .addOption(new Option('--sse-encoding <name>', 'what SSE clients accept: identity (the study) or gzip (as browsers)').choices(['identity', 'gzip']).default('identity'))
+  .addOption(new Option('--websocket-client <name>', 'WebSocket subscribers: lean (RFC 6455 over a bare socket) or ws (the ws library\'s client, about a fifth more CPU per update)').choices(['lean', 'ws']).default('lean'))
   .addOption(new Option('--proxy <name>', 'cache in front of the publisher for polling (from the Debian package)').choices(['none', 'nginx', 'varnish']).default('none'))
   .option('--server-workers <N>', 'publisher worker processes (the publisher\'s --workers)', positive('server workers'), 1)
   .option('--client-processes <N>', 'worker processes holding the clients', positive('client processes'), 2)
@@ -49,7 +50,7 @@ const program = new Command('pnpm bench')
 program.parse(process.argv.filter((arg) => arg !== '--'));
 const flags = program.opts<{
   mode: BenchMode | 'all'; clients: number[]; duration: number; ramp: number; interval: number; payload: number;
-  pollInterval: number | undefined; pollStrategy: PollStrategyName; sseEncoding: 'identity' | 'gzip'; proxy: 'none' | 'nginx' | 'varnish'; serverWorkers: number;
+  pollInterval: number | undefined; pollStrategy: PollStrategyName; sseEncoding: 'identity' | 'gzip'; websocketClient: 'lean' | 'ws'; proxy: 'none' | 'nginx' | 'varnish'; serverWorkers: number;
   clientProcesses: number; target?: string; out: string; seed: number; port: number;
   throughputDuration: number; throughputConnections: number; throughputThreads: number; latencyTarget: number;
 }>();
@@ -74,6 +75,7 @@ const options: BenchOptions = {
   pollIntervalMs: flags.pollInterval ?? defaultPollIntervalMs(flags.interval),
   pollStrategy: flags.pollStrategy,
   sseEncoding: flags.sseEncoding,
+  websocketClient: flags.websocketClient,
   proxy: flags.proxy,
   clientProcesses: flags.clientProcesses,
   serverWorkers: flags.serverWorkers,

@@ -23,6 +23,7 @@ import {
 import { countFailure, type Fleet, pollingClient, type PollingClientOptions } from './polling-client.js';
 import { type FleetClient, UpdateRecorder } from './update-recorder.js';
 import { websocketClient } from './websocket-client.js';
+import { wsLibraryClient } from './ws-library-client.js';
 import type { WorkerJob, WorkerProgress, WorkerReady, WorkerReport } from './worker-protocol.js';
 
 /** What the sessions count (requests, 304s, reconnections), for all clients of this worker. */
@@ -163,6 +164,7 @@ function sseClient(job: WorkerJob, client: FleetClient, localAddress: string): P
  */
 function websocketFleetClient(job: WorkerJob, client: FleetClient, localAddress: string): Promise<void> {
   const url = new URL(`${job.streamUrl}/ws?format=turtle`);
+  if (job.websocketClient === 'ws') return wsLibraryClient(fleet, client, url, job.localAddresses.length > 1 ? localAddress : undefined, stats, (socket) => stopConnections.push(() => socket.terminate()));
   return websocketClient(
     fleet,
     client,

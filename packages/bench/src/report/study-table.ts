@@ -1,7 +1,7 @@
 import { WIND_STUDY_DIFFERENCES, WIND_STUDY_POLL_RATIO, WIND_STUDY_ROWS } from '../analyze/wind-study.js';
 import type { RunSummary } from '../scenario/run-benchmark.js';
 
-type Run = Pick<RunSummary, 'mode' | 'clients' | 'latencyMs' | 'missedUpdates' | 'proxy' | 'pollStrategy' | 'sseEncoding'>;
+type Run = Pick<RunSummary, 'mode' | 'clients' | 'latencyMs' | 'missedUpdates' | 'proxy' | 'pollStrategy' | 'sseEncoding' | 'websocketClient'>;
 
 const MODES = ['websocket', 'sse', 'long-poll', 'poll'] as const;
 
@@ -16,7 +16,7 @@ export function studyCells(runs: readonly Run[]): { header: string[]; rows: stri
   const mean = (value: number | null) => (value === null ? '–' : `${value}`);
   const ratio = (poll: number | null, websocket: number | null) => (poll === null || websocket === null || websocket === 0 ? '–' : `${(poll / websocket).toFixed(1)}`);
   const rows = WIND_STUDY_ROWS.map((row) => [`study: ${row.site} (1 client)`, mean(row.websocket), '–', mean(row.longPoll), mean(row.poll), ratio(row.poll, row.websocket)]);
-  const comparable = runs.filter((run) => run.proxy === 'none' && (run.pollStrategy ?? 'fixed') === 'fixed' && (run.sseEncoding ?? 'identity') === 'identity');
+  const comparable = runs.filter((run) => run.proxy === 'none' && (run.pollStrategy ?? 'fixed') === 'fixed' && (run.sseEncoding ?? 'identity') === 'identity' && (run.websocketClient ?? 'lean') === 'lean');
   for (const clients of [...new Set(comparable.map((run) => run.clients))].sort((a, b) => a - b)) {
     const of = (mode: (typeof MODES)[number]) => comparable.find((run) => run.clients === clients && run.mode === mode);
     const cell = (run: Run | undefined) =>

@@ -18,6 +18,7 @@ export const SummarySchema = Type.Object({
       mode: Type.Union([Type.Literal('poll'), Type.Literal('sse'), Type.Literal('long-poll'), Type.Literal('websocket')]),
       pollStrategy: Type.Optional(Type.Union([Type.Literal('fixed'), Type.Literal('smart'), Type.Literal('smart-hold')])),
       sseEncoding: Type.Optional(Type.Union([Type.Literal('identity'), Type.Literal('gzip')])),
+      websocketClient: Type.Optional(Type.Union([Type.Literal('lean'), Type.Literal('ws')])),
       proxy: Type.Union([Type.Literal('none'), Type.Literal('nginx'), Type.Literal('varnish')]),
       clients: Type.Integer({ minimum: 1 }),
       connected: count,

@@ -21,6 +21,8 @@ export interface BenchOptions {
   readonly pollStrategy: PollStrategyName;
   /** What SSE clients ask for: identity (the study), or gzip (as browsers get it). */
   readonly sseEncoding: 'identity' | 'gzip';
+  /** WebSocket subscribers: `lean` (RFC 6455 over a bare socket) or `ws` (the ws library's client). */
+  readonly websocketClient: 'lean' | 'ws';
   readonly proxy: 'none' | 'nginx' | 'varnish';
   readonly clientProcesses: number;
   /** Publisher worker processes (`--workers`). */

@@ -51,6 +51,7 @@ export interface RunSummary {
   readonly proxy: BenchOptions['proxy'];
   readonly pollStrategy?: BenchOptions['pollStrategy'];
   readonly sseEncoding?: BenchOptions['sseEncoding'];
+  readonly websocketClient?: BenchOptions['websocketClient'];
   /** Connected clients and updates received so far, once per second from the start of the ramp. */
   readonly timeline: Array<{ readonly seconds: number; readonly connected: number; readonly updates: number }>;
   /** The 10 % sample of raw latencies: [seq, latencyMs]. */
@@ -159,6 +160,7 @@ async function startFleet(options: BenchOptions, mode: BenchMode, clients: numbe
       pollIntervalMs: options.pollIntervalMs,
       pollStrategy: options.pollStrategy,
       sseEncoding: options.sseEncoding,
+      websocketClient: options.websocketClient,
       localAddresses: addresses,
       sampleRate: 0.1,
       requestTimeoutMs: 10_000,
@@ -287,6 +289,7 @@ function summarise(run: {
     proxy: viaProxy(mode) ? options.proxy : 'none',
     ...(mode === 'poll' ? { pollStrategy: options.pollStrategy } : {}),
     ...(mode === 'sse' ? { sseEncoding: options.sseEncoding } : {}),
+    ...(mode === 'websocket' ? { websocketClient: options.websocketClient } : {}),
     timeline: run.timeline,
     samples: reports.flatMap((report) => report.samples),
   };

@@ -56,8 +56,8 @@ describe('capacityTable', () => {
     expect(lines[0]).toMatch(/^Capacity plan \(from this run's measurements/);
     expect(lines[1]).toMatch(/^transport\s+100,000 @ 1 s/);
     expect(lines[2]).toMatch(/^-+( +-+){4}$/);
-    expect(lines.slice(3, 3 + 9).map((line) => line.split(/ {2,}/)[0])).toEqual(capacityCells(plan).rows.map((row) => row[0]));
-    expect(lines.slice(3 + 9)).toEqual(plan.assumptions.map((assumption) => `- ${assumption}`));
+    expect(lines.slice(3, 3 + 10).map((line) => line.split(/ {2,}/)[0])).toEqual(capacityCells(plan).rows.map((row) => row[0]));
+    expect(lines.slice(3 + 10)).toEqual(plan.assumptions.map((assumption) => `- ${assumption}`));
   });
 
   it('aligns the columns: each cell padded to its column\'s widest, columns two spaces apart', () => {
