@@ -49,7 +49,9 @@ export function wsLibraryClient(fleet: Fleet, client: FleetClient, url: URL, loc
         stats.elements++;
         fleet.updates.record(client, text.slice(newline + 1), receivedAt);
       });
-      socket.on('error', (error) => countFailure(fleet, error));
+      socket.on('error', (error) => {
+        if (!refused) countFailure(fleet, error); // a refusal is counted once, as such
+      });
       socket.on('close', (code: number, reason: Buffer) => {
         if (upgraded) fleet.counters.connected--;
         const advice = refused ? { reconnect: false, floorMs: 0 } : afterClose(code, reason.toString('utf8'));
