@@ -23,6 +23,8 @@ export const errorCatalogue = Object.freeze({
   PUB_ERR_SHUTTING_DOWN: { status: 503, title: 'The publisher is shutting down' },
   PUB_ERR_UNAUTHORIZED: { status: 401, title: 'A valid bearer token is required' },
   PUB_ERR_FORBIDDEN: { status: 403, title: 'The token does not grant access to this stream' },
+  PUB_ERR_ORIGIN_NOT_ALLOWED: { status: 403, title: "The request's Origin is not allowed by the CORS policy" },
+  PUB_ERR_UPGRADE_REQUIRED: { status: 426, title: 'This endpoint is a WebSocket: send an Upgrade request' },
   PUB_ERR_UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Unsupported Content-Type or Content-Encoding' },
   PUB_ERR_BODY_TOO_LARGE: { status: 413, title: 'The request body is too large' },
   PUB_ERR_ELEMENT_TOO_LARGE: { status: 413, title: 'The element exceeds a count limit' },

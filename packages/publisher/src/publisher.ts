@@ -4,7 +4,7 @@ import type { pino } from 'pino';
 import { CONTEXT_PATH, formatNames } from '@rdf-stream/protocol';
 import type { PublisherConfig } from './config/config-schema.js';
 import { buildApp } from './http/app.js';
-import { shutdownFarewell } from './http/sse-response.js';
+import { shutdownRetryMs } from './http/sse-response.js';
 import type { LifecycleState } from './http/app-context.js';
 import { PrometheusMetrics } from './http/prometheus-metrics.js';
 import { join } from 'node:path';
@@ -260,7 +260,7 @@ async function drain(
       await hub.stop().catch((error: unknown) => app.log.error({ err: error, stream: hub.definition.id }, 'source did not stop cleanly'));
     }),
   );
-  await Promise.all([...hubs.values()].map((hub) => hub.broadcaster.closeAll(shutdownFarewell(config))));
+  await Promise.all([...hubs.values()].map((hub) => hub.broadcaster.closeAll(shutdownRetryMs(config))));
   await app.close();
   await Promise.all([...ingest.values()].map((endpoint) => endpoint.validator?.close()));
   await storage.close();

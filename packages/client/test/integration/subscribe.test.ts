@@ -81,7 +81,7 @@ describe('subscribe over SSE', () => {
     await running.push();
     await collected.next(2);
     // The server ends every stream (as at shutdown); elements published meanwhile must arrive.
-    await hub.broadcaster.closeAll(() => 'retry: 10\n\n');
+    await hub.broadcaster.closeAll(() => 10);
     await running.push();
     await running.push();
     await collected.until(() => collected.events.some((event) => event.type === 'reconnect'));

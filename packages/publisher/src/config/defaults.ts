@@ -55,6 +55,23 @@ export const defaults = Object.freeze({
   subscriberStallTimeoutMs: 10_000,
   /** Subscribers written per event-loop turn during a broadcast. */
   broadcastBatchSize: 500,
+  /**
+   * Largest frame a data WebSocket client may send (bytes): it should send nothing but pongs and
+   * its close frame (control frames hold at most 125 bytes). A larger frame is closed 1009 (by
+   * `ws`, before it is buffered whole); any data message is closed 1008.
+   */
+  wsMaxPayloadBytes: 1_024,
+  /**
+   * Milliseconds a data WebSocket may take to answer a ping (sent every `heartbeatMs`) before
+   * its connection is cut without a closing handshake: a peer gone without a FIN, or not reading.
+   */
+  wsPongTimeoutMs: 20_000,
+  /**
+   * Milliseconds the server waits for the client's answer to its close frame (shutdown, shed,
+   * eviction) before cutting the connection: bounds what a client that stopped reading holds
+   * after it was told to go, and keeps a shutdown within `shutdownTimeoutMs`.
+   */
+  wsCloseTimeoutMs: 2_000,
   /** Solid notification channels (EventSourceChannel2023) open at once, all streams together (count). */
   maxNotificationChannels: 10_000,
   /** Longest life of a notification channel (seconds); a subscription's `endAt` may only shorten it. */

@@ -1,5 +1,6 @@
 import cors from '@fastify/cors';
 import underPressure from '@fastify/under-pressure';
+import websocket from '@fastify/websocket';
 import { createServer } from 'node:http';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import { PublisherError } from '../errors.js';
@@ -17,6 +18,7 @@ import { latestRoute } from './routes/latest-route.js';
 import { notificationsRoute } from './routes/notifications-route.js';
 import { operationsRoute } from './routes/operations-route.js';
 import { registerPage } from './routes/page-route.js';
+import { WEBSOCKET_ROUTE, webSocketRoute } from './routes/websocket-route.js';
 import { UnusedConnections } from './unused-connections.js';
 
 const EVENTS_ROUTE = '/streams/:id/events';
@@ -87,9 +89,40 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
       : { healthCheck: context.healthCheck, healthCheckInterval: 1_000 }),
   });
 
+  await app.register(websocket, {
+    options: {
+      // Clients send nothing but pongs and their close frame (docs/protocol.md).
+      maxPayload: config.wsMaxPayloadBytes,
+      // Offered when the client asks, always without server context takeover: every message is
+      // then compressed on its own, once for all sockets (render/websocket-frame.ts).
+      perMessageDeflate: { serverNoContextTakeover: true, clientNoContextTakeover: true },
+      // The stream's broadcaster holds the connections (and counts them against maxSubscribers).
+      clientTracking: false,
+      // Supported by ws 8.23 (not declared by @types/ws 8.18): how long a closing handshake may take.
+      ...({ closeTimeout: config.wsCloseTimeoutMs } as object),
+    },
+    errorHandler: (error, socket, request) => {
+      // ws' own protocol errors (a frame over maxPayload: 1009, a malformed frame: 1002): ws
+      // has begun the closing handshake with the right code, and ends the connection.
+      if ((error as { code?: unknown }).code?.toString().startsWith('WS_ERR_') === true) {
+        request.log.debug({ err: error }, 'data WebSocket closed for a protocol error');
+        return;
+      }
+      request.log.error({ err: error }, 'data WebSocket failed');
+      socket.terminate();
+    },
+    // At shutdown the broadcaster has sent every subscriber its close 1012 already: stop taking handshakes.
+    preClose(done) {
+      this.websocketServer.close();
+      done();
+    },
+  });
+
   // Callback-style hooks: they run on every poll, and an async hook costs a promise each time.
   app.addHook('onRequest', (request, _reply, done) => {
-    if (context.lifecycle.closing && request.routeOptions.url !== EVENTS_ROUTE) {
+    // Push subscribers are told to come back later in their own terms (SSE `retry:`, close 1012).
+    const route = request.routeOptions.url;
+    if (context.lifecycle.closing && route !== EVENTS_ROUTE && route !== WEBSOCKET_ROUTE) {
       done(new PublisherError('PUB_ERR_SHUTTING_DOWN', undefined, {}, { connection: 'close', 'retry-after': '5' }));
       return;
     }
@@ -104,6 +137,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   await app.register(async (scope) => documentsRoute(scope, context));
   await app.register(async (scope) => latestRoute(scope, context, responder));
   await app.register(async (scope) => eventsRoute(scope, context));
+  await app.register(async (scope) => webSocketRoute(scope, context, () => shedder.shedding));
   await app.register(async (scope) => historyRoute(scope, context));
   await app.register(async (scope) => operationsRoute(scope, context));
   await app.register(async (scope) => ingestRoute(scope, context));

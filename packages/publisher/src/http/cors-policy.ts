@@ -39,6 +39,31 @@ function isRestricted(request: FastifyRequest): boolean {
  * holding an ingest token should not be able to use it from an origin the operator did not name.
  */
 export function corsPolicy(corsIngestOrigins: string): FastifyCorsOptionsDelegateCallback {
+  const optionsFor = corsOptions(corsIngestOrigins);
+  return (request, callback) => callback(null, optionsFor(request));
+}
+
+/**
+ * Whether a browser script of the request's `Origin` may use it under the CORS policy. A
+ * WebSocket handshake is not subject to CORS (a browser opens it from any origin and lets the
+ * script read everything): the data WebSocket applies the same policy itself before upgrading,
+ * and answers 403 `PUB_ERR_ORIGIN_NOT_ALLOWED` to an origin the policy refuses. A request
+ * without `Origin` is not a browser's script: allowed.
+ */
+export function originAllowed(corsIngestOrigins: string): (request: FastifyRequest) => boolean {
+  const optionsFor = corsOptions(corsIngestOrigins);
+  return (request) => {
+    const origin = request.headers.origin;
+    if (origin === undefined) return true;
+    const allowed = optionsFor(request).origin;
+    if (allowed === '*' || allowed === true) return true;
+    if (typeof allowed === 'string') return allowed === origin;
+    return Array.isArray(allowed) && allowed.includes(origin);
+  };
+}
+
+/** The CORS options of each request: reads open to every origin, ingest and `/metrics` to `corsIngestOrigins`. */
+function corsOptions(corsIngestOrigins: string): (request: FastifyRequest) => FastifyCorsOptions {
   const read: FastifyCorsOptions = {
     origin: '*',
     methods: ['GET', 'HEAD', 'POST'],
@@ -54,5 +79,5 @@ export function corsPolicy(corsIngestOrigins: string): FastifyCorsOptionsDelegat
     exposedHeaders: [...exposedHeaders],
     maxAge: INGEST_PREFLIGHT_MAX_AGE_SECONDS,
   };
-  return (request, callback) => callback(null, isRestricted(request) ? restricted : read);
+  return (request) => (isRestricted(request) ? restricted : read);
 }

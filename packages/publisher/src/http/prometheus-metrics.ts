@@ -1,7 +1,7 @@
 import { constants, PerformanceObserver } from 'node:perf_hooks';
 import { getHeapSpaceStatistics } from 'node:v8';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import type { EvictionReason } from '../publish/subscriber.js';
+import type { CutReason, Transport } from '../publish/push-subscriber.js';
 import type { StreamMetrics } from '../publish/stream-metrics.js';
 import type { SourceHealth } from '../source/element-source.js';
 
@@ -54,26 +54,32 @@ export class PrometheusMetrics implements StreamMetrics {
   });
   readonly #subscribers = new Gauge({
     name: 'rdf_stream_subscribers',
-    help: 'Connected SSE subscribers',
+    help: 'Connected push subscribers (SSE and WebSocket together; see rdf_stream_transport_subscribers)',
     labelNames: ['stream'] as const,
+    registers: [this.registry],
+  });
+  readonly #transportSubscribers = new Gauge({
+    name: 'rdf_stream_transport_subscribers',
+    help: 'Connected push subscribers by transport: "sse" (/events) or "websocket" (/ws)',
+    labelNames: ['stream', 'transport'] as const,
     registers: [this.registry],
   });
   readonly #evicted = new Counter({
     name: 'rdf_stream_subscribers_evicted_total',
-    help: 'SSE subscribers cut for holding too much: reason "queue" (unsent data over maxSubscriberQueueBytes) or "stall" (no drain within subscriberStallTimeoutMs)',
+    help: 'Push subscribers (SSE and WebSocket) cut: reason "queue" (unsent data over maxSubscriberQueueBytes), "stall" (no drain within subscriberStallTimeoutMs) or "pong" (a WebSocket that answered no ping within wsPongTimeoutMs)',
     labelNames: ['stream', 'reason'] as const,
     registers: [this.registry],
   });
   readonly #broadcastDuration = new Histogram({
     name: 'rdf_stream_broadcast_duration_seconds',
-    help: 'Time to write one element to every SSE subscriber',
+    help: 'Time to write one element to every push subscriber (SSE and WebSocket)',
     labelNames: ['stream'] as const,
     buckets: BROADCAST_SECONDS_BUCKETS,
     registers: [this.registry],
   });
   readonly #broadcastCpu = new Histogram({
     name: 'rdf_stream_broadcast_cpu_seconds',
-    help: 'CPU time of the batches that write one element to every SSE subscriber (yields excluded)',
+    help: 'CPU time of the batches that write one element to every push subscriber (SSE and WebSocket) (yields excluded)',
     labelNames: ['stream'] as const,
     buckets: BROADCAST_SECONDS_BUCKETS,
     registers: [this.registry],
@@ -153,7 +159,11 @@ export class PrometheusMetrics implements StreamMetrics {
     this.#subscribers.set({ stream: streamId }, count);
   }
 
-  subscriberEvicted(streamId: string, reason: EvictionReason): void {
+  transportSubscribersChanged(streamId: string, transport: Transport, count: number): void {
+    this.#transportSubscribers.set({ stream: streamId, transport }, count);
+  }
+
+  subscriberEvicted(streamId: string, reason: CutReason): void {
     this.#evicted.inc({ stream: streamId, reason });
   }
 

@@ -34,7 +34,7 @@ export function streamHeaders(reply: FastifyReply, encoding?: SseEncoding): Reco
  * up to `maxDelayMs` so that the crowd spreads out) and why (a `shed` event).
  */
 export function shedStream(code: 'PUB_ERR_OVERLOADED' | 'PUB_ERR_SHUTTING_DOWN', sseRetryMs: number, maxDelayMs: number) {
-  const retryMs = Math.max(sseRetryMs, Math.round(Math.random() * maxDelayMs));
+  const retryMs = shedRetryMs(sseRetryMs, maxDelayMs);
   return {
     retryAfter: String(Math.ceil(retryMs / 1000)),
     body: sseFrame({ retry: retryMs, event: sseEvents.shed, data: JSON.stringify({ code, retryMs }) }),
@@ -47,4 +47,18 @@ export function shedStream(code: 'PUB_ERR_OVERLOADED' | 'PUB_ERR_SHUTTING_DOWN',
  * jitter differs), for SSE subscribers and notification receivers alike.
  */
 export const shutdownFarewell = (config: Pick<PublisherConfig, 'sseRetryMs' | 'shutdownRetryJitterMs'>) => () =>
-  sseFrame({ comment: 'shutting down', retry: config.sseRetryMs + Math.round(Math.random() * config.shutdownRetryJitterMs) });
+  sseFrame({ comment: 'shutting down', retry: shutdownRetryMs(config)() });
+
+/**
+ * The delay after which a subscriber should come back at shutdown: `sseRetryMs` plus a random
+ * delay up to `shutdownRetryJitterMs`, drawn anew at each call. SSE sends it as `retry:`, the
+ * data WebSocket as the close reason `{"retryMs":N}`.
+ */
+export const shutdownRetryMs = (config: Pick<PublisherConfig, 'sseRetryMs' | 'shutdownRetryJitterMs'>) => () =>
+  config.sseRetryMs + Math.round(Math.random() * config.shutdownRetryJitterMs);
+
+/**
+ * The delay a shed subscriber is told to come back after: at least `sseRetryMs`, jittered up to
+ * `maxDelayMs` so that the crowd spreads out (SSE's `retry:`, the WebSocket's close 1013).
+ */
+export const shedRetryMs = (sseRetryMs: number, maxDelayMs: number): number => Math.max(sseRetryMs, Math.round(Math.random() * maxDelayMs));

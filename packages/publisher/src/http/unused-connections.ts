@@ -26,6 +26,8 @@ export class UnusedConnections {
       socket.once('close', () => this.#sockets.delete(socket));
     });
     server.prependListener('request', (request: IncomingMessage) => this.#sockets.delete(request.socket));
+    // A WebSocket handshake is a request too, whose connection then belongs to the WebSocket.
+    server.prependListener('upgrade', (request: IncomingMessage) => this.#sockets.delete(request.socket));
   }
 
   /** Connections open that have not begun a request. */

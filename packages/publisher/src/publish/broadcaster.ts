@@ -3,11 +3,8 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { elementId } from '@rdf-stream/protocol';
 import type { EventLog } from '../log/event-log.js';
 import type { LoggedElement } from '../render/render-element.js';
-import { type EncodedFrame, encodedFrame, wireBytes } from '../render/event-stream-encoder.js';
-import { sseFrame } from '../render/sse-frame.js';
-import { gapFrame } from './resume.js';
+import { type BroadcastMessage, HEARTBEAT, isElement, type PushSubscriber, type Transport } from './push-subscriber.js';
 import type { StreamMetrics } from './stream-metrics.js';
-import type { Subscriber } from './subscriber.js';
 
 export interface BroadcasterOptions {
   readonly streamId: string;
@@ -19,8 +16,9 @@ export interface BroadcasterOptions {
 }
 
 /**
- * Writes each logged element's pre-built frame to every live subscriber, in order, in batches
- * that yield to the event loop. The log is the queue: the pump follows `log.latestSeq`, so
+ * Writes each logged element's pre-built frame to every live subscriber (SSE and WebSocket
+ * alike, each in its transport's shared bytes), in order, in batches that yield to the event
+ * loop. The log is the queue: the pump follows `log.latestSeq`, so
  * nothing is buffered here and elements published during a broadcast are sent right after it.
  * A subscriber whose unsent bytes would exceed its limit is evicted, never buffered further; one
  * that stops draining is evicted by its own stall timer (see `Subscriber`).
@@ -29,7 +27,8 @@ export class Broadcaster {
   readonly #log: EventLog;
   readonly #options: BroadcasterOptions;
   readonly #yield: () => Promise<unknown>;
-  readonly #subscribers = new Set<Subscriber>();
+  readonly #subscribers = new Set<PushSubscriber>();
+  readonly #byTransport: Record<Transport, number> = { sse: 0, websocket: 0 };
   #cursor: number;
   #pumping: Promise<void> | undefined;
 
@@ -49,16 +48,26 @@ export class Broadcaster {
     return this.#cursor;
   }
 
-  add(subscriber: Subscriber): void {
-    this.#subscribers.add(subscriber);
-    subscriber.sink.once('close', () => this.remove(subscriber));
-    this.#options.metrics.subscribersChanged(this.#options.streamId, this.#subscribers.size);
+  /** Subscribers of one transport. */
+  sizeOf(transport: Transport): number {
+    return this.#byTransport[transport];
   }
 
-  remove(subscriber: Subscriber): void {
-    if (this.#subscribers.delete(subscriber)) {
-      this.#options.metrics.subscribersChanged(this.#options.streamId, this.#subscribers.size);
-    }
+  add(subscriber: PushSubscriber): void {
+    this.#subscribers.add(subscriber);
+    subscriber.sink.once('close', () => this.remove(subscriber));
+    this.#changed(subscriber.transport, 1);
+  }
+
+  remove(subscriber: PushSubscriber): void {
+    if (this.#subscribers.delete(subscriber)) this.#changed(subscriber.transport, -1);
+  }
+
+  #changed(transport: Transport, by: number): void {
+    this.#byTransport[transport] += by;
+    const { metrics, streamId } = this.#options;
+    metrics.subscribersChanged(streamId, this.#subscribers.size);
+    metrics.transportSubscribersChanged(streamId, transport, this.#byTransport[transport]);
   }
 
   /** Called after each append: starts the pump unless it is already running. Resolves when idle. */
@@ -77,7 +86,7 @@ export class Broadcaster {
         // subscribers, continue from the oldest retained element, and past this one at least.
         const resumeAt = Math.max(this.#log.oldestSeq ?? this.#log.latestSeq, this.#cursor + 2);
         const { epoch } = this.#log;
-        const gap = encodedFrame(gapFrame(elementId(epoch, this.#cursor), epoch, resumeAt, 'expired'));
+        const gap: BroadcastMessage = { kind: 'gap', requestedId: elementId(epoch, this.#cursor), epoch, fromSeq: resumeAt, reason: 'expired' };
         await this.#writeAll(() => gap);
         this.#cursor = resumeAt - 1;
         continue;
@@ -91,30 +100,36 @@ export class Broadcaster {
     }
   }
 
-  /** Writes the same comment to every live subscriber (keeps proxies and clients from timing out). */
-  async heartbeat(comment = ''): Promise<void> {
-    const frame = comment === '' ? emptyHeartbeat() : encodedFrame(sseFrame({ comment }));
-    await this.#writeAll(() => frame);
+  /**
+   * Writes the heartbeat to every live subscriber (keeps proxies and clients from timing out):
+   * an empty SSE comment, a WebSocket ping.
+   */
+  async heartbeat(): Promise<void> {
+    await this.#writeAll(() => HEARTBEAT);
   }
 
-  /** Ends every subscriber's stream with `farewell(subscriber)`, in batches. */
-  async closeAll(farewell: () => string): Promise<void> {
+  /**
+   * Ends every subscriber's stream telling it to come back after `retryMs()` (called once per
+   * subscriber, so that the delays spread), in batches.
+   */
+  async closeAll(retryMs: () => number): Promise<void> {
     const snapshot = [...this.#subscribers];
     for (let start = 0; start < snapshot.length; start += this.#options.batchSize) {
       for (const subscriber of snapshot.slice(start, start + this.#options.batchSize)) {
-        subscriber.close(farewell());
+        subscriber.shutdown(retryMs());
       }
       await this.#yield();
     }
   }
 
   /**
-   * Writes to each live subscriber what `choose` returns (an element: its frame in the
-   * subscriber's format and encoding; a control message: its encoding), over a snapshot of the
-   * subscribers, `batchSize` per turn. Returns how many subscribers were written to, and the CPU
-   * time of the batches (µs, process-wide, yields excluded).
+   * Writes to each live subscriber what `choose` returns (an element or a message, in the
+   * subscriber's transport, format and encoding: bytes shared with its peers), over a snapshot
+   * of the subscribers, `batchSize` per turn; one whose queue would overflow is evicted. Returns
+   * how many subscribers were written to, and the CPU time of the batches (µs, process-wide,
+   * yields excluded).
    */
-  async #writeAll(choose: (subscriber: Subscriber) => LoggedElement | EncodedFrame | undefined): Promise<{ written: number; cpuMicros: number }> {
+  async #writeAll(choose: (subscriber: PushSubscriber) => LoggedElement | BroadcastMessage | undefined): Promise<{ written: number; cpuMicros: number }> {
     const snapshot = [...this.#subscribers];
     const { batchSize } = this.#options;
     let written = 0;
@@ -123,19 +138,11 @@ export class Broadcaster {
       const end = Math.min(start + batchSize, snapshot.length);
       const cpuBefore = process.cpuUsage();
       for (let index = start; index < end; index++) {
-        const subscriber = snapshot[index] as Subscriber;
+        const subscriber = snapshot[index] as PushSubscriber;
         if (!subscriber.live || subscriber.closed) continue;
         const chosen = choose(subscriber);
         if (chosen === undefined) continue;
-        const element = isElement(chosen) ? chosen : undefined;
-        const frame = element === undefined ? (chosen as EncodedFrame)[subscriber.encoding] : subscriber.frameOf(element);
-        if (subscriber.wouldOverflow(wireBytes(frame).length)) {
-          subscriber.evict('queue');
-          continue;
-        }
-        if (element === undefined) subscriber.write(frame);
-        else subscriber.send(frame, element.seq);
-        written++;
+        if (isElement(chosen) ? subscriber.offer(chosen) : subscriber.offerMessage(chosen)) written++;
       }
       // Work the writes deferred to the next tick (Node uncorks a response, and ends a write,
       // there) belongs to the batch: count it before taking the time.
@@ -151,8 +158,3 @@ export class Broadcaster {
 /** Resolves once the callbacks already queued with `process.nextTick` have run. */
 const afterDeferredWrites = () => new Promise<void>((resolve) => process.nextTick(resolve));
 
-const isElement = (chosen: LoggedElement | EncodedFrame): chosen is LoggedElement => 'frames' in chosen;
-
-/** The heartbeat (an empty comment), encoded once for the process's life. */
-let heartbeatFrame: EncodedFrame | undefined;
-const emptyHeartbeat = () => (heartbeatFrame ??= encodedFrame(sseFrame({ comment: '' })));

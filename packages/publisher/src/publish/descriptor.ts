@@ -12,6 +12,7 @@ const dcterms = (local: string) => namedNode(`${ns.dcterms}${local}`);
 const ldes = (local: string) => namedNode(`${ns.ldes}${local}`);
 const a = namedNode(rdf.type);
 const sseSpec = namedNode('https://html.spec.whatwg.org/multipage/server-sent-events.html');
+const webSocketSpec = namedNode('https://www.rfc-editor.org/rfc/rfc6455');
 const ldesSpec = namedNode('https://w3id.org/ldes/specification');
 
 /** W3C format IRIs (http://www.w3.org/ns/formats/) for each format we serve. */
@@ -29,6 +30,8 @@ const mediaType = (type: string) => namedNode(mediaTypeIri(type));
 export const streamLinks = (streamIri: string) => ({
   latest: `${streamIri}/latest`,
   events: `${streamIri}/events`,
+  /** The data WebSocket, as a `ws:` (or `wss:`) URL that any WebSocket client opens as it is. */
+  webSocket: `${streamIri.replace(/^http/, 'ws')}/ws`,
   /** The LDES view: the root node of the history pages. */
   history: `${streamIri}/history`,
 });
@@ -78,11 +81,14 @@ export function descriptorQuads(stream: StreamDefinition): Quad[] {
     const latest = namedNode(`${stream.iri}#latest-${format}`);
     const events = namedNode(`${stream.iri}#events-${format}`);
     const history = namedNode(`${stream.iri}#history-${format}`);
+    const webSocket = namedNode(`${stream.iri}#ws-${format}`);
     quads.push(
       quad(subject, dcat('distribution'), latest),
       quad(subject, dcat('distribution'), events),
+      quad(subject, dcat('distribution'), webSocket),
       quad(subject, dcat('distribution'), history),
       quad(subject, namedNode(`${ns.vocals}hasEndpoint`), events),
+      quad(subject, namedNode(`${ns.vocals}hasEndpoint`), webSocket),
     );
     // Each subject's quads together, so that Turtle groups them.
     distributions.push(
@@ -98,6 +104,13 @@ export function descriptorQuads(stream: StreamDefinition): Quad[] {
       quad(events, dcat('mediaType'), mediaType(EVENT_STREAM_MEDIA_TYPE)),
       quad(events, dcterms('format'), namedNode(formatIri[format])),
       quad(events, dcterms('conformsTo'), sseSpec),
+      quad(webSocket, a, dcat('Distribution')),
+      quad(webSocket, a, namedNode(`${ns.vocals}StreamEndpoint`)),
+      quad(webSocket, dcterms('title'), literal(`WebSocket, one text message per element (${format}); resume with ?lastEventId=`, 'en')),
+      quad(webSocket, dcat('accessURL'), namedNode(`${links.webSocket}?format=${format}`)),
+      quad(webSocket, dcat('mediaType'), mediaType(mediaTypes[format])),
+      quad(webSocket, dcterms('format'), namedNode(formatIri[format])),
+      quad(webSocket, dcterms('conformsTo'), webSocketSpec),
       quad(history, a, dcat('Distribution')),
       quad(history, dcterms('title'), literal(`History (${format}): LDES pages from the oldest retained element, full pages immutable`, 'en')),
       quad(history, dcat('accessURL'), namedNode(links.history)),

@@ -7,6 +7,11 @@ export interface SubscriberSink {
   destroy(): unknown;
   once(event: 'drain' | 'close', listener: () => void): unknown;
   off(event: 'drain' | 'close', listener: () => void): unknown;
+  /**
+   * Cuts the connection telling the client why, where the transport can (a WebSocket close
+   * frame); a sink without it is destroyed.
+   */
+  cut?(reason: EvictionReason): void;
 }
 
 /** How much a push connection may hold back before it is cut (its client can resume by id). */
@@ -89,7 +94,8 @@ export class GuardedSink {
     if (this.closed) return;
     this.#closed = true;
     this.#clearStall();
-    this.sink.destroy();
+    if (this.sink.cut === undefined) this.sink.destroy();
+    else this.sink.cut(reason);
     this.#onEvicted(reason);
   }
 

@@ -81,7 +81,7 @@ export function streamGapHeader(requestedId: string, epoch: string, oldestRetain
   return streamGapHeaderValue(gapOf(requestedId, epoch, oldestRetainedSeq, reason));
 }
 
-const gapOf = (requestedId: string, epoch: string, oldestRetainedSeq: number, reason: GapReason): Gap => ({
+export const gapOf = (requestedId: string, epoch: string, oldestRetainedSeq: number, reason: GapReason): Gap => ({
   requestedId,
   oldestRetained: elementId(epoch, oldestRetainedSeq),
   reason,

@@ -14,6 +14,7 @@ import type { ResumePlan } from './resume.js';
 import type { StreamMetrics } from './stream-metrics.js';
 import type { Subscriber, SubscriberSink } from './subscriber.js';
 import { type SubscriberLimits, SubscriberRegistry } from './subscriber-registry.js';
+import type { WebSocketSink, WebSocketSubscriber } from './websocket-subscriber.js';
 
 export { TooManySubscribersError } from './subscriber-registry.js';
 export type { LatestElement } from './latest-element-cache.js';
@@ -172,6 +173,11 @@ export class StreamHub {
   /** Registers an SSE subscriber (see `SubscriberRegistry.subscribe`). */
   subscribe(sink: SubscriberSink, format: FormatName, encoder: EventStreamEncoder, plan: ResumePlan): Subscriber {
     return this.subscribers.subscribe(sink, format, encoder, plan);
+  }
+
+  /** Registers a data WebSocket (see `SubscriberRegistry.subscribeWebSocket`). */
+  subscribeWebSocket(sink: WebSocketSink, format: FormatName, plan: ResumePlan): WebSocketSubscriber {
+    return this.subscribers.subscribeWebSocket(sink, format, plan);
   }
 
   #writerOrThrow(): ElementWriter {

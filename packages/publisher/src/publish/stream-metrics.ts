@@ -1,4 +1,4 @@
-import type { EvictionReason } from './subscriber.js';
+import type { CutReason, Transport } from './push-subscriber.js';
 
 /** What the publishing core reports; `http/prometheus-metrics.ts` turns it into Prometheus metrics. */
 export interface StreamMetrics {
@@ -9,8 +9,11 @@ export interface StreamMetrics {
    * yields: what the writes cost, whatever else shared the machine).
    */
   broadcastFinished(streamId: string, durationSeconds: number, subscribers: number, cpuSeconds: number): void;
+  /** Every push subscriber of the stream, all transports together. */
   subscribersChanged(streamId: string, count: number): void;
-  subscriberEvicted(streamId: string, reason: EvictionReason): void;
+  /** The stream's subscribers of one transport. */
+  transportSubscribersChanged(streamId: string, transport: Transport, count: number): void;
+  subscriberEvicted(streamId: string, reason: CutReason): void;
   longPollWaitersChanged(streamId: string, count: number): void;
 }
 
@@ -18,6 +21,7 @@ export const noMetrics: StreamMetrics = {
   elementPublished() {},
   broadcastFinished() {},
   subscribersChanged() {},
+  transportSubscribersChanged() {},
   subscriberEvicted() {},
   longPollWaitersChanged() {},
 };

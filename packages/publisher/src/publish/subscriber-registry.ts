@@ -1,10 +1,12 @@
 import { elementId, type FormatName } from '@rdf-stream/protocol';
 import type { EventLog } from '../log/event-log.js';
 import { Broadcaster } from './broadcaster.js';
-import { gapFrame, type ResumePlan } from './resume.js';
+import type { CutReason, PushSubscriber } from './push-subscriber.js';
+import type { ResumePlan } from './resume.js';
 import type { StreamMetrics } from './stream-metrics.js';
 import type { EventStreamEncoder } from '../render/event-stream-encoder.js';
-import { type EvictionReason, Subscriber, type SubscriberSink } from './subscriber.js';
+import { Subscriber, type SubscriberSink } from './subscriber.js';
+import { type WebSocketSink, WebSocketSubscriber } from './websocket-subscriber.js';
 
 export interface SubscriberLimits {
   readonly broadcastBatchSize: number;
@@ -14,6 +16,8 @@ export interface SubscriberLimits {
   readonly subscriberStallTimeoutMs: number;
   /** Elements read from the log at a time while a subscriber catches up. */
   readonly catchUpBatchElements: number;
+  /** Milliseconds a data WebSocket may take to answer a ping before it is cut. */
+  readonly wsPongTimeoutMs: number;
 }
 
 /** Thrown by `subscribe` when `maxSubscribers` are already connected. */
@@ -22,8 +26,8 @@ export class TooManySubscribersError extends Error {
 }
 
 /**
- * A stream's SSE subscribers: each catches up from the log (from disk if it must), then goes
- * live and is fed by the broadcaster. `lastSentSeq` hands a subscriber over from catch-up to
+ * A stream's push subscribers, SSE and WebSocket: each catches up from the log (from disk if it
+ * must), then goes live and is fed by the broadcaster. `lastSentSeq` hands a subscriber over from catch-up to
  * live with no gap and no duplicate, whatever the interleaving.
  */
 export class SubscriberRegistry {
@@ -32,7 +36,7 @@ export class SubscriberRegistry {
   readonly #limits: SubscriberLimits;
   readonly #onError: (error: unknown) => void;
   readonly #subscribersInProcess: () => number;
-  readonly #onEvicted: (subscriber: Subscriber, reason: EvictionReason) => void;
+  readonly #onEvicted: (subscriber: PushSubscriber, reason: CutReason) => void;
 
   constructor(options: {
     readonly streamId: string;
@@ -58,7 +62,10 @@ export class SubscriberRegistry {
     };
   }
 
-  /** True when `maxSubscribers` are connected to this process: a new subscriber is refused. */
+  /**
+   * True when `maxSubscribers` are connected to this process (SSE and WebSocket subscribers
+   * together: each holds a socket): a new subscriber is refused.
+   */
   get full(): boolean {
     return this.#subscribersInProcess() >= this.#limits.maxSubscribers;
   }
@@ -76,19 +83,44 @@ export class SubscriberRegistry {
       format,
       encoder,
       fromSeq - 1,
-      { maxQueueBytes: this.#limits.maxSubscriberQueueBytes, stallTimeoutMs: this.#limits.subscriberStallTimeoutMs },
+      this.#queueLimits(),
       this.#onEvicted,
     );
+    this.#start(subscriber);
+    return subscriber;
+  }
+
+  /**
+   * Registers a data WebSocket whose handshake is done: the gap message first when `plan` says
+   * elements were missed, then as `subscribe`. Throws `TooManySubscribersError` before writing
+   * anything if the limit is reached.
+   */
+  subscribeWebSocket(sink: WebSocketSink, format: FormatName, plan: ResumePlan): WebSocketSubscriber {
+    if (this.full) throw new TooManySubscribersError(`${this.#limits.maxSubscribers} subscribers are already connected`);
+    const fromSeq = plan.kind === 'live' ? this.#log.latestSeq + 1 : plan.fromSeq;
+    const limits = { ...this.#queueLimits(), pongTimeoutMs: this.#limits.wsPongTimeoutMs };
+    const subscriber = new WebSocketSubscriber(sink, format, this.#log.epoch, fromSeq - 1, limits, this.#onEvicted);
+    if (plan.kind === 'gap') {
+      subscriber.sendMessage({ kind: 'gap', requestedId: plan.requestedId, epoch: this.#log.epoch, fromSeq: plan.fromSeq, reason: plan.reason });
+    }
+    this.#start(subscriber);
+    return subscriber;
+  }
+
+  #queueLimits() {
+    return { maxQueueBytes: this.#limits.maxSubscriberQueueBytes, stallTimeoutMs: this.#limits.subscriberStallTimeoutMs };
+  }
+
+  #start(subscriber: PushSubscriber): void {
     this.broadcaster.add(subscriber);
     this.#catchUp(subscriber).catch(this.#onError);
-    return subscriber;
   }
 
   /**
    * Sends durable elements after `lastSentSeq` until none is left, then goes live (same turn).
    * A reader that stops draining meanwhile is evicted by its stall timer, as a live one is.
    */
-  async #catchUp(subscriber: Subscriber): Promise<void> {
+  async #catchUp(subscriber: PushSubscriber): Promise<void> {
     const log = this.#log;
     while (!subscriber.closed) {
       const seq = subscriber.lastSentSeq + 1;
@@ -102,13 +134,13 @@ export class SubscriberRegistry {
         // Retention removed it meanwhile (or it cannot be read): say so, go on from the oldest
         // retained element, and past this one at least, so that catch-up always progresses.
         const resumeAt = Math.max(log.oldestSeq ?? log.latestSeq + 1, seq + 1);
-        subscriber.write(gapFrame(elementId(log.epoch, subscriber.lastSentSeq), log.epoch, resumeAt, 'expired'));
+        subscriber.sendMessage({ kind: 'gap', requestedId: elementId(log.epoch, subscriber.lastSentSeq), epoch: log.epoch, fromSeq: resumeAt, reason: 'expired' });
         subscriber.lastSentSeq = resumeAt - 1;
         continue;
       }
       for (const element of elements) {
         if (subscriber.closed) return;
-        if (!subscriber.send(subscriber.frameOf(element), element.seq) && !(await subscriber.drained())) return;
+        if (!subscriber.sendElement(element) && !(await subscriber.drained())) return;
       }
     }
   }

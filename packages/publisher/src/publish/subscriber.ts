@@ -3,11 +3,16 @@ import type { LoggedElement } from '../render/render-element.js';
 import {
   type EncodedFrame,
   elementFrame,
+  encodedFrame,
   type EventStreamEncoder,
   type SseEncoding,
   type WireFrame,
+  wireBytes,
 } from '../render/event-stream-encoder.js';
+import { sseFrame } from '../render/sse-frame.js';
 import { type EvictionReason, GuardedSink, type SubscriberQueueLimits, type SubscriberSink } from './guarded-sink.js';
+import type { BroadcastMessage, PushSubscriber } from './push-subscriber.js';
+import { gapFrame } from './resume.js';
 
 export type { EvictionReason, SubscriberQueueLimits, SubscriberSink } from './guarded-sink.js';
 
@@ -17,7 +22,8 @@ export type { EvictionReason, SubscriberQueueLimits, SubscriberSink } from './gu
  * seam between replay and live, whatever the interleaving of the two. Its queue and stall
  * limits are those of every push connection (`GuardedSink`).
  */
-export class Subscriber {
+export class Subscriber implements PushSubscriber {
+  readonly transport = 'sse';
   live = false;
   lastSentSeq: number;
   readonly #connection: GuardedSink;
@@ -67,6 +73,39 @@ export class Subscriber {
     return this.#connection.write(this.encoder.encode(frame));
   }
 
+  offer(element: LoggedElement): boolean {
+    const frame = this.frameOf(element);
+    if (this.wouldOverflow(wireBytes(frame).length)) {
+      this.evict('queue');
+      return false;
+    }
+    this.send(frame, element.seq);
+    return true;
+  }
+
+  offerMessage(message: BroadcastMessage): boolean {
+    const frame = sseMessageFrame(message)[this.encoding];
+    if (this.wouldOverflow(wireBytes(frame).length)) {
+      this.evict('queue');
+      return false;
+    }
+    this.write(frame);
+    return true;
+  }
+
+  sendElement(element: LoggedElement): boolean {
+    return this.send(this.frameOf(element), element.seq);
+  }
+
+  sendMessage(message: BroadcastMessage): boolean {
+    return this.write(sseMessageFrame(message));
+  }
+
+  /** `: shutting down` and `retry: {retryMs}`, then the end of the stream. */
+  shutdown(retryMs: number): void {
+    this.close(sseFrame({ comment: 'shutting down', retry: retryMs }));
+  }
+
   /** Cuts the connection at once: it can resume by id. */
   evict(reason: EvictionReason = 'queue'): void {
     this.#connection.evict(reason);
@@ -81,4 +120,21 @@ export class Subscriber {
   drained(): Promise<boolean> {
     return this.#connection.drained();
   }
+}
+
+/** Each broadcast message's SSE frame in both encodings, made once for every subscriber. */
+const messageFrames = new WeakMap<BroadcastMessage, EncodedFrame>();
+
+/** A heartbeat is an empty comment; a gap, the `gap` event (`resume.ts`). */
+function sseMessageFrame(message: BroadcastMessage): EncodedFrame {
+  let frame = messageFrames.get(message);
+  if (frame === undefined) {
+    frame = encodedFrame(
+      message.kind === 'heartbeat'
+        ? sseFrame({ comment: '' })
+        : gapFrame(message.requestedId, message.epoch, message.fromSeq, message.reason),
+    );
+    messageFrames.set(message, frame);
+  }
+  return frame;
 }

@@ -42,10 +42,15 @@ describe('GET /streams/{id} (descriptor)', () => {
     expect(has(quads, stream(), 'https://w3id.org/ldes#timestampPath', 'http://www.w3.org/ns/prov#generatedAtTime')).toBe(true);
     expect(has(quads, stream(), 'http://www.w3.org/1999/02/22-rdf-syntax-ns#type', 'http://w3id.org/rsp/vocals#RDFStream')).toBe(true);
     const accessUrls = quads.filter((q) => q.predicate.value === `${DCAT}accessURL`).map((q) => q.object.value);
-    for (const format of formatNames) expect(accessUrls).toContain(`${stream()}/events?format=${format}`);
+    const webSocket = `${stream().replace(/^http:/, 'ws:')}/ws`;
+    for (const format of formatNames) {
+      expect(accessUrls).toContain(`${stream()}/events?format=${format}`);
+      expect(accessUrls).toContain(`${webSocket}?format=${format}`);
+    }
     expect(accessUrls).toContain(`${stream()}/latest`);
     const endpoints = quads.filter((q) => q.predicate.value === 'http://w3id.org/rsp/vocals#hasEndpoint');
-    expect(endpoints).toHaveLength(formatNames.length);
+    // SSE and the data WebSocket, in every format.
+    expect(endpoints).toHaveLength(2 * formatNames.length);
     const mediaTypes = new Set(quads.filter((q) => q.predicate.value === `${DCAT}mediaType`).map((q) => q.object.value));
     for (const format of formatNames) {
       expect(mediaTypes).toContain(`https://www.iana.org/assignments/media-types/${formats[format].mediaType}`);
@@ -56,6 +61,7 @@ describe('GET /streams/{id} (descriptor)', () => {
     const link = (await fetch(stream())).headers.get('link')!;
     expect(link).toContain(`<${stream()}/latest>; rel="latest-version"`);
     expect(link).toContain(`<${stream()}/events>; rel="alternate"; type="text/event-stream"`);
+    expect(link).toContain(`<${stream().replace(/^http:/, 'ws:')}/ws>; rel="alternate"`);
   });
 
   it('revalidates with its ETag', async () => {

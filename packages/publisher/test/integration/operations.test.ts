@@ -45,13 +45,15 @@ describe('GET /metrics', () => {
     await fetch(`${running.url}/streams/parking/latest`);
     const text = await (await fetch(`${running.url}/metrics`)).text();
     expect(text).toMatch(/^rdf_stream_subscribers\{stream="parking"\} 1$/m);
+    expect(text).toMatch(/^rdf_stream_transport_subscribers\{stream="parking",transport="sse"\} 1$/m);
     expect(text).toMatch(/^rdf_stream_elements_published_total\{stream="parking"\} 1$/m);
     expect(text).toMatch(/^rdf_stream_broadcast_duration_seconds_count\{stream="parking"\} 1$/m);
     expect(text).toMatch(/^rdf_stream_broadcast_subscribers\{stream="parking"\} 1$/m);
     expect(text).toMatch(/^rdf_stream_http_requests_total\{route="\/streams\/:id\/latest",method="GET",status="2xx"\} 1$/m);
-    // kind: the source kind of a stream (simulator, replay, web-api, mqtt, ingest, …): bounded too.
+    // kind: the source kind of a stream (simulator, replay, web-api, mqtt, ingest, …); transport:
+    // sse or websocket: bounded too.
     const labelNames = new Set([...text.matchAll(/[{,](\w+)="/g)].map((match) => match[1]));
-    expect([...labelNames].sort()).toEqual(['kind', 'le', 'method', 'route', 'status', 'stream']);
+    expect([...labelNames].sort()).toEqual(['kind', 'le', 'method', 'route', 'status', 'stream', 'transport']);
     connection.close();
   });
 

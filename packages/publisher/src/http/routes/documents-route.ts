@@ -24,6 +24,7 @@ export function documentsRoute(app: FastifyInstance, context: AppContext): void 
       link: [
         `<${links.latest}>; rel="latest-version"`,
         `<${links.events}>; rel="alternate"; type="${EVENT_STREAM_MEDIA_TYPE}"`,
+        `<${links.webSocket}>; rel="alternate"`,
         `<${links.history}>; rel="https://w3id.org/tree#view"`,
         `<${context.config.baseUrl}${CONTEXT_PATH}>; rel="http://www.w3.org/ns/json-ld#context"; type="${mediaTypes.jsonld}"`,
         `<${subscriptionServiceLinks(context.config.baseUrl).description}>; rel="${STORAGE_DESCRIPTION_REL}"`,

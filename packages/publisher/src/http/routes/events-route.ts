@@ -91,7 +91,7 @@ export function eventsRoute(app: FastifyInstance, context: AppContext): void {
   }
 }
 
-function formatOf(value: string | undefined): FormatName {
+export function formatOf(value: string | undefined): FormatName {
   if (value === undefined) return 'jsonld';
   if (!isFormatName(value)) {
     throw new PublisherError('PUB_ERR_UNKNOWN_FORMAT', `format must be one of ${formatNames.join(', ')}`, {
@@ -101,6 +101,6 @@ function formatOf(value: string | undefined): FormatName {
   return value;
 }
 
-function first(value: string | string[] | undefined): string | undefined {
+export function first(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }

@@ -116,10 +116,10 @@ describe('Broadcaster', () => {
     const start = subscriber.encoder.start(': ok\n\n');
     await broadcaster.heartbeat();
     await publish();
-    await broadcaster.closeAll(() => 'retry: 1234\n\n');
+    await broadcaster.closeAll(() => 1234);
     expect(sink.ended).toBe(true);
     const body = gunzipSync(Buffer.concat([start, ...sink.written])).toString();
-    expect(body).toBe(`: ok\n\n:\n\n${(await log.get(1))!.frames.turtle.toString()}retry: 1234\n\n`);
+    expect(body).toBe(`: ok\n\n:\n\n${(await log.get(1))!.frames.turtle.toString()}: shutting down\nretry: 1234\n\n`);
   });
 
   it('yields to the event loop between batches of `batchSize` subscribers', async () => {
@@ -198,14 +198,15 @@ describe('Broadcaster', () => {
     expect(sink.received).toEqual([':\n\n']);
   });
 
-  it('closeAll ends every stream with its farewell', async () => {
+  it('closeAll ends every stream with its farewell, a retry delay drawn for each', async () => {
     const { live, broadcaster } = setup({ batchSize: 1 });
     const sinks = [new FakeSink(), new FakeSink()];
     sinks.forEach((sink) => live(sink));
-    await broadcaster.closeAll(() => 'retry: 1234\n\n');
-    for (const sink of sinks) {
+    let delay = 1234;
+    await broadcaster.closeAll(() => delay++);
+    sinks.forEach((sink, index) => {
       expect(sink.ended).toBe(true);
-      expect(sink.received).toEqual(['retry: 1234\n\n']);
-    }
+      expect(sink.received).toEqual([`: shutting down\nretry: ${1234 + index}\n\n`]);
+    });
   });
 });

@@ -1,0 +1,90 @@
+import type { Socket } from 'node:net';
+import { WebSocket } from 'ws';
+import type { EvictionReason } from '../publish/guarded-sink.js';
+import type { WebSocketSink } from '../publish/websocket-subscriber.js';
+import { webSocketCloseCodes } from '../render/websocket-frame.js';
+
+/** The largest window a shared compressed frame may need (`zlib`'s default, 2¹⁵ bytes). */
+const SHARED_DEFLATE_WINDOW_BITS = 15;
+
+/**
+ * A `ws` WebSocket whose handshake is done, as the publishing core writes to it: shared frames
+ * go straight to its socket (`net.Socket.write` of ready bytes, as `EventStreamSink` does for
+ * SSE), never through `ws.send()`. `ws` keeps its receiver (pongs, the client's close frame,
+ * `maxPayload`) and writes its own control frames — pongs, the close frame — each as one
+ * synchronous write of a whole frame: it queues a frame only while it compresses a message of
+ * its own (`ws.send` with compression), which is never called, so none of its frames can land
+ * inside one of ours.
+ */
+export class WebSocketConnection implements WebSocketSink {
+  readonly compressed: boolean;
+  readonly #ws: WebSocket;
+  readonly #socket: Socket;
+
+  constructor(ws: WebSocket) {
+    this.#ws = ws;
+    // ws' connection socket: public in all but name (`_socket`, what `bufferedAmount` reads).
+    this.#socket = (ws as unknown as { _socket: Socket })._socket;
+    this.compressed = takesSharedDeflate(ws);
+  }
+
+  get writableLength(): number {
+    return this.#socket.writableLength;
+  }
+
+  /** Closed, or closing: no data frame may follow a close frame. */
+  get destroyed(): boolean {
+    return this.#ws.readyState !== WebSocket.OPEN || this.#socket.destroyed;
+  }
+
+  write(chunk: Buffer | string): boolean {
+    return this.#socket.write(chunk);
+  }
+
+  /** A normal closure (1000); the publisher's own closes say why (`closeWith`). */
+  end(): void {
+    this.closeWith(1000, '');
+  }
+
+  /** Cuts the connection at once, unless its closing handshake runs (then `ws`' close timeout ends it). */
+  destroy(): void {
+    if (this.#ws.readyState !== WebSocket.CLOSING) this.#ws.terminate();
+  }
+
+  /** Evicted: close 4008 `{"code":"evicted","reason":…}`; a reader that is not reading is cut at the close timeout. */
+  cut(reason: EvictionReason): void {
+    this.closeWith(webSocketCloseCodes.evicted, JSON.stringify({ code: 'evicted', reason }));
+  }
+
+  closeWith(code: number, reason: string): void {
+    if (this.#ws.readyState === WebSocket.OPEN) this.#ws.close(code, reason);
+  }
+
+  onPong(listener: () => void): void {
+    this.#ws.on('pong', listener);
+  }
+
+  once(event: 'drain' | 'close', listener: () => void): void {
+    if (event === 'drain') this.#socket.once('drain', listener);
+    else this.#ws.once('close', listener);
+  }
+
+  off(event: 'drain' | 'close', listener: () => void): void {
+    if (event === 'drain') this.#socket.off('drain', listener);
+    else this.#ws.off('close', listener);
+  }
+}
+
+/**
+ * Whether `ws` negotiated permessage-deflate in a form the shared compressed frames fit: without
+ * context takeover (the publisher forces it), and a window as large as the one they were
+ * compressed with. A client that asked for a smaller `server_max_window_bits` is sent
+ * uncompressed frames, which permessage-deflate allows (RSV1 clear).
+ */
+function takesSharedDeflate(ws: WebSocket): boolean {
+  const extensions = (ws as unknown as { _extensions: Record<string, { params?: Record<string, unknown> } | undefined> })._extensions;
+  const params = extensions['permessage-deflate']?.params;
+  if (params === undefined || params.server_no_context_takeover !== true) return false;
+  const windowBits = params.server_max_window_bits;
+  return windowBits === undefined || windowBits === true || windowBits === SHARED_DEFLATE_WINDOW_BITS;
+}
