@@ -142,8 +142,8 @@ describe('pnpm bench (smoke run: a few seconds, 200 clients per mode, every mode
     expect([...Value.Errors(SummarySchema, summary)].map((error) => `${error.path}: ${error.message}`)).toEqual([]);
     const [websocket] = summary.runs;
     expect(websocket).toMatchObject({ websocketClient: 'ws', connected: 100, missedUpdates: 0, errors: 0 });
-    // Four elements a second over the 4 s measured.
+    // Four elements a second over the 4 s measured; each client owes those of the first 2 s (the last 2 s are grace).
     expect(websocket!.updatesPublished).toBeGreaterThanOrEqual(14);
-    expect(websocket!.updatesExpected).toBeGreaterThan(100 * 10);
+    expect(websocket!.updatesExpected).toBeGreaterThanOrEqual(100 * 6);
   }, 120_000);
 });
