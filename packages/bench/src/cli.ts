@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { resolve } from 'node:path';
 import { SingleBar } from 'cli-progress';
 import { type BenchMode, benchModes } from './fleet/worker-protocol.js';
 import { analyzeMal } from './analyze/mal.js';
@@ -39,6 +40,7 @@ const program = new Command('pnpm bench')
   .option('--server-workers <N>', 'publisher worker processes (the publisher\'s --workers)', positive('server workers'), 1)
   .option('--client-processes <N>', 'worker processes holding the clients', positive('client processes'), 2)
   .option('--target <url>', 'measure an already running publisher stream instead of starting one')
+  .option('--cpu-prof <dir>', 'the publisher writes a V8 CPU profile (.cpuprofile) of each run into this directory when it stops')
   .option('--out <dir>', 'where to write summary.json and latencies.csv', `bench-results/${new Date().toISOString().replace(/[:.]/g, '-')}`)
   .option('--seed <n>', 'seed of the demo stream', positive('seed'), 1)
   .option('--port <n>', 'port of the publisher started for the run (the proxy takes the next one)', positive('port'), 18_900)
@@ -51,7 +53,7 @@ program.parse(process.argv.filter((arg) => arg !== '--'));
 const flags = program.opts<{
   mode: BenchMode | 'all'; clients: number[]; duration: number; ramp: number; interval: number; payload: number;
   pollInterval: number | undefined; pollStrategy: PollStrategyName; sseEncoding: 'identity' | 'gzip'; websocketClient: 'lean' | 'ws'; proxy: 'none' | 'nginx' | 'varnish'; serverWorkers: number;
-  clientProcesses: number; target?: string; out: string; seed: number; port: number;
+  clientProcesses: number; target?: string; cpuProf?: string; out: string; seed: number; port: number;
   throughputDuration: number; throughputConnections: number; throughputThreads: number; latencyTarget: number;
 }>();
 /** One process may hold 20 000 open files: a publisher worker holds no more connections. */
@@ -80,6 +82,7 @@ const options: BenchOptions = {
   clientProcesses: flags.clientProcesses,
   serverWorkers: flags.serverWorkers,
   target: flags.target,
+  ...(flags.cpuProf === undefined ? {} : { publisherCpuProfDir: resolve(flags.cpuProf) }),
   outDir: flags.out,
   seed: flags.seed,
   port: flags.port,

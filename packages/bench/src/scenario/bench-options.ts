@@ -28,6 +28,8 @@ export interface BenchOptions {
   /** Publisher worker processes (`--workers`). */
   readonly serverWorkers: number;
   readonly target: string | undefined;
+  /** Where the publisher writes a V8 CPU profile when it exits (`node --cpu-prof`), or undefined for none. */
+  readonly publisherCpuProfDir?: string;
   readonly outDir: string;
   readonly seed: number;
   readonly port: number;
