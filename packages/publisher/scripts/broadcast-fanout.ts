@@ -1,18 +1,22 @@
 /**
- * What one SSE broadcast costs the publisher, against the floor of Node writing the same bytes to
- * raw sockets, in the same run and to the same subscribers:
+ * What one broadcast costs the publisher, SSE and WebSocket, against the floor of Node writing
+ * the same bytes to raw sockets, in the same run and to the same number of subscribers:
  *
  * - `identity`: the publisher's broadcast to N subscribers, read from its own metric
  *   (`rdf_stream_broadcast_duration_seconds`: one element written to every subscriber, batches
  *   and yields included) and its CPU time from /proc;
  * - `gzip`: the same subscribers asking for `Accept-Encoding: gzip` (each event compressed once, the same bytes for all);
  * - `raw`: `raw-fanout-server.ts`, a bare `node:net` server writing the publisher's own frame
- *   (captured from the stream, in chunked framing) with `socket.write`, in the same batches.
+ *   (captured from the stream, in chunked framing) with `socket.write`, in the same batches;
+ * - `ws`: the data WebSocket (`/ws`), clients without permessage-deflate (each element's frame
+ *   built once, written to every socket);
+ * - `ws-deflate`: the same, clients offering permessage-deflate (each element deflated once).
  *
- * The subscribers are node:http + eventsource-parser, spread over `--processes` client processes
- * (the open-file limit); they report the body bytes each event took on the wire.
+ * The SSE subscribers are node:http + eventsource-parser, the WebSocket ones `ws` clients
+ * (`ws-subscribers.ts`), spread over `--processes` client processes (the open-file limit); they
+ * report the bytes each event took on the wire.
  * Usage: tsx scripts/broadcast-fanout.ts [--subscribers 10000] [--elements 6] [--interval 2]
- *        [--phases identity,gzip,raw] [--cpu-prof DIR]
+ *        [--phases identity,gzip,raw,ws,ws-deflate] [--cpu-prof DIR]
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { once } from 'node:events';
@@ -30,7 +34,7 @@ const { values } = parseArgs({
     processes: { type: 'string', default: '2' },
     port: { type: 'string', default: '18580' },
     'raw-port': { type: 'string', default: '18581' },
-    phases: { type: 'string', default: 'identity,gzip,raw' },
+    phases: { type: 'string', default: 'identity,gzip,raw,ws,ws-deflate' },
     'cpu-prof': { type: 'string' },
   },
 });
@@ -38,9 +42,11 @@ const subscribers = Number(values.subscribers);
 const elements = Number(values.elements);
 const intervalMs = Number(values.interval) * 1000;
 const processes = Number(values.processes);
-const phases = values.phases!.split(',') as Array<'identity' | 'gzip' | 'raw'>;
+type Phase = 'identity' | 'gzip' | 'raw' | 'ws' | 'ws-deflate';
+const phases = values.phases!.split(',') as Phase[];
 const base = `http://127.0.0.1:${values.port}`;
 const eventsUrl = `${base}/streams/parking/events?format=turtle`;
+const webSocketUrl = `ws://127.0.0.1:${values.port}/streams/parking/ws?format=turtle`;
 const batchSize = defaults.broadcastBatchSize;
 
 interface ClientReport {
@@ -69,7 +75,8 @@ interface PhaseResult {
   readonly cpuMsPerElement: number;
   /** Body bytes per event on the wire, as the subscribers counted them. */
   readonly bytesPerEvent: number;
-  readonly subscribersWithGzip: number;
+  /** Subscribers whose stream was compressed (gzip, or permessage-deflate negotiated). */
+  readonly subscribersCompressed: number;
   readonly clientErrors: number;
 }
 
@@ -82,9 +89,14 @@ async function metric(name: string): Promise<number> {
 const median = (values: readonly number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const round = (value: number, digits = 1) => Math.round(value * 10 ** digits) / 10 ** digits;
 
-const clients: ChildProcess[] = Array.from({ length: processes }, () =>
-  fork(new URL('./sse-subscribers.ts', import.meta.url), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }),
-);
+const forkClients = (script: string): ChildProcess[] =>
+  Array.from({ length: processes }, () =>
+    fork(new URL(script, import.meta.url), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }),
+  );
+const sseClients = forkClients('./sse-subscribers.ts');
+const wsClients = phases.some((phase) => phase.startsWith('ws')) ? forkClients('./ws-subscribers.ts') : [];
+/** The client processes of the phase running. */
+let clients = sseClients;
 
 async function ask<T>(client: ChildProcess, message: unknown): Promise<T> {
   const answer = once(client, 'message');
@@ -92,10 +104,12 @@ async function ask<T>(client: ChildProcess, message: unknown): Promise<T> {
   return ((await answer) as [T])[0];
 }
 
-async function connect(url: string, gzip: boolean): Promise<void> {
+async function connect(url: string, compressed: boolean): Promise<void> {
   const perProcess = Math.ceil(subscribers / processes);
   await Promise.all(
-    clients.map((client, index) => ask(client, { url, count: Math.min(perProcess, subscribers - index * perProcess), gzip })),
+    clients.map((client, index) =>
+      ask(client, { url, count: Math.min(perProcess, subscribers - index * perProcess), gzip: compressed, deflate: compressed }),
+    ),
   );
 }
 
@@ -131,8 +145,10 @@ async function captureFrame(): Promise<Buffer> {
   });
 }
 
-async function publisherPhase(publisher: ChildProcess, encoding: 'identity' | 'gzip'): Promise<PhaseResult> {
-  await connect(eventsUrl, encoding === 'gzip');
+async function publisherPhase(publisher: ChildProcess, encoding: Exclude<Phase, 'raw'>): Promise<PhaseResult> {
+  const webSocket = encoding.startsWith('ws');
+  clients = webSocket ? wsClients : sseClients;
+  await connect(webSocket ? webSocketUrl : eventsUrl, encoding === 'gzip' || encoding === 'ws-deflate');
   process.stdout.write(`[${encoding}] ${subscribers} subscribers connected (metric: ${await metric('rdf_stream_subscribers')})\n`);
   // Start on an element boundary: the first broadcast after the crowd is in.
   let lastCount = await metric('rdf_stream_broadcast_duration_seconds_count');
@@ -166,6 +182,7 @@ async function publisherPhase(publisher: ChildProcess, encoding: 'identity' | 'g
 }
 
 async function rawPhase(frame: Buffer): Promise<PhaseResult> {
+  clients = sseClients;
   const server = fork(new URL('./raw-fanout-server.ts', import.meta.url), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   try {
     await ask(server, { kind: 'listen', port: Number(values['raw-port']) });
@@ -210,7 +227,7 @@ function summary(
     cpuMicrosPerSubscriber: round((median(cpuTimes) * 1000) / subscribers, 2),
     cpuMsPerElement: round(cpuMsPerElement),
     bytesPerEvent: Math.round((after.bodyBytes - before.bodyBytes) / Math.max(1, events)),
-    subscribersWithGzip: after.encoded,
+    subscribersCompressed: after.encoded,
     clientErrors: after.errors,
   };
 }
@@ -229,7 +246,7 @@ try {
     results.push(phase === 'raw' ? await rawPhase(frame) : await publisherPhase(publisher, phase));
   }
 } finally {
-  clients.forEach((client) => client.kill());
+  [...sseClients, ...wsClients].forEach((client) => client.kill());
   await stopProcess(publisher);
 }
 const raw = results.find((result) => result.phase === 'raw');
@@ -243,6 +260,8 @@ console.log(
       phases: results,
       // The goal: the publisher's broadcast within 1.2× of raw socket writes of the same frame,
       // by wall time and by the CPU time of the batches (what the writes cost on a shared machine).
+      // The WebSocket phases write other bytes (frames of the element's document, not its SSE
+      // frame): compare them with identity and gzip too (ratioToIdentity).
       ratioToRaw:
         raw === undefined
           ? null
@@ -251,6 +270,15 @@ console.log(
                 .filter((result) => result !== raw)
                 .map((result) => [result.phase, { wall: round(result.broadcastMs / raw.broadcastMs, 2), cpu: round(result.cpuMicrosPerSubscriber / raw.cpuMicrosPerSubscriber, 2) }]),
             ),
+      ratioToIdentity: (() => {
+        const identity = results.find((result) => result.phase === 'identity');
+        if (identity === undefined) return null;
+        return Object.fromEntries(
+          results
+            .filter((result) => result.phase.startsWith('ws') || result.phase === 'gzip')
+            .map((result) => [result.phase, { wall: round(result.broadcastMs / identity.broadcastMs, 2), cpu: round(result.cpuMicrosPerSubscriber / identity.cpuMicrosPerSubscriber, 2) }]),
+        );
+      })(),
     },
     null,
     2,

@@ -3,7 +3,7 @@ import { DataFactory } from 'n3';
 import { EVENT_STREAM_MEDIA_TYPE, type FormatName, formatDuration, formatNames, mediaTypeIri, mediaTypes } from '@rdf-stream/protocol';
 import { ns, prov, rdf, rdfStream, xsd } from '../model/vocabulary.js';
 import type { StreamDefinition } from './stream-hub.js';
-import { baseUrlOfStream, subscriptionServiceLinks, subscriptionServiceQuads } from './subscription-service.js';
+import { allSubscriptionServiceQuads, baseUrlOfStream } from './subscription-service.js';
 
 const { namedNode, literal, quad, blankNode } = DataFactory;
 
@@ -56,8 +56,8 @@ export function descriptorQuads(stream: StreamDefinition): Quad[] {
     quad(subject, namedNode(`${ns.tree}view`), namedNode(links.history)),
     quad(subject, dcterms('conformsTo'), namedNode('https://w3id.org/rdf-stream/profile/sosa')),
   ];
-  // Solid notifications: where to subscribe (EventSourceChannel2023) to this stream or its /latest.
-  quads.push(...subscriptionServiceQuads(stream.iri, subscriptionServiceLinks(baseUrlOfStream(stream.iri)).service));
+  // Solid notifications: where to subscribe (EventSourceChannel2023, WebSocketChannel2023) to this stream or its /latest.
+  quads.push(...allSubscriptionServiceQuads(stream.iri, baseUrlOfStream(stream.iri)));
   if (stream.retainedSeconds > 0) {
     const policy = blankNode('retention');
     quads.push(

@@ -2,10 +2,16 @@ import { randomBytes } from 'node:crypto';
 import { elementId } from '@rdf-stream/protocol';
 import type { EventLog } from '../log/event-log.js';
 import type { LoggedElement } from '../render/render-element.js';
-import { notificationFrame } from '../render/solid-notification.js';
+import { notificationFrame, notificationObject, type NotificationSubject } from '../render/solid-notification.js';
 import { sseFrame } from '../render/sse-frame.js';
+import { messageFrames, PING_FRAME, webSocketCloseCodes, type WebSocketFrames } from '../render/websocket-frame.js';
 import type { NotificationTopic, SubscriptionRequest } from './notification-request.js';
 import { GuardedSink, type SubscriberSink } from './guarded-sink.js';
+import { type ChannelType, EVENT_SOURCE_CHANNEL, WEB_SOCKET_CHANNEL } from './subscription-service.js';
+import type { WebSocketSink } from './websocket-subscriber.js';
+
+/** A notification as a channel sends it: an SSE message, or a WebSocket text message's frames. */
+type ChannelFrame = Buffer | WebSocketFrames;
 
 /** Time as the channels see it: the real clock, or a manual one in tests. */
 export interface ChannelClock {
@@ -35,10 +41,11 @@ export interface NotificationChannelsOptions {
   readonly clock?: ChannelClock;
 }
 
-/** One EventSourceChannel2023 channel: a subscription and, while a receiver listens, its connection. */
+/** One channel (EventSourceChannel2023 or WebSocketChannel2023): a subscription and, while a receiver listens, its connection. */
 export interface NotificationChannel {
   /** The unguessable last segment of `receiveFrom`. */
   readonly id: string;
+  readonly channelType: ChannelType;
   readonly topic: NotificationTopic;
   readonly endAtMs: number;
   readonly rateMs: number | undefined;
@@ -49,9 +56,11 @@ interface OpenChannel extends NotificationChannel {
   knownState: string | undefined;
   /** The receiver's connection while one listens, with the queue and stall limits of SSE subscribers. */
   connection: GuardedSink | undefined;
+  /** A WebSocketChannel2023's connection as a WebSocket (its compression, its close frames). */
+  webSocket: WebSocketSink | undefined;
   lastEmitMs: number;
   /** Under `rate`: the newest notification held back, sent when the interval has passed. */
-  pending: { frame: Buffer; state: string } | undefined;
+  pending: { frame: ChannelFrame; state: string } | undefined;
   pendingTimer: unknown;
   endTimer: unknown;
 }
@@ -90,10 +99,12 @@ export class NotificationChannels {
   }
 
   /** Opens a channel for a validated request; undefined when `maxNotificationChannels` are open. */
-  open(request: SubscriptionRequest): NotificationChannel | undefined {
+  open(request: SubscriptionRequest, channelType: ChannelType = EVENT_SOURCE_CHANNEL): NotificationChannel | undefined {
     if (this.full) return undefined;
     const channel: OpenChannel = {
       id: randomBytes(16).toString('base64url'),
+      channelType,
+      webSocket: undefined,
       topic: request.topic,
       endAtMs: request.endAtMs,
       rateMs: request.rateMs,
@@ -104,7 +115,10 @@ export class NotificationChannels {
       pendingTimer: undefined,
       endTimer: undefined,
     };
-    channel.endTimer = this.#clock.setTimeout(() => this.#end(channel, sseFrame({ comment: 'channel ended (endAt)' })), request.endAtMs - this.#clock.now());
+    channel.endTimer = this.#clock.setTimeout(
+      () => this.#end(channel, sseFrame({ comment: 'channel ended (endAt)' }), [1000, 'channel ended (endAt)']),
+      request.endAtMs - this.#clock.now(),
+    );
     this.#channels.set(channel.id, channel);
     let channels = this.#byStream.get(channel.topic.streamId);
     if (channels === undefined) this.#byStream.set(channel.topic.streamId, (channels = new Set()));
@@ -117,17 +131,18 @@ export class NotificationChannels {
   }
 
   /**
-   * Hands `sink` (a hijacked response, its preamble written) to channel `id`, replacing any
-   * earlier connection. If the topic's state differs from `lastEventId` (a reconnection) or else
+   * Hands `sink` (a hijacked response, its preamble written; for a WebSocketChannel2023 an open
+   * WebSocket) to channel `id`, replacing any earlier connection. If the topic's state differs from `lastEventId` (a reconnection) or else
    * from the state the receiver is known to have, the current state is notified at once.
    * Returns false for an unknown or ended channel.
    */
-  connect(id: string, sink: SubscriberSink, lastEventId?: string): boolean {
+  connect(id: string, sink: SubscriberSink | WebSocketSink, lastEventId?: string): boolean {
     const channel = this.#channels.get(id);
     if (channel === undefined) return false;
     const previous = channel.connection;
     channel.connection = undefined;
     previous?.sink.destroy();
+    channel.webSocket = 'closeWith' in sink ? sink : undefined;
     const limits = this.#options.limits;
     const forget = () => {
       if (channel.connection === connection) channel.connection = undefined;
@@ -140,20 +155,28 @@ export class NotificationChannels {
     const log = this.#options.logs.get(channel.topic.streamId);
     const latest = log?.latest();
     if (log !== undefined && latest !== undefined && elementId(log.epoch, latest.seq) !== channel.knownState) {
-      this.#write(channel, this.#frame(channel.topic, log, latest), elementId(log.epoch, latest.seq));
+      this.#write(channel, this.#frame(channel, log, latest), elementId(log.epoch, latest.seq));
     }
     return true;
   }
 
-  /** Writes a comment to every connected receiver, so that proxies keep idle streams open. */
+  /** Writes a comment (a ping to a WebSocket) to every connected receiver, so that proxies keep idle streams open. */
   heartbeat(): void {
-    const frame = sseFrame({ comment: '' });
-    for (const channel of this.#channels.values()) if (channel.connection !== undefined) this.#send(channel, frame);
+    const comment = sseFrame({ comment: '' });
+    for (const channel of this.#channels.values()) {
+      if (channel.connection !== undefined) this.#send(channel, channel.webSocket === undefined ? comment : PING_FRAME);
+    }
   }
 
-  /** Shutdown: ends every connection after `farewell()` and forgets every channel (they live in memory). */
-  closeAll(farewell: () => string): void {
-    for (const channel of [...this.#channels.values()]) this.#end(channel, farewell());
+  /**
+   * Shutdown: ends every connection telling it to come back after `retryMs()` (SSE `retry:`,
+   * WebSocket close 1012) and forgets every channel (they live in memory).
+   */
+  closeAll(retryMs: () => number): void {
+    for (const channel of [...this.#channels.values()]) {
+      const delay = retryMs();
+      this.#end(channel, sseFrame({ comment: 'shutting down', retry: delay }), [webSocketCloseCodes.shutdown, JSON.stringify({ retryMs: delay })]);
+    }
   }
 
   #currentState(streamId: string): string | undefined {
@@ -186,28 +209,31 @@ export class NotificationChannels {
   #dispatch(streamId: string, log: EventLog, elements: readonly LoggedElement[]): void {
     for (const element of elements) {
       const state = elementId(log.epoch, element.seq);
-      // Built once per element and topic, shared by every channel of that topic.
-      const frames = new Map<string, Buffer>();
+      // Built once per element, topic and channel type, shared by every channel of that topic and type.
+      const frames = new Map<string, ChannelFrame>();
       for (const channel of this.#byStream.get(streamId) ?? []) {
-        let frame = frames.get(channel.topic.iri);
-        if (frame === undefined) frames.set(channel.topic.iri, (frame = this.#frame(channel.topic, log, element)));
+        const key = `${channel.channelType} ${channel.topic.iri}`;
+        let frame = frames.get(key);
+        if (frame === undefined) frames.set(key, (frame = this.#frame(channel, log, element)));
         this.#deliver(channel, frame, state);
       }
     }
   }
 
-  #frame(topic: NotificationTopic, log: EventLog, element: LoggedElement): Buffer {
-    return notificationFrame({
-      topic: topic.iri,
-      kind: topic.kind,
+  /** The notification of `element` for `channel`'s topic, as an SSE message or a WebSocket text message (the JSON-LD alone). */
+  #frame(channel: OpenChannel, log: EventLog, element: LoggedElement): ChannelFrame {
+    const subject: NotificationSubject = {
+      topic: channel.topic.iri,
+      kind: channel.topic.kind,
       elementIri: element.graph,
       elementId: elementId(log.epoch, element.seq),
       generatedAt: element.generatedAt,
-    });
+    };
+    return channel.channelType === WEB_SOCKET_CHANNEL ? messageFrames(Buffer.from(JSON.stringify(notificationObject(subject)))) : notificationFrame(subject);
   }
 
   /** Sends now, or under `rate` keeps only the newest notification until the interval has passed. */
-  #deliver(channel: OpenChannel, frame: Buffer, state: string): void {
+  #deliver(channel: OpenChannel, frame: ChannelFrame, state: string): void {
     if (channel.connection === undefined) return;
     const now = this.#clock.now();
     if (channel.rateMs === undefined || (channel.pending === undefined && now - channel.lastEmitMs >= channel.rateMs)) {
@@ -223,7 +249,7 @@ export class NotificationChannels {
     }, channel.lastEmitMs + channel.rateMs - now);
   }
 
-  #write(channel: OpenChannel, frame: Buffer, state: string): void {
+  #write(channel: OpenChannel, frame: ChannelFrame, state: string): void {
     channel.lastEmitMs = this.#clock.now();
     if (this.#send(channel, frame)) channel.knownState = state;
   }
@@ -232,24 +258,31 @@ export class NotificationChannels {
    * Writes `frame`; a receiver whose queue would exceed `maxSubscriberQueueBytes`, or whose
    * socket refuses data for `subscriberStallTimeoutMs` without draining, is cut (`GuardedSink`).
    */
-  #send(channel: OpenChannel, frame: Buffer | string): boolean {
+  #send(channel: OpenChannel, frame: ChannelFrame | string): boolean {
     const connection = channel.connection;
     if (connection === undefined || connection.closed) return false;
-    if (connection.wouldOverflow(frame.length)) {
+    const bytes = typeof frame === 'string' || Buffer.isBuffer(frame) ? frame : channel.webSocket?.compressed ? frame.deflated() : frame.plain;
+    if (connection.wouldOverflow(bytes.length)) {
       connection.evict('queue');
       return false;
     }
-    connection.write(frame);
+    connection.write(bytes);
     return true;
   }
 
-  #end(channel: OpenChannel, farewell: string): void {
+  /** Forgets `channel` and ends its connection: after `farewell` (SSE), or with the close frame `close` (WebSocket). */
+  #end(channel: OpenChannel, farewell: string, close: readonly [code: number, reason: string]): void {
     this.#clock.clearTimeout(channel.endTimer);
     if (channel.pendingTimer !== undefined) this.#clock.clearTimeout(channel.pendingTimer);
     this.#channels.delete(channel.id);
     this.#byStream.get(channel.topic.streamId)?.delete(channel);
     const connection = channel.connection;
     channel.connection = undefined;
-    connection?.close(farewell);
+    if (channel.webSocket === undefined) {
+      connection?.close(farewell);
+      return;
+    }
+    if (connection !== undefined && !connection.closed) channel.webSocket.closeWith(...close);
+    connection?.close();
   }
 }

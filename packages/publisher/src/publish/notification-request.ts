@@ -1,6 +1,6 @@
 import { echoed, PublisherError } from '../errors.js';
 import { parseDayTimeDuration } from '@rdf-stream/protocol';
-import { EVENT_SOURCE_CHANNEL, NOTIFICATION_CONTEXT, NOTIFY } from './subscription-service.js';
+import { type ChannelType, EVENT_SOURCE_CHANNEL, NOTIFICATION_CONTEXT, NOTIFY } from './subscription-service.js';
 
 /** What a topic IRI names: a stream (each element is an `Add`) or its `/latest` (an `Update`). */
 export interface NotificationTopic {
@@ -26,9 +26,12 @@ export interface SubscriptionRequestContext {
   readonly nowMs: number;
   /** Longest life of a channel (milliseconds): `notificationChannelTtlSeconds`. */
   readonly maxLifetimeMs: number;
+  /** The channel type of the service the request was sent to (default EventSourceChannel2023). */
+  readonly channelType?: ChannelType;
 }
 
-const channelTypes = new Set([EVENT_SOURCE_CHANNEL, `notify:${EVENT_SOURCE_CHANNEL}`, `${NOTIFY}${EVENT_SOURCE_CHANNEL}`]);
+/** The spellings of a channel type's `type`: its term, its compact IRI, its IRI. */
+const channelTypeNames = (channelType: ChannelType) => new Set([channelType, `notify:${channelType}`, `${NOTIFY}${channelType}`]);
 const knownKeys = new Set(['@context', 'type', 'topic', 'state', 'endAt', 'rate']);
 /** Features of the protocol this service does not offer: named in the answer, not silently dropped. */
 const unsupportedFeatures = new Set(['startAt', 'accept', 'sendTo', 'sender']);
@@ -40,7 +43,7 @@ const invalid = (detail: string, member?: string) =>
 
 /**
  * Validates a subscription request body (JSON already parsed) against the EventSourceChannel2023
- * rules: `type` and `topic` required, `state`, `endAt`, `rate` optional. The body is read as
+ * and WebSocketChannel2023 rules (the same members; `type` must be the service's): `type` and `topic` required, `state`, `endAt`, `rate` optional. The body is read as
  * compacted against the Solid notification context, so any other `@context` is refused rather
  * than misread (JSON-LD is not expanded). Throws a `PublisherError` (422, or 400 for a body that
  * is not a JSON object) naming the member at fault.
@@ -62,10 +65,11 @@ export function parseSubscriptionRequest(body: unknown, context: SubscriptionReq
     }
   }
   const type = request.type;
-  if (typeof type !== 'string' || !channelTypes.has(type)) {
-    throw new PublisherError('PUB_ERR_NOTIFICATION_UNSUPPORTED_TYPE', `type must be ${EVENT_SOURCE_CHANNEL}`, {
+  const channelType = context.channelType ?? EVENT_SOURCE_CHANNEL;
+  if (typeof type !== 'string' || !channelTypeNames(channelType).has(type)) {
+    throw new PublisherError('PUB_ERR_NOTIFICATION_UNSUPPORTED_TYPE', `type must be ${channelType}`, {
       member: 'type',
-      supported: [EVENT_SOURCE_CHANNEL],
+      supported: [channelType],
     });
   }
   if (typeof request.topic !== 'string' || request.topic === '') throw invalid('topic must be the IRI of a stream or of its /latest', 'topic');

@@ -2,6 +2,8 @@ import { EventSource } from 'eventsource';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type RunningPublisher, startPublisher } from '../support/publisher-fixture.js';
 import { readProblem } from '../support/problem.js';
+import { waitUntil } from '../support/wait-until.js';
+import { openWs, UpgradeRefused } from '../support/ws-client.js';
 
 let running: RunningPublisher | undefined;
 const sources: EventSource[] = [];
@@ -201,5 +203,111 @@ describe('Solid notifications, EventSourceChannel2023, on a real socket', () => 
     await listen(channel.receiveFrom);
     expect(await running.publisher.shutdown()).toBe(true);
     running = undefined;
+  });
+});
+
+describe('Solid notifications, WebSocketChannel2023, with a plain WebSocket client', () => {
+  /** Subscribes as a Solid app does for a WebSocket: a JSON-LD POST to that channel type's service. */
+  function subscribeWebSocket(body: Record<string, unknown>): Promise<Response> {
+    return fetch(`${running!.url}/notifications/websocket`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/ld+json' },
+      body: JSON.stringify({ '@context': [CONTEXT], type: 'WebSocketChannel2023', ...body }),
+    });
+  }
+
+  /** A `ws` client on `receiveFrom`, each text message parsed as JSON-LD (what a Solid app does with it). */
+  async function listenWebSocket(receiveFrom: string) {
+    const client = await openWs(receiveFrom);
+    return { client, received: async (count: number) => (await client.waitForMessages(count)).map((message) => JSON.parse(message.text) as Record<string, unknown>) };
+  }
+
+  it('is discovered beside EventSourceChannel2023, subscribed to with fetch, and notifies each element as one text message', async () => {
+    running = await startPublisher();
+    const description = await (await fetch(`${running.url}/notifications`, { headers: { accept: 'text/turtle' } })).text();
+    expect(description).toContain(`<${running.url}/notifications/websocket>`);
+    expect(description).toMatch(/notify:channelType notify:WebSocketChannel2023/);
+    const descriptor = await (await fetch(stream(), { headers: { accept: 'application/n-triples' } })).text();
+    expect(descriptor).toContain(`<${stream()}> <${NOTIFY}subscription> <${running.url}/notifications/websocket> .`);
+    expect(descriptor).toContain(`<${running.url}/notifications/websocket> <${NOTIFY}channelType> <${NOTIFY}WebSocketChannel2023> .`);
+
+    const answer = await subscribeWebSocket({ topic: stream() });
+    expect(answer.status).toBe(200);
+    const channel = (await answer.json()) as Channel;
+    expect(channel).toMatchObject({ '@context': [CONTEXT], type: 'WebSocketChannel2023', topic: stream() });
+    const wsBase = running.url.replace(/^http/, 'ws');
+    expect(channel.receiveFrom).toMatch(new RegExp(`^${wsBase}/notifications/websocket/[A-Za-z0-9_-]{22}$`));
+
+    const listener = await listenWebSocket(channel.receiveFrom);
+    const generatedAt = new Date(Date.UTC(2030, 0, 1, 0, 0, 1));
+    await running.push(undefined, generatedAt);
+    await running.push(undefined, generatedAt);
+    expect(await listener.received(2)).toEqual(
+      [1, 2].map((seq) => ({
+        '@context': ['https://www.w3.org/ns/activitystreams', CONTEXT],
+        id: `urn:rdf-stream:notification:add:${elementIri(seq)}`,
+        type: 'Add',
+        object: elementIri(seq),
+        target: stream(),
+        state: id(seq),
+        published: generatedAt.toISOString(),
+      })),
+    );
+    listener.client.close();
+  });
+
+  it('honours state and rate as EventSourceChannel2023 does', async () => {
+    running = await startPublisher();
+    await running.push();
+    await running.push();
+    const stale = (await (await subscribeWebSocket({ topic: stream(), state: id(1) })).json()) as Channel;
+    const behind = await listenWebSocket(stale.receiveFrom);
+    expect(await behind.received(1)).toMatchObject([{ state: id(2) }]);
+    const rated = (await (await subscribeWebSocket({ topic: `${stream()}/latest`, state: id(2), rate: 'PT2S' })).json()) as Channel;
+    const slow = await listenWebSocket(rated.receiveFrom);
+    for (let index = 0; index < 3; index++) await running.push();
+    expect((await slow.received(2)).map((notification) => [notification.type, notification.state])).toEqual([
+      ['Update', id(3)],
+      ['Update', id(5)],
+    ]);
+    behind.client.close();
+    slow.client.close();
+  });
+
+  it('honours endAt: the channel closes then, and is gone (404 before the upgrade)', async () => {
+    running = await startPublisher();
+    const channel = (await (await subscribeWebSocket({ topic: stream(), endAt: new Date(Date.now() + 300).toISOString() })).json()) as Channel;
+    const listener = await listenWebSocket(channel.receiveFrom);
+    expect(await listener.client.closed).toEqual({ code: 1000, reason: 'channel ended (endAt)' });
+    const gone = await openWs(channel.receiveFrom).catch((error: unknown) => error);
+    expect(gone).toBeInstanceOf(UpgradeRefused);
+    expect([(gone as UpgradeRefused).status, (gone as UpgradeRefused).problem.code]).toEqual([404, 'PUB_ERR_NOTIFICATION_CHANNEL_NOT_FOUND']);
+  });
+
+  it("refuses the other channel type's subscriptions and receivers", async () => {
+    running = await startPublisher();
+    const wrongType = await fetch(`${running.url}/notifications/websocket`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/ld+json' },
+      body: JSON.stringify({ '@context': [CONTEXT], type: 'EventSourceChannel2023', topic: stream() }),
+    });
+    expect([wrongType.status, (await readProblem(wrongType)).code]).toEqual([422, 'PUB_ERR_NOTIFICATION_UNSUPPORTED_TYPE']);
+    const eventSource = (await (await subscribe({ topic: stream() })).json()) as Channel;
+    const asWebSocket = eventSource.receiveFrom.replace(/^http/, 'ws').replace('/eventsource/', '/websocket/');
+    expect(((await openWs(asWebSocket).catch((error: unknown) => error)) as UpgradeRefused).status).toBe(404);
+    const webSocket = (await (await subscribeWebSocket({ topic: stream() })).json()) as Channel;
+    expect((await fetch(webSocket.receiveFrom.replace(/^ws/, 'http'))).status).toBe(426);
+  });
+
+  it('closes every channel 1012 at shutdown, with the delay to come back after', async () => {
+    running = await startPublisher(['--sse-retry-ms', '1000', '--shutdown-retry-jitter-ms', '1000']);
+    const channel = (await (await subscribeWebSocket({ topic: stream() })).json()) as Channel;
+    const listener = await listenWebSocket(channel.receiveFrom);
+    await waitUntil(() => running!.publisher.app.server.listening);
+    expect(await running.publisher.shutdown()).toBe(true);
+    running = undefined;
+    const { code, reason } = await listener.client.closed;
+    expect(code).toBe(1012);
+    expect((JSON.parse(reason) as { retryMs: number }).retryMs).toBeGreaterThanOrEqual(1000);
   });
 });

@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import { connect } from 'node:net';
 import { WebSocket as UndiciWebSocket } from 'undici';
+import { WebSocket } from 'ws';
 import { afterEach, describe, expect, it } from 'vitest';
 import { formatNames } from '@rdf-stream/protocol';
 import { frameDocument } from '../../src/render/sse-frame.js';
@@ -130,11 +131,38 @@ describe('GET /streams/{id}/ws with a real ws client', () => {
     expect(wsSubscribers()).toBe(0);
   });
 
+  it('needs no subprotocol, and echoes the first one a client offers (a browser fails a handshake that selects none)', async () => {
+    running = await startPublisher();
+    const client = new WebSocket(wsUrl(), ['rdf-stream', 'other']);
+    await once(client, 'open');
+    expect(client.protocol).toBe('rdf-stream');
+    await waitUntil(() => wsSubscribers() === 1);
+    client.close();
+  });
+
   it('accepts a browser page of any origin, as every read (the CORS policy opens reads to all)', async () => {
     running = await startPublisher(['--cors-ingest-origins', 'https://ops.example']);
     const client = await openWs(wsUrl(), { headers: { origin: 'https://elsewhere.example' } });
     await waitUntil(() => wsSubscribers() === 1);
     client.close();
+  });
+
+  it("ws' own frames (pongs to the client's pings) never land inside a shared frame", async () => {
+    running = await startPublisher();
+    const client = await openWs(wsUrl('?format=nquads'), { perMessageDeflate: false });
+    let pongs = 0;
+    client.socket.on('pong', () => pongs++);
+    await waitUntil(() => wsSubscribers() === 1);
+    const big = sampleObservations(running.hub.definition.iri, Array.from({ length: 100 }, (_, index) => index));
+    for (let index = 0; index < 20; index++) {
+      for (let ping = 0; ping < 10; ping++) client.socket.ping();
+      await running.push(big);
+    }
+    const messages = await client.waitForMessages(20);
+    expect(wsElementIds(messages)).toEqual(range(1, 20));
+    await waitUntil(() => pongs === 200);
+    client.close();
+    expect((await client.closed).code).toBe(1005);
   });
 
   it.each([
@@ -162,7 +190,9 @@ describe('GET /streams/{id}/ws with a real ws client', () => {
   it('a Node 22+/browser WebSocket (undici) and a ws client without permessage-deflate receive the same messages', async () => {
     running = await startPublisher();
     const plain = await openWs(wsUrl('?format=turtle'), { perMessageDeflate: false });
-    const browserLike = new UndiciWebSocket(wsUrl('?format=turtle'));
+    // Node 22+'s global WebSocket (WHATWG, as in browsers); on Node 20 undici's, which it is.
+    const BrowserWebSocket = (globalThis as { WebSocket?: typeof UndiciWebSocket }).WebSocket ?? UndiciWebSocket;
+    const browserLike = new BrowserWebSocket(wsUrl('?format=turtle'));
     const received: string[] = [];
     browserLike.addEventListener('message', (event) => received.push(event.data as string));
     await once(browserLike as unknown as EventTarget, 'open');
@@ -234,7 +264,7 @@ describe('limits and protections', () => {
     return new RegExp(`rdf_stream_subscribers_evicted_total\\{stream="parking",reason="${reason}"\\} 1`).test(metrics);
   };
 
-  it('evicts a socket that never reads at maxSubscriberQueueBytes, while others keep receiving', async () => {
+  it('evicts a socket that never reads at maxSubscriberQueueBytes, cut at wsCloseTimeoutMs as it never answers the close, while others keep receiving', async () => {
     running = await startPublisher(['--max-subscriber-queue-bytes', String(256 * 1024), '--ws-close-timeout-ms', '500']);
     const reader = await openWs(wsUrl('?format=ntriples'), { perMessageDeflate: false });
     const stalled = await neverReading('/streams/parking/ws?format=ntriples');
@@ -247,6 +277,8 @@ describe('limits and protections', () => {
     }
     expect(wsSubscribers()).toBe(1);
     expect(await evicted('queue')).toBe(true);
+    // Its close frame sits behind what it never read: the server cuts it at wsCloseTimeoutMs
+    // (ws' default would hold it 30 s, past this test's timeout).
     await stalled.closed();
     await running.push();
     const messages = await reader.waitForMessages(pushed + 1);
@@ -299,6 +331,18 @@ describe('limits and protections', () => {
     expect(running.hub.broadcaster.size).toBe(2);
     sse.close();
     ws.close();
+  });
+
+  it('sheds under load with close 1013 and a retryMs jittered up to pressureRetryAfterSeconds', async () => {
+    running = await startPublisher(['--pressure-retry-after-seconds', '5', '--sse-retry-ms', '1000'], { healthCheck: async () => false });
+    const shed = await openWs(wsUrl());
+    const { code, reason } = await shed.closed;
+    expect(code).toBe(1013);
+    const body = JSON.parse(reason) as { code: string; retryMs: number };
+    expect(body.code).toBe('PUB_ERR_OVERLOADED');
+    expect(body.retryMs).toBeGreaterThanOrEqual(1000);
+    expect(body.retryMs).toBeLessThanOrEqual(5000);
+    expect(wsSubscribers()).toBe(0);
   });
 
   it('drains on shutdown with close 1012 and {"retryMs":N}, within the shutdown budget', async () => {

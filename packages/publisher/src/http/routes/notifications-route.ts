@@ -1,4 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type {} from '@fastify/websocket';
+import type { WebSocket } from 'ws';
 import { PublisherError } from '../../errors.js';
 import { streamIri } from '../../model/stream-element.js';
 import { ns } from '../../model/vocabulary.js';
@@ -6,27 +8,35 @@ import { formatDuration } from '@rdf-stream/protocol';
 import { NotificationChannels, type NotificationChannel } from '../../publish/notification-channels.js';
 import { type NotificationTopic, parseSubscriptionRequest } from '../../publish/notification-request.js';
 import {
+  allSubscriptionServiceQuads,
+  type ChannelType,
   EVENT_SOURCE_CHANNEL,
   NOTIFICATION_CONTEXT,
   NOTIFY,
   subscriptionServiceLinks,
-  subscriptionServiceQuads,
+  WEB_SOCKET_CHANNEL,
 } from '../../publish/subscription-service.js';
 import { sseFrame } from '../../render/sse-frame.js';
-import { shutdownFarewell, streamHeaders } from '../sse-response.js';
+import { webSocketCloseCodes } from '../../render/websocket-frame.js';
+import { shedRetryMs, shutdownRetryMs, streamHeaders } from '../sse-response.js';
+import { WebSocketConnection } from '../websocket-sink.js';
+import { CLIENT_MESSAGE_REASON } from './websocket-route.js';
 import { renderStaticDocument } from '../../render/static-document.js';
 import type { AppContext } from '../app-context.js';
 import { sendStaticDocument } from '../rdf-document-reply.js';
 
 const SERVICE_PATH = '/notifications/eventsource';
+const WEB_SOCKET_SERVICE_PATH = '/notifications/websocket';
 /** Requests that arrived while the process was under pressure (marked by under-pressure's hook). */
 const arrivedUnderPressure = new WeakSet<FastifyRequest>();
 
 /**
- * Solid notifications, EventSourceChannel2023: the description resource (`GET /notifications`,
- * linked from every stream as its `storageDescription`), the subscription service (`POST
- * /notifications/eventsource`) and each channel's `receiveFrom` (`GET
- * /notifications/eventsource/{channel}`, an SSE stream of Activity Streams notifications).
+ * Solid notifications, EventSourceChannel2023 and WebSocketChannel2023: the description resource
+ * (`GET /notifications`, linked from every stream as its `storageDescription`), one subscription
+ * service per channel type (`POST /notifications/eventsource`, `POST /notifications/websocket`)
+ * and each channel's `receiveFrom`: `GET /notifications/eventsource/{channel}`, an SSE stream of
+ * Activity Streams notifications, or `ws://…/notifications/websocket/{channel}`, a WebSocket
+ * carrying each notification as one text message (as the Community Solid Server does).
  */
 export function notificationsRoute(app: FastifyInstance, context: AppContext): void {
   const { config } = context;
@@ -39,17 +49,18 @@ export function notificationsRoute(app: FastifyInstance, context: AppContext): v
   const heartbeat = setInterval(() => channels.heartbeat(), config.heartbeatMs).unref();
   app.addHook('preClose', (done) => {
     clearInterval(heartbeat);
-    channels.closeAll(shutdownFarewell(config));
+    channels.closeAll(shutdownRetryMs(config));
     done();
   });
 
-  const description = renderStaticDocument(subscriptionServiceQuads(links.description, links.service), context.jsonLd, {
+  const description = renderStaticDocument(allSubscriptionServiceQuads(links.description, config.baseUrl), context.jsonLd, {
     notify: NOTIFY,
     xsd: ns.xsd,
   });
   const describe = (request: FastifyRequest, reply: FastifyReply) => sendStaticDocument(request, reply, description, context.negotiation);
   app.get('/notifications', describe);
   app.get(SERVICE_PATH, describe);
+  app.get(WEB_SOCKET_SERVICE_PATH, describe);
 
   // JSON-LD bodies are read as JSON against the notification context (see parseSubscriptionRequest);
   // any other Content-Type is answered 415 by Fastify.
@@ -66,13 +77,14 @@ export function notificationsRoute(app: FastifyInstance, context: AppContext): v
     },
   );
 
-  app.post(SERVICE_PATH, (request, reply) => {
+  const subscribe = (channelType: ChannelType, receiveFrom: (channelId: string) => string) => (request: FastifyRequest, reply: FastifyReply) => {
     const subscription = parseSubscriptionRequest(request.body, {
       resolveTopic: (iri) => topicOf(context, iri),
       nowMs: Date.now(),
       maxLifetimeMs: config.notificationChannelTtlSeconds * 1000,
+      channelType,
     });
-    const channel = channels.open(subscription);
+    const channel = channels.open(subscription, channelType);
     if (channel === undefined) {
       throw new PublisherError(
         'PUB_ERR_NOTIFICATION_CHANNELS_FULL',
@@ -84,16 +96,16 @@ export function notificationsRoute(app: FastifyInstance, context: AppContext): v
     return reply
       .code(200)
       .headers({ 'content-type': 'application/ld+json', 'cache-control': 'no-store' })
-      .send(JSON.stringify(channelDocument(channel, links.channel(channel.id), subscription.state)));
-  });
+      .send(JSON.stringify(channelDocument(channel, receiveFrom(channel.id), subscription.state)));
+  };
+  app.post(SERVICE_PATH, subscribe(EVENT_SOURCE_CHANNEL, links.channel));
+  app.post(WEB_SOCKET_SERVICE_PATH, subscribe(WEB_SOCKET_CHANNEL, links.webSocketChannel));
 
   app.get<{ Params: { channel: string } }>(
     `${SERVICE_PATH}/:channel`,
     { config: { pressureHandler: (request: FastifyRequest) => void arrivedUnderPressure.add(request) } },
     (request, reply) => {
-      if (channels.get(request.params.channel) === undefined) {
-        throw new PublisherError('PUB_ERR_NOTIFICATION_CHANNEL_NOT_FOUND', 'The channel ended (endAt), or never existed: subscribe again');
-      }
+      if (channels.get(request.params.channel)?.channelType !== EVENT_SOURCE_CHANNEL) throw channelNotFound();
       reply.hijack();
       reply.raw.writeHead(200, streamHeaders(reply));
       if (arrivedUnderPressure.has(request)) {
@@ -106,7 +118,38 @@ export function notificationsRoute(app: FastifyInstance, context: AppContext): v
       channels.connect(request.params.channel, reply.raw, typeof lastEventId === 'string' && lastEventId !== '' ? lastEventId : undefined);
     },
   );
+
+  // A WebSocketChannel2023's receiveFrom: the channel is checked before the upgrade (404), a
+  // plain GET is 426; the receiver sends nothing (a data message is closed 1008, as on /ws).
+  app.route<{ Params: { channel: string } }>({
+    method: 'GET',
+    url: `${WEB_SOCKET_SERVICE_PATH}/:channel`,
+    config: { pressureHandler: (request: FastifyRequest) => void arrivedUnderPressure.add(request) },
+    preHandler: (request, _reply, done) => {
+      done(channels.get(request.params.channel)?.channelType === WEB_SOCKET_CHANNEL ? undefined : channelNotFound());
+    },
+    handler: () => {
+      throw new PublisherError('PUB_ERR_UPGRADE_REQUIRED', 'Open receiveFrom with a WebSocket client', {}, { upgrade: 'websocket', connection: 'Upgrade' });
+    },
+    wsHandler: (socket: WebSocket, request) => {
+      socket.on('message', () => socket.close(webSocketCloseCodes.clientMessage, CLIENT_MESSAGE_REASON));
+      if (context.lifecycle.closing) {
+        socket.close(webSocketCloseCodes.shutdown, JSON.stringify({ retryMs: shutdownRetryMs(config)() }));
+        return;
+      }
+      if (arrivedUnderPressure.has(request)) {
+        const retryMs = shedRetryMs(config.sseRetryMs, config.pressureRetryAfterSeconds * 1000);
+        socket.close(webSocketCloseCodes.overloaded, JSON.stringify({ code: 'PUB_ERR_OVERLOADED', retryMs }));
+        return;
+      }
+      // The channel may have ended during the handshake: say so as the 404 would have.
+      if (!channels.connect(request.params.channel, new WebSocketConnection(socket))) socket.close(1000, 'PUB_ERR_NOTIFICATION_CHANNEL_NOT_FOUND');
+    },
+  });
 }
+
+const channelNotFound = () =>
+  new PublisherError('PUB_ERR_NOTIFICATION_CHANNEL_NOT_FOUND', 'The channel ended (endAt), or never existed: subscribe again');
 
 /** The topic an IRI names: `{base}/streams/{id}` or `{base}/streams/{id}/latest` of a configured stream. */
 function topicOf(context: AppContext, iri: string): NotificationTopic | undefined {
@@ -123,7 +166,7 @@ function channelDocument(channel: NotificationChannel, receiveFrom: string, stat
   return {
     '@context': [NOTIFICATION_CONTEXT],
     id: receiveFrom,
-    type: EVENT_SOURCE_CHANNEL,
+    type: channel.channelType,
     topic: channel.topic.iri,
     receiveFrom,
     ...(state === undefined ? {} : { state }),

@@ -2,7 +2,7 @@ import cors, { type FastifyCorsOptions } from '@fastify/cors';
 import { exposedHeaders } from '@rdf-stream/protocol';
 import Fastify, { type FastifyRequest } from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { corsPolicy, ingestOrigins } from '../../../src/http/cors-policy.js';
+import { corsPolicy, ingestOrigins, originAllowed } from '../../../src/http/cors-policy.js';
 
 /** The options the policy gives a request (the delegator answers synchronously). */
 function optionsFor(setting: string, method: string, url: string, headers: Record<string, string> = {}): FastifyCorsOptions {
@@ -113,5 +113,23 @@ describe('corsPolicy', () => {
     expect(read.headers['access-control-allow-origin']).toBe('*');
     expect(String(read.headers['access-control-allow-headers']).toLowerCase()).not.toContain('authorization');
     await app.close();
+  });
+});
+
+describe('originAllowed (the data WebSocket applies the policy itself: CORS does not cover a handshake)', () => {
+  const request = (method: string, url: string, origin?: string) =>
+    ({ method, url, headers: origin === undefined ? {} : { origin } }) as unknown as FastifyRequest;
+
+  it('allows every origin to read, whatever corsIngestOrigins says, and a request without Origin', () => {
+    const allowed = originAllowed('https://ops.example');
+    expect(allowed(request('GET', '/streams/parking/ws', 'https://elsewhere.example'))).toBe(true);
+    expect(allowed(request('GET', '/streams/parking/ws'))).toBe(true);
+  });
+
+  it('refuses an origin the policy does not name where it restricts (ingest, /metrics)', () => {
+    expect(originAllowed('')(request('GET', '/metrics', 'https://elsewhere.example'))).toBe(false);
+    expect(originAllowed('https://ops.example')(request('GET', '/metrics', 'https://elsewhere.example'))).toBe(false);
+    expect(originAllowed('https://ops.example')(request('GET', '/metrics', 'https://ops.example'))).toBe(true);
+    expect(originAllowed('*')(request('POST', '/streams/parking', 'https://elsewhere.example'))).toBe(true);
   });
 });

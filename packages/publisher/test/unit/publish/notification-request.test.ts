@@ -24,6 +24,15 @@ const codeOf = (value: unknown) => {
 };
 
 describe('parseSubscriptionRequest', () => {
+  it("takes the type of the service it was sent to: WebSocketChannel2023 at the WebSocket one, in each spelling, and no other", () => {
+    const webSocket = { ...context, channelType: 'WebSocketChannel2023' as const };
+    for (const type of ['WebSocketChannel2023', 'notify:WebSocketChannel2023', 'http://www.w3.org/ns/solid/notifications#WebSocketChannel2023']) {
+      expect(parseSubscriptionRequest(body({ type }), webSocket).topic.iri).toBe(topic);
+    }
+    expect(() => parseSubscriptionRequest(body(), webSocket)).toThrow(/type must be WebSocketChannel2023/);
+    expect(codeOf(body({ type: 'WebSocketChannel2023' }))).toEqual(['PUB_ERR_NOTIFICATION_UNSUPPORTED_TYPE', 'type']);
+  });
+
   it('accepts the spec example, capping endAt by the channel lifetime', () => {
     expect(parseSubscriptionRequest(body({ state: 'opaque-state', endAt: '2031-01-11T12:37:15Z', rate: 'PT10s' }), context)).toEqual({
       topic: { iri: topic, streamId: 'parking', kind: 'stream' },
