@@ -1,14 +1,16 @@
 #!/usr/bin/env node
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { resolve } from 'node:path';
 import { SingleBar } from 'cli-progress';
-import type { BenchMode } from './fleet/worker-protocol.js';
+import { type BenchMode, benchModes } from './fleet/worker-protocol.js';
 import { analyzeMal } from './analyze/mal.js';
 import { capacityPlan } from './analyze/capacity-plan.js';
 import { measureThroughput, type ThroughputResult } from './collect/throughput.js';
 import { capacityTable } from './report/capacity-table.js';
+import { studyTable } from './report/study-table.js';
 import { resultTable, writeResults } from './report/write-results.js';
 import { startProxy, startPublisher, stopProcess, stopProxy } from './scenario/services.js';
-import { type BenchOptions, facilitiesForPayload, type PollStrategyName, pollStrategyNames } from './scenario/bench-options.js';
+import { type BenchOptions, defaultPollIntervalMs, facilitiesForPayload, type PollStrategyName, pollStrategyNames } from './scenario/bench-options.js';
 import { runOne, type RunSummary } from './scenario/run-benchmark.js';
 
 const positive = (what: string) => (value: string) => {
@@ -24,19 +26,21 @@ const clientList = (value: string) => {
 
 const program = new Command('pnpm bench')
   .description('Reproduce the polling-versus-push study on this machine: a publisher, N clients, latency on the client, server CPU and memory.')
-  .addOption(new Option('--mode <mode>', 'what the clients do').choices(['poll', 'sse', 'long-poll', 'all']).default('poll'))
+  .addOption(new Option('--mode <mode>', 'what the clients do').choices([...benchModes, 'all']).default('poll'))
   .option('--clients <N|list>', 'clients, or a sweep such as 100,1000,2000,4000,8000', clientList, [1000])
   .option('--duration <seconds>', 'measured time after the ramp', positive('duration'), 30)
   .option('--ramp <seconds>', 'clients start at staggered times over this period', positive('ramp'), 10)
   .option('--interval <seconds>', 'update interval of the stream', positive('interval'), 5)
   .option('--payload <bytes>', 'element size in bytes of Turtle (the study: 5200)', positive('payload'), 5_400)
-  .option('--poll-interval <ms>', 'fixed polling: pause after each response', positive('poll interval'), 500)
+  .option('--poll-interval <ms>', 'fixed polling: pause after each response (default: 500, or 0.6 × the interval when shorter)', positive('poll interval'))
   .addOption(new Option('--poll-strategy <name>', 'fixed (the study), smart (the client library\'s schedule) or smart-hold (asking before each element is due, held until it comes)').choices([...pollStrategyNames]).default('fixed'))
   .addOption(new Option('--sse-encoding <name>', 'what SSE clients accept: identity (the study) or gzip (as browsers)').choices(['identity', 'gzip']).default('identity'))
+  .addOption(new Option('--websocket-client <name>', 'WebSocket subscribers: lean (RFC 6455 over a bare socket) or ws (the ws library\'s client, about a fifth more CPU per update)').choices(['lean', 'ws']).default('lean'))
   .addOption(new Option('--proxy <name>', 'cache in front of the publisher for polling (from the Debian package)').choices(['none', 'nginx', 'varnish']).default('none'))
   .option('--server-workers <N>', 'publisher worker processes (the publisher\'s --workers)', positive('server workers'), 1)
   .option('--client-processes <N>', 'worker processes holding the clients', positive('client processes'), 2)
   .option('--target <url>', 'measure an already running publisher stream instead of starting one')
+  .option('--cpu-prof <dir>', 'the publisher writes a V8 CPU profile (.cpuprofile) of each run into this directory when it stops')
   .option('--out <dir>', 'where to write summary.json and latencies.csv', `bench-results/${new Date().toISOString().replace(/[:.]/g, '-')}`)
   .option('--seed <n>', 'seed of the demo stream', positive('seed'), 1)
   .option('--port <n>', 'port of the publisher started for the run (the proxy takes the next one)', positive('port'), 18_900)
@@ -48,8 +52,8 @@ const program = new Command('pnpm bench')
 program.parse(process.argv.filter((arg) => arg !== '--'));
 const flags = program.opts<{
   mode: BenchMode | 'all'; clients: number[]; duration: number; ramp: number; interval: number; payload: number;
-  pollInterval: number; pollStrategy: PollStrategyName; sseEncoding: 'identity' | 'gzip'; proxy: 'none' | 'nginx' | 'varnish'; serverWorkers: number;
-  clientProcesses: number; target?: string; out: string; seed: number; port: number;
+  pollInterval: number | undefined; pollStrategy: PollStrategyName; sseEncoding: 'identity' | 'gzip'; websocketClient: 'lean' | 'ws'; proxy: 'none' | 'nginx' | 'varnish'; serverWorkers: number;
+  clientProcesses: number; target?: string; cpuProf?: string; out: string; seed: number; port: number;
   throughputDuration: number; throughputConnections: number; throughputThreads: number; latencyTarget: number;
 }>();
 /** One process may hold 20 000 open files: a publisher worker holds no more connections. */
@@ -64,19 +68,21 @@ if (tooMany.length > 0 && flags.target === undefined && !(flags.mode === 'poll' 
   process.exit(2);
 }
 const options: BenchOptions = {
-  modes: flags.mode === 'all' ? ['poll', 'sse', 'long-poll'] : [flags.mode],
+  modes: flags.mode === 'all' ? benchModes : [flags.mode],
   clientCounts: flags.clients,
   durationSeconds: flags.duration,
   rampSeconds: flags.ramp,
   intervalSeconds: flags.interval,
   facilities: facilitiesForPayload(flags.payload),
-  pollIntervalMs: flags.pollInterval,
+  pollIntervalMs: flags.pollInterval ?? defaultPollIntervalMs(flags.interval),
   pollStrategy: flags.pollStrategy,
   sseEncoding: flags.sseEncoding,
+  websocketClient: flags.websocketClient,
   proxy: flags.proxy,
   clientProcesses: flags.clientProcesses,
   serverWorkers: flags.serverWorkers,
   target: flags.target,
+  ...(flags.cpuProf === undefined ? {} : { publisherCpuProfDir: resolve(flags.cpuProf) }),
   outDir: flags.out,
   seed: flags.seed,
   port: flags.port,
@@ -129,12 +135,12 @@ const capacity = throughput?.proxy?.requestsPerSecond ?? throughput?.publisher.r
 const sseThatMet = runs.filter((run) => run.mode === 'sse' && run.missedUpdates === 0 && run.latencyMs.p99 <= flags.latencyTarget);
 const mal = capacity === undefined ? undefined : analyzeMal(capacity, sseThatMet.length > 0 ? Math.max(...sseThatMet.map((run) => run.clients)) : undefined);
 /** The largest run of a mode (SSE: of an encoding) that measured its CPU per update. */
-const costOf = (mode: 'sse' | 'long-poll', sseEncoding?: 'identity' | 'gzip') =>
+const costOf = (mode: 'sse' | 'long-poll' | 'websocket', sseEncoding?: 'identity' | 'gzip') =>
   runs
     .filter((run) => run.mode === mode && run.sseEncoding === sseEncoding && run.serverCpuMicrosPerUpdate !== null)
     .sort((a, b) => b.clients - a.clients)[0]?.serverCpuMicrosPerUpdate ?? null;
 const plan = capacityPlan({
-  cpuMicrosPerUpdate: { sse: costOf('sse', 'identity'), 'sse-gzip': costOf('sse', 'gzip'), 'long-poll': costOf('long-poll') },
+  cpuMicrosPerUpdate: { sse: costOf('sse', 'identity'), 'sse-gzip': costOf('sse', 'gzip'), 'long-poll': costOf('long-poll'), websocket: costOf('websocket') },
   pollRequestsPerSecond: throughput?.publisher.requestsPerSecond ?? null,
   bytes: runs.find((run) => run.elementBytes !== null)?.elementBytes ?? null,
 });
@@ -154,4 +160,5 @@ if (mal) {
   console.log(mal.advice);
 }
 console.log(`\n${capacityTable(plan)}`);
+console.log(`\n${studyTable(runs)}`);
 console.log(`\n${Object.values(written).join('\n')}`);

@@ -7,15 +7,15 @@ export interface CapacityInputs {
    * Server CPU per delivered update (µs), by push transport, from the largest run of each; SSE
    * by encoding (`sse-gzip`: the largest run with `--sse-encoding gzip`).
    */
-  readonly cpuMicrosPerUpdate: { readonly sse: number | null; readonly 'sse-gzip': number | null; readonly 'long-poll': number | null };
+  readonly cpuMicrosPerUpdate: { readonly sse: number | null; readonly 'sse-gzip': number | null; readonly 'long-poll': number | null; readonly websocket: number | null };
   /** `/latest` requests per second the publisher answered alone (the throughput phase); null if not run. */
   readonly pollRequestsPerSecond: number | null;
   readonly bytes: ElementBytes | null;
 }
 
 export interface CapacityRow {
-  /** `sse` (identity), `sse-gzip`, `long-poll`, or `poll` at a maximum acceptable latency. */
-  readonly transport: 'sse' | 'sse-gzip' | 'long-poll' | 'poll';
+  /** `sse` (identity), `sse-gzip`, `websocket` (uncompressed), `long-poll`, or `poll` at a maximum acceptable latency. */
+  readonly transport: 'sse' | 'sse-gzip' | 'websocket' | 'long-poll' | 'poll';
   readonly malSeconds: number | null;
   readonly clients: number;
   readonly intervalSeconds: number;
@@ -39,7 +39,7 @@ const gbit = (bytesPerSecond: number) => round((bytesPerSecond * 8) / 1e9, 3);
 
 /**
  * Cores and bandwidth to serve 100 000 and 1 000 000 clients of a stream with an element every
- * 1 s or 5 s, by SSE, long-poll and polling at each MAL of formula (1), from the CPU per update,
+ * 1 s or 5 s, by SSE, WebSocket, long-poll and polling at each MAL of formula (1), from the CPU per update,
  * requests per second and bytes this run measured. Linear in the number of clients by
  * construction: see `assumptions`, which the report prints beside the table.
  */
@@ -49,7 +49,7 @@ export function capacityPlan(inputs: CapacityInputs): CapacityPlan {
   for (const clients of PLAN_CLIENTS) {
     for (const intervalSeconds of PLAN_INTERVAL_SECONDS) {
       const updatesPerSecond = clients / intervalSeconds;
-      const push = (transport: 'sse' | 'sse-gzip' | 'long-poll', bytesPerUpdate: number | null): CapacityRow => {
+      const push = (transport: 'sse' | 'sse-gzip' | 'websocket' | 'long-poll', bytesPerUpdate: number | null): CapacityRow => {
         // Without a gzip run, the identity run's cost: a write costs per write, not per byte, and
         // each event is compressed once, not per subscriber (see the assumptions).
         const cpu = cpuMicrosPerUpdate[transport] ?? (transport === 'sse-gzip' ? cpuMicrosPerUpdate.sse : null);
@@ -64,6 +64,7 @@ export function capacityPlan(inputs: CapacityInputs): CapacityPlan {
       };
       rows.push(push('sse', bytes?.sseEvent ?? null));
       rows.push(push('sse-gzip', bytes?.sseEventGzip ?? null));
+      rows.push(push('websocket', bytes?.websocketFrame ?? null));
       // A long-poll answer is a whole response: headers and body.
       rows.push(push('long-poll', bytes === null ? null : bytes.headers200 + bytes.identity));
       for (const malSeconds of MAL_SECONDS) {
@@ -88,7 +89,7 @@ export function capacityPlan(inputs: CapacityInputs): CapacityPlan {
     assumptions: [
       'CPU grows linearly with delivered updates (SSE, long-poll) or requests (polling), at the cost per update or request measured in this run, on cores like this machine’s; the largest run of each mode gives its cost.',
       'Polling: requests per second per core are the throughput phase’s (the publisher is one process, so it used at most one core); each client polls once per MAL (formula 1), and only a request after a new element carries the body.',
-      'Bytes are identity (no compression), but for sse-gzip, and count HTTP headers and SSE framing but not TCP/IP overhead; one connection per client; a cache in front of the publisher (nginx, Varnish) or more processes are not counted.',
+      'Bytes are identity (no compression), but for sse-gzip, and count HTTP headers, SSE and WebSocket framing but not TCP/IP overhead; one connection per client; a cache in front of the publisher (nginx, Varnish) or more processes are not counted.',
       'sse-gzip: an event as a gzip subscriber gets it, read off the wire (each event is compressed once for every subscriber); its CPU per update is that of an --sse-encoding gzip run, or else of the identity run (a socket write costs per write rather than per byte).',
     ],
     rows,

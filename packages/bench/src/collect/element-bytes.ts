@@ -3,8 +3,9 @@ import { createGunzip } from 'node:zlib';
 import { EVENT_STREAM_MEDIA_TYPE, mediaTypes, parseElementId } from '@rdf-stream/protocol';
 import { createParser } from 'eventsource-parser';
 import { request } from 'undici';
+import { websocketFrameBytes } from './websocket-frame-bytes.js';
 
-/** What one update costs on the wire (bytes), as the publisher serves it now. */
+/** What one update costs on the wire (bytes, server to client), as the publisher serves it now. */
 export interface ElementBytes {
   /** `/latest` body, Turtle, identity. */
   readonly identity: number;
@@ -18,6 +19,8 @@ export interface ElementBytes {
   readonly sseEvent: number;
   /** The same event on a gzip event stream, read off the wire; null when it could not be read. */
   readonly sseEventGzip: number | null;
+  /** The element as one WebSocket text frame (header, `element {id}` line, document), read off the wire; null without the endpoint. */
+  readonly websocketFrame: number | null;
 }
 
 /** The size of a status line and headers as they go on the wire (HTTP/1.1). */
@@ -47,7 +50,9 @@ export async function measureElementBytes(latestUrl: string): Promise<ElementByt
       const id = parseElementId(/\/elements\/([\w-]+)>/.exec(identity.body.toString('utf8'))?.[1] ?? '');
       const eventsUrl = latestUrl.replace(/\/latest$/, '/events?format=turtle');
       const sseEventGzip = id === undefined ? null : await gzipEventBytes(eventsUrl, id.epoch, id.seq).catch(() => null);
-      return { ...measured, sseEventGzip };
+      const wsUrl = latestUrl.replace(/\/latest$/, '/ws?format=turtle');
+      const websocketFrame = id === undefined || id.seq < 2 ? null : await websocketFrameBytes(wsUrl, id.epoch, id.seq).catch(() => null);
+      return { ...measured, sseEventGzip, websocketFrame };
     }
   }
 }
@@ -104,7 +109,7 @@ const MEASURE_ATTEMPTS = 5;
 
 type Answer = { status: number; headers: Record<string, string | string[] | undefined>; body: Buffer };
 
-function sizes(identity: Answer, gzip: Answer, revalidated: Answer): Omit<ElementBytes, 'sseEventGzip'> {
+function sizes(identity: Answer, gzip: Answer, revalidated: Answer): Omit<ElementBytes, 'sseEventGzip' | 'websocketFrame'> {
   if (revalidated.status !== 304) throw new Error(`/latest changed under every measurement (${revalidated.status} to If-None-Match)`);
   const text = identity.body.toString('utf8');
   const lines = text.split('\n').length;

@@ -22,6 +22,8 @@ import {
 } from '@rdf-stream/client';
 import { countFailure, type Fleet, pollingClient, type PollingClientOptions } from './polling-client.js';
 import { type FleetClient, UpdateRecorder } from './update-recorder.js';
+import { websocketClient } from './websocket-client.js';
+import { wsLibraryClient } from './ws-library-client.js';
 import type { WorkerJob, WorkerProgress, WorkerReady, WorkerReport } from './worker-protocol.js';
 
 /** What the sessions count (requests, 304s, reconnections), for all clients of this worker. */
@@ -156,6 +158,27 @@ function sseClient(job: WorkerJob, client: FleetClient, localAddress: string): P
   });
 }
 
+/**
+ * A WebSocket subscriber (`/ws?format=turtle`): RFC 6455 over a bare socket, recording each
+ * element when its frame is read, with the same recorder and clock as the SSE subscribers.
+ */
+function websocketFleetClient(job: WorkerJob, client: FleetClient, localAddress: string): Promise<void> {
+  const url = new URL(`${job.streamUrl}/ws?format=turtle`);
+  if (job.websocketClient === 'ws') return wsLibraryClient(fleet, client, url, job.localAddresses.length > 1 ? localAddress : undefined, stats, (socket) => stopConnections.push(() => socket.terminate()));
+  return websocketClient(
+    fleet,
+    client,
+    {
+      url,
+      localAddress: job.localAddresses.length > 1 ? localAddress : undefined,
+      backoff: transportDefaults.backoff,
+      maxMessageBytes: transportDefaults.maxEventBytes,
+      stats,
+    },
+    (socket) => stopConnections.push(() => socket.destroy()),
+  );
+}
+
 const stopConnections: Array<() => void> = [];
 
 process.on('message', (message: WorkerJob | 'stop') => {
@@ -182,7 +205,7 @@ process.on('message', (message: WorkerJob | 'stop') => {
   const job = message;
   cpuAtJob = process.cpuUsage();
   fleet.updates = new UpdateRecorder(job.measureFromMs, job.sampleRate);
-  const run = job.mode === 'poll' ? pollClient : job.mode === 'long-poll' ? longPollClient : sseClient;
+  const run = { poll: pollClient, 'long-poll': longPollClient, sse: sseClient, websocket: websocketFleetClient }[job.mode];
   for (let index = 0; index < job.clients; index++) {
     const fleetIndex = job.firstClient + index;
     const delayMs = (fleetIndex / Math.max(1, job.totalClients)) * job.rampMs;

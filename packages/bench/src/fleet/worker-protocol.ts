@@ -1,6 +1,7 @@
 import type { PollStrategyName } from '../scenario/bench-options.js';
 
-export type BenchMode = 'poll' | 'sse' | 'long-poll';
+export const benchModes = ['poll', 'sse', 'long-poll', 'websocket'] as const;
+export type BenchMode = (typeof benchModes)[number];
 
 /** What the parent asks a worker process to run. */
 export interface WorkerJob {
@@ -14,6 +15,8 @@ export interface WorkerJob {
   readonly pollIntervalMs: number;
   readonly pollStrategy: PollStrategyName;
   readonly sseEncoding: 'identity' | 'gzip';
+  /** WebSocket subscribers: `lean` (RFC 6455 over a bare socket) or `ws` (the ws library's client, to check the lean one). */
+  readonly websocketClient: 'lean' | 'ws';
   /** Source addresses to spread connections over (127.0.0.x). */
   readonly localAddresses: readonly string[];
   /** Fraction of latencies kept as raw values for density charts. */

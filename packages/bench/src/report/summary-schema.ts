@@ -15,9 +15,10 @@ export const SummarySchema = Type.Object({
   machine: Type.Object({ cores: count, memoryGiB: count, node: Type.String(), platform: Type.String() }),
   runs: Type.Array(
     Type.Object({
-      mode: Type.Union([Type.Literal('poll'), Type.Literal('sse'), Type.Literal('long-poll')]),
+      mode: Type.Union([Type.Literal('poll'), Type.Literal('sse'), Type.Literal('long-poll'), Type.Literal('websocket')]),
       pollStrategy: Type.Optional(Type.Union([Type.Literal('fixed'), Type.Literal('smart'), Type.Literal('smart-hold')])),
       sseEncoding: Type.Optional(Type.Union([Type.Literal('identity'), Type.Literal('gzip')])),
+      websocketClient: Type.Optional(Type.Union([Type.Literal('lean'), Type.Literal('ws')])),
       proxy: Type.Union([Type.Literal('none'), Type.Literal('nginx'), Type.Literal('varnish')]),
       clients: Type.Integer({ minimum: 1 }),
       connected: count,
@@ -45,12 +46,13 @@ export const SummarySchema = Type.Object({
           max: Type.Number(),
         }),
       ),
+      wireBytesPerUpdate: Type.Union([count, Type.Null()]),
       serverCpuMicrosPerUpdate: Type.Union([Type.Number({ minimum: 0 }), Type.Null()]),
       stealPercent: Type.Union([Type.Number({ minimum: 0, maximum: 100 }), Type.Null()]),
       listenOverflows: Type.Union([count, Type.Null()]),
       listenDrops: Type.Union([count, Type.Null()]),
       elementBytes: Type.Union([
-        Type.Object({ identity: count, gzip: count, headers200: count, response304: count, sseEvent: count, sseEventGzip: Type.Union([count, Type.Null()]) }),
+        Type.Object({ identity: count, gzip: count, headers200: count, response304: count, sseEvent: count, sseEventGzip: Type.Union([count, Type.Null()]), websocketFrame: Type.Union([count, Type.Null()]) }),
         Type.Null(),
       ]),
       serverCpuMilli: Type.Union([meanMax, Type.Null()]),
@@ -82,6 +84,7 @@ export const SummarySchema = Type.Object({
         sse: Type.Union([Type.Number(), Type.Null()]),
         'sse-gzip': Type.Union([Type.Number(), Type.Null()]),
         'long-poll': Type.Union([Type.Number(), Type.Null()]),
+        websocket: Type.Union([Type.Number(), Type.Null()]),
       }),
       pollRequestsPerSecond: Type.Union([Type.Number(), Type.Null()]),
       bytes: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()]),
@@ -89,7 +92,7 @@ export const SummarySchema = Type.Object({
     assumptions: Type.Array(Type.String()),
     rows: Type.Array(
       Type.Object({
-        transport: Type.Union([Type.Literal('sse'), Type.Literal('sse-gzip'), Type.Literal('long-poll'), Type.Literal('poll')]),
+        transport: Type.Union([Type.Literal('sse'), Type.Literal('sse-gzip'), Type.Literal('websocket'), Type.Literal('long-poll'), Type.Literal('poll')]),
         malSeconds: Type.Union([Type.Number(), Type.Null()]),
         clients: count,
         intervalSeconds: Type.Number({ exclusiveMinimum: 0 }),

@@ -42,7 +42,7 @@ export async function writeResults(
 
 /** The table printed at the end. */
 export function resultTable(runs: readonly RunSummary[]): string {
-  const header = ['mode', 'clients', 'connected', 'received/expected', 'missed', 'errors', 'p50 ms', 'p99 ms', 'max ms', 'warm-up', 'server mCPU', 'µs CPU/update', 'server MiB', 'fleet CPU s', 'steal %', 'listen overflows'];
+  const header = ['mode', 'clients', 'connected', 'received/expected', 'missed', 'errors', 'p50 ms', 'p99 ms', 'max ms', 'warm-up', 'server mCPU', 'µs CPU/update', 'bytes/update', 'server MiB', 'fleet CPU s', 'steal %', 'listen overflows'];
   const rows = runs.map((run) => [
     runLabel(run),
     String(run.clients),
@@ -56,6 +56,7 @@ export function resultTable(runs: readonly RunSummary[]): string {
     run.warmupLatencyMs === null ? '0' : `${run.warmupElements} (p99 ${run.warmupLatencyMs.p99})`,
     run.serverCpuMilli ? `${run.serverCpuMilli.mean} (max ${run.serverCpuMilli.max})` : '-',
     String(run.serverCpuMicrosPerUpdate ?? '-'),
+    String(run.wireBytesPerUpdate ?? '-'),
     run.serverRssMiB ? `${run.serverRssMiB.mean} (max ${run.serverRssMiB.max})` : '-',
     String(run.fleetCpuSeconds),
     run.stealPercent === null ? '-' : `${run.stealPercent}${run.stealPercent > STEAL_WARNING_PERCENT ? ' (!)' : ''}`,
@@ -65,6 +66,7 @@ export function resultTable(runs: readonly RunSummary[]): string {
   const line = (cells: string[]) => cells.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join('  ');
   const notes = [
     'Latency percentiles are over the elements published once every client was connected; warm-up: elements before that (their p99).',
+    'bytes/update: what the server sent per delivered update, headers and framing included (polling: a 200 and the 304s per 200).',
     ...runs
       .filter((run) => run.stealPercent !== null && run.stealPercent > STEAL_WARNING_PERCENT)
       .map((run) => `(!) ${run.mode}, ${run.clients} clients: the hypervisor stole ${run.stealPercent} % of the machine's CPU time; its figures are not the publisher's alone.`),

@@ -21,11 +21,15 @@ export interface BenchOptions {
   readonly pollStrategy: PollStrategyName;
   /** What SSE clients ask for: identity (the study), or gzip (as browsers get it). */
   readonly sseEncoding: 'identity' | 'gzip';
+  /** WebSocket subscribers: `lean` (RFC 6455 over a bare socket) or `ws` (the ws library's client). */
+  readonly websocketClient: 'lean' | 'ws';
   readonly proxy: 'none' | 'nginx' | 'varnish';
   readonly clientProcesses: number;
   /** Publisher worker processes (`--workers`). */
   readonly serverWorkers: number;
   readonly target: string | undefined;
+  /** Where the publisher writes a V8 CPU profile when it exits (`node --cpu-prof`), or undefined for none. */
+  readonly publisherCpuProfDir?: string;
   readonly outDir: string;
   readonly seed: number;
   readonly port: number;
@@ -37,6 +41,18 @@ export const ELEMENT_OVERHEAD_BYTES = 290;
 
 export const facilitiesForPayload = (payloadBytes: number) =>
   Math.max(1, Math.round((payloadBytes - ELEMENT_OVERHEAD_BYTES) / BYTES_PER_FACILITY));
+
+/** The Van de Vyvere study's fixed polling: a pause of 500 ms after each response (a 5 s stream). */
+export const STUDY_POLL_INTERVAL_MS = 500;
+
+/**
+ * The fixed pollers' pause when `--poll-interval` is not given: the study's 500 ms, or 0.6 × the
+ * stream's interval when that is shorter — Pimentel and Nickerson's Δ = 150 ms for a 4 Hz sensor
+ * (250 ms): a poller that pauses longer than the interval misses elements by construction.
+ */
+export function defaultPollIntervalMs(intervalSeconds: number): number {
+  return Math.min(STUDY_POLL_INTERVAL_MS, Math.round(intervalSeconds * 600));
+}
 
 /** Connections per source address before spreading over the next 127.0.0.x (of ~28 000 ports). */
 export const CONNECTIONS_PER_SOURCE_ADDRESS = 20_000;

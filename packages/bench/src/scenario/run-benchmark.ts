@@ -2,6 +2,7 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { type ElementRow, elementLatencies } from '../analyze/element-latency.js';
 import { countUpdates } from '../analyze/missed-updates.js';
+import { wireBytesPerUpdate } from '../analyze/wire-bytes.js';
 import { type ElementBytes, measureElementBytes } from '../collect/element-bytes.js';
 import { ElementMonitor } from '../collect/element-monitor.js';
 import { ProcessSampler, type ResourceSummary } from '../collect/process-sampler.js';
@@ -32,6 +33,8 @@ export interface RunSummary {
   readonly warmupLatencyMs: Percentiles | null;
   /** Each measured element, warm-up included: a tail that one element causes shows as such. */
   readonly perElement: ElementRow[];
+  /** Bytes the server sent per delivered update, headers and framing included (see analyze/wire-bytes.ts). */
+  readonly wireBytesPerUpdate: number | null;
   /** Server CPU (publisher and proxy) over the measurement, per update a client received (µs). */
   readonly serverCpuMicrosPerUpdate: number | null;
   /** The hypervisor's steal time over the measurement, in % of the machine's CPU time (Linux). */
@@ -48,6 +51,7 @@ export interface RunSummary {
   readonly proxy: BenchOptions['proxy'];
   readonly pollStrategy?: BenchOptions['pollStrategy'];
   readonly sseEncoding?: BenchOptions['sseEncoding'];
+  readonly websocketClient?: BenchOptions['websocketClient'];
   /** Connected clients and updates received so far, once per second from the start of the ramp. */
   readonly timeline: Array<{ readonly seconds: number; readonly connected: number; readonly updates: number }>;
   /** The 10 % sample of raw latencies: [seq, latencyMs]. */
@@ -112,7 +116,7 @@ async function startServices(options: BenchOptions, mode: BenchMode, clients: nu
     if (publisher) await stopProcess(publisher);
   };
   try {
-    if (options.proxy !== 'none' && mode !== 'sse') {
+    if (options.proxy !== 'none' && viaProxy(mode)) {
       proxyPid = await startProxy(options.proxy, new URL(directUrl).host, options.port + 1, proxyDir);
       clientUrl = directUrl.replace(`:${new URL(directUrl).port}`, `:${options.port + 1}`);
     }
@@ -123,6 +127,9 @@ async function startServices(options: BenchOptions, mode: BenchMode, clients: nu
     throw error;
   }
 }
+
+/** The polling modes go through `--proxy` (a cache); the pushed streams go to the publisher. */
+const viaProxy = (mode: BenchMode) => mode === 'poll' || mode === 'long-poll';
 
 /** Most a client worker may take to load before the run fails (milliseconds). */
 const WORKER_START_TIMEOUT_MS = 120_000;
@@ -153,6 +160,7 @@ async function startFleet(options: BenchOptions, mode: BenchMode, clients: numbe
       pollIntervalMs: options.pollIntervalMs,
       pollStrategy: options.pollStrategy,
       sseEncoding: options.sseEncoding,
+      websocketClient: options.websocketClient,
       localAddresses: addresses,
       sampleRate: 0.1,
       requestTimeoutMs: 10_000,
@@ -269,6 +277,7 @@ function summarise(run: {
     warmupElements: latencies.warmupElements,
     warmupLatencyMs: latencies.warmup === null ? null : percentiles(latencies.warmup),
     perElement: latencies.perElement,
+    wireBytesPerUpdate: wireBytesPerUpdate(mode, run.elementBytes, { requests: sum('requests'), notModified: sum('notModified') }, options.sseEncoding),
     serverCpuMicrosPerUpdate: run.serverCpuMs === null || updatesMeasured === 0 ? null : Math.round((run.serverCpuMs * 1000) / updatesMeasured),
     stealPercent: run.system.steal.stealPercent,
     listenOverflows: run.system.listen.listenOverflows,
@@ -277,9 +286,10 @@ function summarise(run: {
     serverCpuMilli: run.resources?.cpuMilli ?? null,
     fleetCpuSeconds: Math.round(reports.reduce((total, report) => total + report.cpuSeconds, 0) * 100) / 100,
     serverRssMiB: run.resources?.rssMiB ?? null,
-    proxy: mode === 'sse' ? 'none' : options.proxy,
+    proxy: viaProxy(mode) ? options.proxy : 'none',
     ...(mode === 'poll' ? { pollStrategy: options.pollStrategy } : {}),
     ...(mode === 'sse' ? { sseEncoding: options.sseEncoding } : {}),
+    ...(mode === 'websocket' ? { websocketClient: options.websocketClient } : {}),
     timeline: run.timeline,
     samples: reports.flatMap((report) => report.samples),
   };

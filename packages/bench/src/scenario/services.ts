@@ -21,6 +21,7 @@ export async function startPublisher(options: BenchOptions, clients: number): Pr
   const child = spawn(
     process.execPath,
     [
+      ...(options.publisherCpuProfDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', options.publisherCpuProfDir]),
       '--import',
       'tsx',
       'packages/publisher/src/cli.ts',

@@ -27,13 +27,13 @@ describe('pnpm bench refuses what one publisher process cannot hold, saying why'
   });
 });
 
-describe('pnpm bench (smoke run: a few seconds, 200 clients per mode)', () => {
+describe('pnpm bench (smoke run: a few seconds, 200 clients per mode, every mode)', () => {
   it('runs every mode, writes a summary.json that matches its schema and latencies.csv, and misses no update', async () => {
     const cli = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
     const { stdout } = await run(
       process.execPath,
       ['--import', 'tsx', cli, '--mode', 'all', '--clients', '200', '--duration', '6', '--ramp', '1', '--interval', '2', '--port', '18950', '--throughput-duration', '2', '--throughput-connections', '50', '--out', out],
-      { cwd: fileURLToPath(new URL('../..', import.meta.url)), timeout: 120_000 },
+      { cwd: fileURLToPath(new URL('../..', import.meta.url)), timeout: 180_000 },
     );
     expect(stdout).toMatch(/mode\s+clients\s+connected/);
     const summary: unknown = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8'));
@@ -52,9 +52,11 @@ describe('pnpm bench (smoke run: a few seconds, 200 clients per mode)', () => {
         stealPercent: number | null;
         listenOverflows: number | null;
         perElement: Array<{ received: number; warmup: boolean }>;
+        wireBytesPerUpdate: number | null;
+        elementBytes: { identity: number; sseEvent: number; websocketFrame: number | null };
       }>;
     };
-    expect(runs.map((r) => r.mode)).toEqual(['poll', 'sse', 'long-poll']);
+    expect(runs.map((r) => r.mode)).toEqual(['poll', 'sse', 'long-poll', 'websocket']);
     for (const r of runs) {
       expect(r.connected).toBe(200);
       expect(r.updatesExpected).toBeGreaterThan(0);
@@ -68,7 +70,13 @@ describe('pnpm bench (smoke run: a few seconds, 200 clients per mode)', () => {
       // Every update received is in the per-element table, warm-up or measured.
       expect(r.perElement.length).toBeGreaterThan(0);
       expect(r.perElement.reduce((sum, row) => sum + row.received, 0)).toBeGreaterThanOrEqual(r.updatesReceived);
+      // An update on the wire is at least the document, with its headers or framing.
+      expect(r.wireBytesPerUpdate).toBeGreaterThan(r.elementBytes.identity);
     }
+    // A WebSocket frame: the document, an `element {id}` line and a 4-byte header; less than the SSE event's `data: ` prefixes.
+    const websocket = runs.find((r) => r.mode === 'websocket')!;
+    expect(websocket.elementBytes.websocketFrame).toBeGreaterThan(websocket.elementBytes.identity);
+    expect(websocket.elementBytes.websocketFrame).toBeLessThan(websocket.elementBytes.sseEvent);
     const { throughput, mal } = summary as { throughput: { requestsPerSecond: number }; mal: { table: unknown[] } };
     expect(throughput.requestsPerSecond).toBeGreaterThan(0);
     expect(mal.table).toHaveLength(6);
@@ -83,11 +91,13 @@ describe('pnpm bench (smoke run: a few seconds, 200 clients per mode)', () => {
     const { capacityPlan } = summary as { capacityPlan: { rows: Array<{ cores: number | null; gbitPerSecond: number | null }> } };
     expect(capacityPlan.rows.filter((row) => row.cores === null || row.gbitPerSecond === null)).toEqual([]);
     expect(stdout).toMatch(/Capacity plan/);
+    expect(stdout).toMatch(/Beside the wind-sensor study/);
+    expect(html).toContain('<h2>Beside the wind-sensor study</h2>');
     expect(html).toContain('<h2>Per element</h2>');
     const csv = readFileSync(join(out, 'latencies.csv'), 'utf8').trim().split('\n');
     expect(csv[0]).toBe('mode,clients,seq,latencyMs');
     expect(csv.length).toBeGreaterThan(1);
-  }, 150_000);
+  }, 200_000);
 
   it('SSE clients that accept gzip get the stream compressed and miss nothing', async () => {
     const cli = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
@@ -115,5 +125,25 @@ describe('pnpm bench (smoke run: a few seconds, 200 clients per mode)', () => {
     // An event on the compressed stream, read off the wire: a fraction of the plain one.
     expect(sse!.elementBytes.sseEventGzip).toBeGreaterThan(0);
     expect(sse!.elementBytes.sseEventGzip).toBeLessThan(sse!.elementBytes.sseEvent / 3);
+  }, 120_000);
+
+  it('WebSocket clients of the ws library at 4 Hz (--interval 0.25) get every element', async () => {
+    const cli = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
+    const wsOut = join(out, 'ws');
+    const { stdout } = await run(
+      process.execPath,
+      ['--import', 'tsx', cli, '--mode', 'websocket', '--websocket-client', 'ws', '--clients', '100', '--duration', '4', '--ramp', '1', '--interval', '0.25', '--port', '18960', '--throughput-duration', '0', '--out', wsOut],
+      { cwd: fileURLToPath(new URL('../..', import.meta.url)), timeout: 120_000 },
+    );
+    expect(stdout).toMatch(/websocket \(ws client\)/);
+    const summary = JSON.parse(readFileSync(join(wsOut, 'summary.json'), 'utf8')) as {
+      runs: Array<{ websocketClient: string; connected: number; updatesPublished: number; updatesExpected: number; missedUpdates: number; errors: number }>;
+    };
+    expect([...Value.Errors(SummarySchema, summary)].map((error) => `${error.path}: ${error.message}`)).toEqual([]);
+    const [websocket] = summary.runs;
+    expect(websocket).toMatchObject({ websocketClient: 'ws', connected: 100, missedUpdates: 0, errors: 0 });
+    // Four elements a second over the 4 s measured; each client owes those of the first 2 s (the last 2 s are grace).
+    expect(websocket!.updatesPublished).toBeGreaterThanOrEqual(14);
+    expect(websocket!.updatesExpected).toBeGreaterThanOrEqual(100 * 6);
   }, 120_000);
 });

@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { capacityPlan } from '../../../src/analyze/capacity-plan.js';
 import { capacityTable } from '../../../src/report/capacity-table.js';
 
-const bytes = { identity: 5_000, gzip: 500, headers200: 400, response304: 250, sseEvent: 5_600, sseEventGzip: 520 };
-const plan = capacityPlan({ cpuMicrosPerUpdate: { sse: 20, 'sse-gzip': null, 'long-poll': 100 }, pollRequestsPerSecond: 20_000, bytes });
+const bytes = { identity: 5_000, gzip: 500, headers200: 400, response304: 250, sseEvent: 5_600, sseEventGzip: 520, websocketFrame: 5_030 };
+const plan = capacityPlan({ cpuMicrosPerUpdate: { sse: 20, 'sse-gzip': null, 'long-poll': 100, websocket: 18 }, pollRequestsPerSecond: 20_000, bytes });
 const row = (transport: string, clients: number, intervalSeconds: number, malSeconds: number | null = null) =>
   plan.rows.find((r) => r.transport === transport && r.clients === clients && r.intervalSeconds === intervalSeconds && r.malSeconds === malSeconds);
 
@@ -16,8 +16,13 @@ describe('capacityPlan', () => {
 
   it('SSE compressed: the compressed event on the wire; the cost of a gzip run, else of the identity run', () => {
     expect(row('sse-gzip', 1_000_000, 1)).toMatchObject({ cores: 20, gbitPerSecond: 4.16 });
-    const measured = capacityPlan({ cpuMicrosPerUpdate: { sse: 20, 'sse-gzip': 15, 'long-poll': 100 }, pollRequestsPerSecond: 20_000, bytes });
+    const measured = capacityPlan({ cpuMicrosPerUpdate: { sse: 20, 'sse-gzip': 15, 'long-poll': 100, websocket: 18 }, pollRequestsPerSecond: 20_000, bytes });
     expect(measured.rows.find((r) => r.transport === 'sse-gzip' && r.clients === 1_000_000 && r.intervalSeconds === 1)).toMatchObject({ cores: 15 });
+  });
+
+  it('WebSocket: updates per second × its own CPU per update, and × the frame', () => {
+    // 10⁶ updates/s × 18 µs = 18 cores; × 5 030 B = 40.24 Gbit/s.
+    expect(row('websocket', 1_000_000, 1)).toMatchObject({ cores: 18, gbitPerSecond: 40.24 });
   });
 
   it('long-poll: a whole response (headers and body) per update', () => {
@@ -32,14 +37,14 @@ describe('capacityPlan', () => {
   });
 
   it('leaves a figure out (null) when this run did not measure what it needs, and says what it assumed', () => {
-    const partial = capacityPlan({ cpuMicrosPerUpdate: { sse: null, 'sse-gzip': null, 'long-poll': null }, pollRequestsPerSecond: null, bytes: null });
+    const partial = capacityPlan({ cpuMicrosPerUpdate: { sse: null, 'sse-gzip': null, 'long-poll': null, websocket: null }, pollRequestsPerSecond: null, bytes: null });
     expect(partial.rows.every((r) => r.cores === null && r.gbitPerSecond === null)).toBe(true);
     expect(plan.assumptions.length).toBeGreaterThan(2);
     expect(capacityTable(partial)).toMatch(/– cores, – Gbit\/s/);
   });
 
-  it('covers 100 000 and 1 000 000 clients at 1 s and 5 s, by SSE (identity, gzip), long-poll and each MAL', () => {
-    expect(plan.rows).toHaveLength(2 * 2 * (3 + 6));
+  it('covers 100 000 and 1 000 000 clients at 1 s and 5 s, by SSE (identity, gzip), WebSocket, long-poll and each MAL', () => {
+    expect(plan.rows).toHaveLength(2 * 2 * (4 + 6));
     expect(capacityTable(plan).split('\n')[1]).toMatch(/transport\s+100,000 @ 1 s\s+100,000 @ 5 s\s+1,000,000 @ 1 s\s+1,000,000 @ 5 s/);
   });
 });

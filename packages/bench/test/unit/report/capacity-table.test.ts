@@ -3,8 +3,8 @@ import { type CapacityPlan, capacityPlan } from '../../../src/analyze/capacity-p
 import { MAL_SECONDS } from '../../../src/analyze/mal.js';
 import { capacityCells, capacityTable } from '../../../src/report/capacity-table.js';
 
-const bytes = { identity: 5_000, gzip: 500, headers200: 400, response304: 250, sseEvent: 5_600, sseEventGzip: 520 };
-const plan = capacityPlan({ cpuMicrosPerUpdate: { sse: 20, 'sse-gzip': null, 'long-poll': 100 }, pollRequestsPerSecond: 20_000, bytes });
+const bytes = { identity: 5_000, gzip: 500, headers200: 400, response304: 250, sseEvent: 5_600, sseEventGzip: 520, websocketFrame: 5_030 };
+const plan = capacityPlan({ cpuMicrosPerUpdate: { sse: 20, 'sse-gzip': null, 'long-poll': 100, websocket: 18 }, pollRequestsPerSecond: 20_000, bytes });
 
 describe('capacityCells', () => {
   it('has one column per clients × interval, after the transport', () => {
@@ -12,7 +12,7 @@ describe('capacityCells', () => {
   });
 
   it('has one row per transport, and one per MAL for polling, in the plan\'s order', () => {
-    expect(capacityCells(plan).rows.map((row) => row[0])).toEqual(['sse', 'sse-gzip', 'long-poll', ...MAL_SECONDS.map((seconds) => `poll (MAL ${seconds} s)`)]);
+    expect(capacityCells(plan).rows.map((row) => row[0])).toEqual(['sse', 'sse-gzip', 'websocket', 'long-poll', ...MAL_SECONDS.map((seconds) => `poll (MAL ${seconds} s)`)]);
   });
 
   it('puts each row\'s cores and bandwidth under its clients and interval', () => {
@@ -56,8 +56,8 @@ describe('capacityTable', () => {
     expect(lines[0]).toMatch(/^Capacity plan \(from this run's measurements/);
     expect(lines[1]).toMatch(/^transport\s+100,000 @ 1 s/);
     expect(lines[2]).toMatch(/^-+( +-+){4}$/);
-    expect(lines.slice(3, 3 + 9).map((line) => line.split(/ {2,}/)[0])).toEqual(capacityCells(plan).rows.map((row) => row[0]));
-    expect(lines.slice(3 + 9)).toEqual(plan.assumptions.map((assumption) => `- ${assumption}`));
+    expect(lines.slice(3, 3 + 10).map((line) => line.split(/ {2,}/)[0])).toEqual(capacityCells(plan).rows.map((row) => row[0]));
+    expect(lines.slice(3 + 10)).toEqual(plan.assumptions.map((assumption) => `- ${assumption}`));
   });
 
   it('aligns the columns: each cell padded to its column\'s widest, columns two spaces apart', () => {

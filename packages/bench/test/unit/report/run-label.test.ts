@@ -7,6 +7,8 @@ describe('runLabel', () => {
     expect(runLabel({ mode: 'poll', pollStrategy: 'fixed', proxy: 'varnish' })).toBe('poll (fixed) + varnish');
     expect(runLabel({ mode: 'sse', sseEncoding: 'gzip', proxy: 'none' })).toBe('sse (gzip)');
     expect(runLabel({ mode: 'sse', sseEncoding: 'identity', proxy: 'none' })).toBe('sse (identity)');
+    expect(runLabel({ mode: 'websocket', websocketClient: 'ws', proxy: 'none' })).toBe('websocket (ws client)');
+    expect(runLabel({ mode: 'websocket', websocketClient: 'lean', proxy: 'none' })).toBe('websocket');
   });
 
   it('leaves out what a run does not have: no variant (long-poll, or a summary written before variants), no proxy', () => {

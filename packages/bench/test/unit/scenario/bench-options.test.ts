@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   BYTES_PER_FACILITY,
   CONNECTIONS_PER_SOURCE_ADDRESS,
+  defaultPollIntervalMs,
   ELEMENT_OVERHEAD_BYTES,
   facilitiesForPayload,
   sourceAddresses,
@@ -42,5 +43,17 @@ describe('sourceAddresses', () => {
 
   it('always gives one address, even for no clients', () => {
     expect(sourceAddresses(0)).toEqual(['127.0.0.1']);
+  });
+});
+
+describe('defaultPollIntervalMs', () => {
+  it('is the study\'s 500 ms for a stream of an element every few seconds', () => {
+    expect(defaultPollIntervalMs(5)).toBe(500);
+    expect(defaultPollIntervalMs(1)).toBe(500);
+  });
+
+  it('is 0.6 × a shorter interval: 150 ms at 4 Hz, as the wind-sensor study\'s Δ', () => {
+    expect(defaultPollIntervalMs(0.25)).toBe(150);
+    expect(defaultPollIntervalMs(0.5)).toBe(300);
   });
 });

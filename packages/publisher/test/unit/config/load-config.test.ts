@@ -37,6 +37,11 @@ describe('loadConfig', () => {
     expect(config.facilities).toBe(3);
   });
 
+  it('takes an interval in fractions of a second (--interval 0.25: four elements a second)', () => {
+    expect(loadConfig({ argv: ['--interval', '0.25'] }).intervalSeconds).toBe(0.25);
+    expect(loadConfig({ env: { RDF_STREAM_INTERVAL_SECONDS: '0.25' } }).intervalSeconds).toBe(0.25);
+  });
+
   it('strips a trailing slash from the base URL and brackets IPv6 hosts', () => {
     expect(loadConfig({ argv: ['--base-url', 'https://data.example.org/rdf/'] }).baseUrl).toBe(
       'https://data.example.org/rdf',

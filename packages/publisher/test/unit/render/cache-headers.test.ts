@@ -22,6 +22,13 @@ describe('maxAgeSeconds', () => {
     expect(maxAgeSeconds(regular, generatedAtMs + 60_000)).toBe(1);
   });
 
+  it('is 0 for a stream faster than a second (4 Hz): a client never keeps an element past the next one', () => {
+    const fast = { ...regular, expectedIntervalMs: 250 };
+    expect(maxAgeSeconds(fast, generatedAtMs)).toBe(0);
+    expect(maxAgeSeconds(fast, generatedAtMs + 249)).toBe(0);
+    expect(maxAgeSeconds(fast, generatedAtMs + 499)).toBe(0);
+  });
+
   it('micro-caches irregular streams', () => {
     expect(maxAgeSeconds({ ...regular, expectedIntervalMs: null, microCacheSeconds: 1 }, generatedAtMs)).toBe(1);
   });

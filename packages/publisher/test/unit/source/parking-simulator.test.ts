@@ -65,4 +65,15 @@ describe('ParkingSimulator', () => {
     advanceTo(1_100_000);
     expect(emitted).toHaveLength(3);
   });
+
+  it('runs at fractions of a second: 250 ms (the 4 Hz of the wind-sensor study) on its grid', () => {
+    const { clock, advanceTo } = manualClock(1_000_000);
+    const emitted: number[] = [];
+    const simulator = new ParkingSimulator({ streamIri, facilities: 1, intervalMs: 250, seed: 1, clock });
+    simulator.start((_observations, at) => emitted.push(at.getTime()));
+    advanceTo(1_001_000);
+    expect(emitted).toEqual([1_000_000, 1_000_250, 1_000_500, 1_000_750, 1_001_000]);
+    expect(simulator.expectedIntervalMs).toBe(250);
+    simulator.stop();
+  });
 });
