@@ -106,6 +106,26 @@ describe('WebSocketSubscriber', () => {
     expect(cuts).toEqual(['pong']);
   });
 
+  it('pings only a socket sent no element since the last heartbeat, while acknowledgements are watched', async () => {
+    const { live, broadcaster, publish, log } = setup();
+    const busy = new FakeWebSocketSink();
+    live(busy);
+    await publish();
+    const elementBytes = busy.written.length;
+    await broadcaster.heartbeat();
+    expect(busy.written).toHaveLength(elementBytes);
+    await broadcaster.heartbeat();
+    expect(busy.written.at(-1)).toEqual(PING_FRAME);
+    // Without the check of acknowledgements, the ping is the only sign of a vanished peer.
+    const unwatched = new FakeWebSocketSink();
+    const subscriber = new WebSocketSubscriber(unwatched, 'turtle', log.epoch, log.latestSeq, { ...limits, progressCheckMs: 0 });
+    subscriber.live = true;
+    broadcaster.add(subscriber);
+    await publish();
+    await broadcaster.heartbeat();
+    expect(unwatched.written.at(-1)).toEqual(PING_FRAME);
+  });
+
   it('at shutdown, closes 1012 with the delay to come back after', async () => {
     const { live, broadcaster } = setup();
     const sinks = [new FakeWebSocketSink(), new FakeWebSocketSink(true)];
