@@ -19,7 +19,8 @@ import { operationsRoute } from './routes/operations-route.js';
 import { registerPage } from './routes/page-route.js';
 import { UnusedConnections } from './unused-connections.js';
 
-const EVENTS_ROUTE = '/streams/:id/events';
+/** Event streams get a `shed` stream at shutdown (the route answers it), never a 503. */
+const EVENT_STREAM_ROUTES = new Set(['/streams/:id/events', '/streams/:id/patches']);
 /** Milliseconds between Node's checks for requests past `headersTimeoutMs` / `requestTimeoutMs`. */
 const TIMEOUT_CHECK_INTERVAL_MS = 1_000;
 const knownMethods = new Set(['GET', 'HEAD', 'OPTIONS', 'POST', 'PUT', 'PATCH', 'DELETE']);
@@ -89,7 +90,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
 
   // Callback-style hooks: they run on every poll, and an async hook costs a promise each time.
   app.addHook('onRequest', (request, _reply, done) => {
-    if (context.lifecycle.closing && request.routeOptions.url !== EVENTS_ROUTE) {
+    if (context.lifecycle.closing && !EVENT_STREAM_ROUTES.has(request.routeOptions.url ?? '')) {
       done(new PublisherError('PUB_ERR_SHUTTING_DOWN', undefined, {}, { connection: 'close', 'retry-after': '5' }));
       return;
     }

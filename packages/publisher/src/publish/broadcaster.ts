@@ -5,6 +5,7 @@ import type { EventLog } from '../log/event-log.js';
 import type { LoggedElement } from '../render/render-element.js';
 import { type EncodedFrame, encodedFrame, wireBytes } from '../render/event-stream-encoder.js';
 import { sseFrame } from '../render/sse-frame.js';
+import { preparePatch } from './element-patches.js';
 import { gapFrame } from './resume.js';
 import type { StreamMetrics } from './stream-metrics.js';
 import type { Subscriber } from './subscriber.js';
@@ -30,6 +31,8 @@ export class Broadcaster {
   readonly #options: BroadcasterOptions;
   readonly #yield: () => Promise<unknown>;
   readonly #subscribers = new Set<Subscriber>();
+  /** Subscribers fed patches (`/patches`): while there is one, each element's patch is built before it is written. */
+  #patchSubscribers = 0;
   #cursor: number;
   #pumping: Promise<void> | undefined;
 
@@ -51,12 +54,14 @@ export class Broadcaster {
 
   add(subscriber: Subscriber): void {
     this.#subscribers.add(subscriber);
+    if (subscriber.format === 'patch') this.#patchSubscribers++;
     subscriber.sink.once('close', () => this.remove(subscriber));
     this.#options.metrics.subscribersChanged(this.#options.streamId, this.#subscribers.size);
   }
 
   remove(subscriber: Subscriber): void {
     if (this.#subscribers.delete(subscriber)) {
+      if (subscriber.format === 'patch') this.#patchSubscribers--;
       this.#options.metrics.subscribersChanged(this.#options.streamId, this.#subscribers.size);
     }
   }
@@ -83,6 +88,7 @@ export class Broadcaster {
         continue;
       }
       const started = performance.now();
+      if (this.#patchSubscribers > 0) await preparePatch(element, this.#log);
       const { written, cpuMicros } = await this.#writeAll((subscriber) =>
         subscriber.lastSentSeq < element.seq ? element : undefined,
       );

@@ -1,5 +1,4 @@
 import type { Quad } from '@rdfjs/types';
-import type { FormatName } from '@rdf-stream/protocol';
 import type { EventLog } from '../log/event-log.js';
 import type { Observation } from '../model/observation.js';
 import type { JsonLdWriter } from '../render/jsonld-writer.js';
@@ -12,6 +11,7 @@ import { type LatestElement, LatestElementCache } from './latest-element-cache.j
 import { LongPollWaiters } from './long-poll-waiters.js';
 import type { ResumePlan } from './resume.js';
 import type { StreamMetrics } from './stream-metrics.js';
+import type { Feed } from './element-patches.js';
 import type { Subscriber, SubscriberSink } from './subscriber.js';
 import { type SubscriberLimits, SubscriberRegistry } from './subscriber-registry.js';
 
@@ -170,7 +170,7 @@ export class StreamHub {
   }
 
   /** Registers an SSE subscriber (see `SubscriberRegistry.subscribe`). */
-  subscribe(sink: SubscriberSink, format: FormatName, encoder: EventStreamEncoder, plan: ResumePlan): Subscriber {
+  subscribe(sink: SubscriberSink, format: Feed, encoder: EventStreamEncoder, plan: ResumePlan): Subscriber {
     return this.subscribers.subscribe(sink, format, encoder, plan);
   }
 

@@ -1,6 +1,7 @@
-import { elementId, type FormatName } from '@rdf-stream/protocol';
+import { elementId } from '@rdf-stream/protocol';
 import type { EventLog } from '../log/event-log.js';
 import { Broadcaster } from './broadcaster.js';
+import { type Feed, preparePatch } from './element-patches.js';
 import { gapFrame, type ResumePlan } from './resume.js';
 import type { StreamMetrics } from './stream-metrics.js';
 import type { EventStreamEncoder } from '../render/event-stream-encoder.js';
@@ -68,7 +69,7 @@ export class SubscriberRegistry {
    * asks to replay (respecting backpressure), then makes it live. Throws
    * `TooManySubscribersError` before writing anything if the limit is reached.
    */
-  subscribe(sink: SubscriberSink, format: FormatName, encoder: EventStreamEncoder, plan: ResumePlan): Subscriber {
+  subscribe(sink: SubscriberSink, format: Feed, encoder: EventStreamEncoder, plan: ResumePlan): Subscriber {
     if (this.full) throw new TooManySubscribersError(`${this.#limits.maxSubscribers} subscribers are already connected`);
     const fromSeq = plan.kind === 'live' ? this.#log.latestSeq + 1 : plan.fromSeq;
     const subscriber = new Subscriber(
@@ -107,6 +108,7 @@ export class SubscriberRegistry {
         continue;
       }
       for (const element of elements) {
+        if (subscriber.format === 'patch') await preparePatch(element, log);
         if (subscriber.closed) return;
         if (!subscriber.send(subscriber.frameOf(element), element.seq) && !(await subscriber.drained())) return;
       }

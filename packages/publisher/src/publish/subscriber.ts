@@ -1,4 +1,3 @@
-import type { FormatName } from '@rdf-stream/protocol';
 import type { LoggedElement } from '../render/render-element.js';
 import {
   type EncodedFrame,
@@ -7,6 +6,7 @@ import {
   type SseEncoding,
   type WireFrame,
 } from '../render/event-stream-encoder.js';
+import { type Feed, patchFrame } from './element-patches.js';
 import { type EvictionReason, GuardedSink, type SubscriberQueueLimits, type SubscriberSink } from './guarded-sink.js';
 
 export type { EvictionReason, SubscriberQueueLimits, SubscriberSink } from './guarded-sink.js';
@@ -24,7 +24,8 @@ export class Subscriber {
 
   constructor(
     readonly sink: SubscriberSink,
-    readonly format: FormatName,
+    /** An RDF format (`/events`) or `patch` (`/patches`). */
+    readonly format: Feed,
     readonly encoder: EventStreamEncoder,
     lastSentSeq: number,
     limits: SubscriberQueueLimits,
@@ -48,8 +49,12 @@ export class Subscriber {
     return this.encoder.encoding;
   }
 
-  /** `element`'s frame for this subscriber: its format, its encoding (shared with its peers). */
+  /**
+   * `element`'s frame for this subscriber: its format (or its patch, which `preparePatch` must
+   * have built), its encoding (shared with its peers).
+   */
   frameOf(element: LoggedElement): WireFrame {
+    if (this.format === 'patch') return patchFrame(element, this.encoder.encoding);
     return elementFrame(element, this.format, this.encoder.encoding);
   }
 
