@@ -23,14 +23,15 @@ afterEach(async () => {
 });
 
 /** `/latest` as N-Triples (the snapshot of the patches), with the element its ETag names. */
-async function latest(streamUrl: string): Promise<{ text: string; id: string | undefined }> {
+async function latest(streamUrl: string, element?: string): Promise<{ text: string; id: string | undefined }> {
   // A new element's documents are compressed on the thread pool: /latest serves it a moment after its broadcast.
-  const response = await vi.waitFor(async () => {
+  return vi.waitFor(async () => {
     const answer = await fetch(`${streamUrl}/latest`, { headers: { accept: 'application/n-triples' } });
     if (answer.status !== 200) throw new Error(`/latest answered ${answer.status}`);
-    return answer;
+    const id = /^"([a-z0-9]+-\d+)-ntriples/.exec(answer.headers.get('etag') ?? '')?.[1];
+    if (element !== undefined && id !== element) throw new Error(`/latest serves ${id}, not ${element} yet`);
+    return { text: await answer.text(), id };
   });
-  return { text: await response.text(), id: /^"([a-z0-9]+-\d+)-ntriples/.exec(response.headers.get('etag') ?? '')?.[1] };
 }
 
 async function patches(streamUrl: string, headers: Record<string, string> = {}): Promise<SseConnection> {
@@ -44,7 +45,7 @@ describe('GET /streams/{id}/patches on a real socket', () => {
     running = await startPublisher();
     const stream = running.hub.definition.iri;
     await running.push(sampleObservations(stream, [1, 2]));
-    const snapshot = await latest(stream);
+    const snapshot = await latest(stream, `${running.hub.log.epoch}-1`);
     expect(snapshot.id).toBe(`${running.hub.log.epoch}-1`);
     const identity = await patches(stream, { 'last-event-id': snapshot.id!, 'accept-encoding': 'identity' });
     const gzip = await patches(stream, { 'last-event-id': snapshot.id!, 'accept-encoding': 'gzip' });
@@ -67,8 +68,7 @@ describe('GET /streams/{id}/patches on a real socket', () => {
       expect(patch.rows).toContain('TX .');
       expect(patch.rows.at(-1)).toBe('TC .');
       applyPatch(store, patch);
-      const next = await latest(stream);
-      expect(next.id).toBe(event!.id);
+      const next = await latest(stream, event!.id);
       expect(await canonical(store.getQuads(null, null, null, null))).toBe(await canonical(parseNTriples(next.text)));
     }
   });
@@ -87,7 +87,7 @@ describe('GET /streams/{id}/patches on a real socket', () => {
     const store = new Store();
     applyPatch(store, firstPatch);
     applyPatch(store, readPatch(second!.data));
-    expect(await canonical(store.getQuads(null, null, null, null))).toBe(await canonical(parseNTriples((await latest(stream)).text)));
+    expect(await canonical(store.getQuads(null, null, null, null))).toBe(await canonical(parseNTriples((await latest(stream, second!.id)).text)));
     // Caught up from the log: the same patch, byte for byte.
     const resumed = await patches(stream, { 'last-event-id': first!.id! });
     const [replayed] = await resumed.waitForEvents(1);
@@ -103,7 +103,7 @@ describe('GET /streams/{id}/patches on a real socket', () => {
       quad(blankNode('r'), namedNode('http://qudt.org/schema/qudt/numericValue'), literal(String(value), namedNode('http://www.w3.org/2001/XMLSchema#integer'))),
     ];
     await hub.publishTriples(withBlank(1), new Date());
-    const snapshot = await latest(stream);
+    const snapshot = await latest(stream, `${hub.log.epoch}-1`);
     const genid = `${running.url}/.well-known/genid/parking/${hub.log.epoch}-1/1`;
     expect(snapshot.text).not.toMatch(/_:/);
     expect(snapshot.text).toContain(`<${genid}>`);
@@ -121,7 +121,22 @@ describe('GET /streams/{id}/patches on a real socket', () => {
     expect(patch.added.some((q) => q.subject.value === `${running!.url}/.well-known/genid/parking/${hub.log.epoch}-2/1`)).toBe(true);
     const store = new Store(parseNTriples(snapshot.text));
     applyPatch(store, patch);
-    expect(await canonical(store.getQuads(null, null, null, null))).toBe(await canonical(parseNTriples((await latest(stream)).text)));
+    expect(await canonical(store.getQuads(null, null, null, null))).toBe(await canonical(parseNTriples((await latest(stream, event!.id)).text)));
+  });
+
+  it('counts against maxSubscribers with /events: a subscriber too many gets the shed stream, and 404 for an unknown stream', async () => {
+    running = await startPublisher(['--max-subscribers', '1']);
+    const stream = running.hub.definition.iri;
+    await patches(stream);
+    await waitUntil(() => running!.hub.broadcaster.size === 1);
+    const refused = await patches(stream);
+    await refused.ended;
+    expect(refused.response.statusCode).toBe(200);
+    expect(refused.events.map((event) => event.event)).toEqual(['shed']);
+    expect(JSON.parse(refused.events[0]!.data)).toMatchObject({ code: 'PUB_ERR_OVERLOADED' });
+    const unknown = await fetch(`${running.url}/streams/nope/patches`);
+    expect(unknown.status).toBe(404);
+    expect(((await unknown.json()) as { code: string }).code).toBe('PUB_ERR_STREAM_NOT_FOUND');
   });
 
   it('is advertised in the descriptor', async () => {
@@ -194,7 +209,7 @@ describe('/patches of a state source (a web API of 13 facilities)', () => {
     const { publisher, stream, api, url } = await startStatePublisher();
     const hub = publisher.hubs.get('parking')!;
     await waitUntil(() => hub.log.latestSeq === 1);
-    const snapshot = await latest(stream);
+    const snapshot = await latest(stream, `${hub.log.epoch}-1`);
     expect(snapshot.text).toContain(`<${stream}/observations/f1>`);
     const connection = await patches(stream, { 'last-event-id': snapshot.id! });
     const store = new Store(parseNTriples(snapshot.text));
@@ -230,7 +245,7 @@ describe('/patches of a state source (a web API of 13 facilities)', () => {
     ]);
     expect(patch.added.find((q) => q.predicate.value.endsWith('hasSimpleResult'))?.object.value).toBe('7');
     applyPatch(store, patch);
-    expect(await canonical(store.getQuads(null, null, null, null))).toBe(await canonical(parseNTriples((await latest(stream)).text)));
+    expect(await canonical(store.getQuads(null, null, null, null))).toBe(await canonical(parseNTriples((await latest(stream, event!.id)).text)));
     expect((await (await fetch(`${url}/health`)).json()) as object).toMatchObject({ streams: { parking: { source: { state: 'ok' } } } });
   });
 });
