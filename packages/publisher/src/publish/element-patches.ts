@@ -50,9 +50,16 @@ export async function preparePatch(element: LoggedElement, log: Pick<EventLog, '
   if (patchFrames.has(element)) return;
   const previous = element.seq > 1 ? await log.get(element.seq - 1) : undefined;
   if (patchFrames.has(element)) return;
-  const after = triplesOf(element);
-  const { deleted, added } = diffTriples(previous === undefined ? new Set() : triplesOf(previous), after);
-  const text = writeRdfPatch({ id: element.graph, ...(previous === undefined ? {} : { prev: previous.graph }), deleted, added });
+  let text: string;
+  try {
+    const { deleted, added } = diffTriples(previous === undefined ? new Set() : triplesOf(previous), triplesOf(element));
+    text = writeRdfPatch({ id: element.graph, ...(previous === undefined ? {} : { prev: previous.graph }), deleted, added });
+  } catch {
+    // A frame that cannot be read back (it never happens to frames n3 wrote): a patch that
+    // follows nothing, so that every client holding a state reads the snapshot again, and the
+    // broadcast goes on.
+    text = writeRdfPatch({ id: element.graph, deleted: [], added: [] });
+  }
   patchFrames.set(element, { identity: Buffer.from(sseFrame({ id: idOf(element), data: trimFinalNewline(text) })) });
 }
 

@@ -7,6 +7,7 @@ import { constants, inflateRawSync } from 'node:zlib';
 import { JsonLdWriter } from '../../../src/render/jsonld-writer.js';
 import type { GzipFragment } from '../../../src/render/gzip-fragment.js';
 import { renderFrames } from '../../../src/render/render-element.js';
+import { loggedElement } from '../../support/logged-element.js';
 import { sampleObservations } from '../../support/publisher-fixture.js';
 
 const stream = 'http://127.0.0.1:8080/streams/parking';
@@ -37,5 +38,14 @@ describe('preparePatch', () => {
     expect(text).toContain(`data: H prev <${stream}/elements/${log.epoch}-1> .`);
     expect(text).toContain(`data: D <${stream}/elements/${log.epoch}-1#p2> <http://www.w3.org/ns/sosa/hasSimpleResult> "2"`);
     expect(inflateRawSync((gzip as GzipFragment).bytes, { finishFlush: constants.Z_SYNC_FLUSH }).toString()).toBe(text);
+  });
+
+  it('makes a frame it cannot read back a patch that follows nothing, so that clients read the snapshot again', async () => {
+    const log = new MemoryEventLog(8, { retainedElements: 100, retainedSeconds: 0 });
+    // Frames that are no N-Triples at all.
+    for (const seq of [1, 2]) await log.append(loggedElement(seq, undefined, log.epoch));
+    const element = (await log.get(2))!;
+    await preparePatch(element, log);
+    expect((patchFrame(element, 'identity') as Buffer).toString()).toBe(`id: ${log.epoch}-2\ndata: H id <${element.graph}> .\ndata: TX .\ndata: TC .\n\n`);
   });
 });
