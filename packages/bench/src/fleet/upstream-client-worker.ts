@@ -38,10 +38,15 @@ export interface UpstreamClientReport {
   readonly bytesRead: number;
   readonly requests: number;
   readonly errors: number;
+  /** Errors in the measured span by code (`ECONNRESET`, `HTTP 503`…). */
+  readonly errorCodes: Record<string, number>;
+  /** Patches: from the element's `prov:generatedAtTime` (the publisher's poll found the change) to the client (ms). */
+  readonly fanOutMs: number[];
   readonly connected: number;
 }
 
 const resultTime = /<http:\/\/www\.w3\.org\/ns\/sosa\/resultTime> "([^"]+)"/g;
+const generatedAtTime = /^A <[^>]+> <http:\/\/www\.w3\.org\/ns\/prov#generatedAtTime> "([^"]+)"/m;
 
 process.once('message', (job: UpstreamClientJob) => void run(job));
 process.send?.({ type: 'ready' });
@@ -49,6 +54,14 @@ process.send?.({ type: 'ready' });
 async function run(job: UpstreamClientJob): Promise<void> {
   const latenciesMs: number[] = [];
   const responseMs: number[] = [];
+  const fanOutMs: number[] = [];
+  const errorCodes: Record<string, number> = {};
+  const failed = (error: unknown) => {
+    if (!measuring()) return;
+    errors++;
+    const code = (error as { code?: string }).code ?? (error as Error).message;
+    errorCodes[code] = (errorCodes[code] ?? 0) + 1;
+  };
   const sockets = new Set<Socket>();
   /** Bytes each socket had read when measurement began (sockets opened later start at 0). */
   const readAtStart = new Map<Socket, number>();
@@ -77,7 +90,12 @@ async function run(job: UpstreamClientJob): Promise<void> {
     while (Date.now() < job.endMs) {
       const startedAt = Date.now();
       try {
-        const text = await get(agent);
+        const text = await get(agent).catch((error: unknown) => {
+          // A keep-alive connection the server closed as it was reused: retried at once, as
+          // browsers and undici do for idempotent requests (Node's documented pattern).
+          if ((error as { reused?: boolean }).reused === true) return get(agent);
+          throw error;
+        });
         if (!counted) {
           counted = true;
           connected++;
@@ -89,8 +107,8 @@ async function run(job: UpstreamClientJob): Promise<void> {
           if (seen !== 0 && version > seen) latenciesMs.push(Date.now() - changedAt);
         }
         seen = Math.max(seen, version);
-      } catch {
-        errors++;
+      } catch (error) {
+        failed(error);
       }
       await sleep(Math.max(0, startedAt + job.pollIntervalMs - Date.now()));
     }
@@ -109,7 +127,7 @@ async function run(job: UpstreamClientJob): Promise<void> {
         body.on('error', reject);
       });
       req.setTimeout(10_000, () => req.destroy(new Error('timeout')));
-      req.on('error', reject);
+      req.on('error', (error) => reject(Object.assign(error, { reused: req.reusedSocket })));
       req.end();
     });
   }
@@ -125,6 +143,8 @@ async function run(job: UpstreamClientJob): Promise<void> {
             let newest = 0;
             for (const match of event.data.matchAll(resultTime)) newest = Math.max(newest, Date.parse(match[1]!));
             if (newest > 0) latenciesMs.push(Date.now() - newest);
+            const generated = generatedAtTime.exec(event.data)?.[1];
+            if (generated !== undefined) fanOutMs.push(Date.now() - Date.parse(generated));
           },
         });
         const body = response.headers['content-encoding'] === 'gzip' ? response.pipe(createGunzip()) : response;
@@ -133,8 +153,8 @@ async function run(job: UpstreamClientJob): Promise<void> {
         body.on('error', () => undefined);
         response.on('close', resolve);
       });
-      req.on('error', () => {
-        errors++;
+      req.on('error', (error) => {
+        failed(error);
         resolve();
       });
       req.end();
@@ -148,7 +168,7 @@ async function run(job: UpstreamClientJob): Promise<void> {
   let bytesRead = 0;
   for (const socket of sockets) bytesRead += socket.bytesRead - (readAtStart.get(socket) ?? socket.bytesRead);
   await Promise.race([Promise.all(running), sleep(12_000)]);
-  const report: UpstreamClientReport = { type: 'report', latenciesMs, responseMs, bytesRead, requests, errors, connected };
+  const report: UpstreamClientReport = { type: 'report', latenciesMs, responseMs, fanOutMs, bytesRead, requests, errors, errorCodes, connected };
   process.send?.(report, () => process.exit(0));
 }
 

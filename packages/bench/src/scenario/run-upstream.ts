@@ -50,8 +50,14 @@ export interface ArmResult {
   readonly changesSeen: number;
   /** Request to response of the polls (ms); null for the event streams. */
   readonly responseMs: Percentiles | null;
+  /**
+   * Patches: from the element's generation (the publisher's poll that found the change) to the
+   * client (ms): the push alone, without the wait for the publisher's next poll; null for polls.
+   */
+  readonly fanOutMs: Percentiles | null;
   readonly bytesPerClientPerMinute: number;
   readonly errors: number;
+  readonly errorCodes: Record<string, number>;
 }
 
 interface Percentiles {
@@ -161,6 +167,11 @@ async function runClients(options: UpstreamOptions, job: Omit<UpstreamClientJob,
     type: 'report',
     latenciesMs: reports.flatMap((report) => report.latenciesMs),
     responseMs: reports.flatMap((report) => report.responseMs),
+    fanOutMs: reports.flatMap((report) => report.fanOutMs),
+    errorCodes: reports.reduce<Record<string, number>>((codes, report) => {
+      for (const [code, count] of Object.entries(report.errorCodes)) codes[code] = (codes[code] ?? 0) + count;
+      return codes;
+    }, {}),
     bytesRead: reports.reduce((sum, report) => sum + report.bytesRead, 0),
     requests: reports.reduce((sum, report) => sum + report.requests, 0),
     errors: reports.reduce((sum, report) => sum + report.errors, 0),
@@ -212,8 +223,10 @@ async function runArm(
     latencyMs: percentiles(report.latenciesMs),
     changesSeen: report.latenciesMs.length,
     responseMs: arm === 'varnish' ? percentiles(report.responseMs) : null,
+    fanOutMs: arm === 'patches' ? percentiles(report.fanOutMs) : null,
     bytesPerClientPerMinute: Math.round(report.bytesRead / clients / (seconds / 60)),
     errors: report.errors,
+    errorCodes: report.errorCodes,
   };
 }
 
@@ -265,11 +278,11 @@ export function upstreamTable(results: readonly ArmResult[]): string {
     const figures = study[result.clients];
     const theirs = figures === undefined ? '–' : result.arm === 'varnish' ? `${figures.standardCpu}, ${figures.standardBytes}` : `${figures.proxyCpu}, ${figures.proxyBytes}`;
     const latency = `${result.latencyMs.p50} / ${result.latencyMs.p95} / ${result.latencyMs.max}`;
-    return `| ${result.clients} | ${result.arm} | ${result.connected} | ${result.upstreamRequestsPerSecond} | ${result.upstreamCpuMilli.mean} | ${result.middleCpuMilli.mean} (max ${result.middleCpuMilli.max}) | ${result.clientRequestsPerSecond} | ${latency} (${result.changesSeen}) | ${result.responseMs === null ? '–' : `${result.responseMs.p50} / ${result.responseMs.p95}`} | ${result.bytesPerClientPerMinute} | ${result.errors} | ${theirs} |`;
+    return `| ${result.clients} | ${result.arm} | ${result.connected} | ${result.upstreamRequestsPerSecond} | ${result.upstreamCpuMilli.mean} | ${result.middleCpuMilli.mean} (max ${result.middleCpuMilli.max}) | ${result.clientRequestsPerSecond} | ${latency} (${result.changesSeen}) | ${result.responseMs === null ? '–' : `${result.responseMs.p50} / ${result.responseMs.p95}`} | ${result.fanOutMs === null ? '–' : `${result.fanOutMs.p50} / ${result.fanOutMs.p95} / ${result.fanOutMs.max}`} | ${result.bytesPerClientPerMinute} | ${result.errors} | ${theirs} |`;
   });
   return [
-    '| clients | arm | connected | upstream req/s | upstream mCPU | Varnish / publisher mCPU | client req/s | change → client ms p50 / p95 / max (changes seen) | poll response ms p50 / p95 | bytes per client per minute | errors | the study: backend CPU, backend traffic in 2 min |',
-    '|---|---|---|---|---|---|---|---|---|---|---|---|',
+    '| clients | arm | connected | upstream req/s | upstream mCPU | Varnish / publisher mCPU | client req/s | change → client ms p50 / p95 / max (changes seen) | poll response ms p50 / p95 | publisher → client ms p50 / p95 / max | bytes per client per minute | errors | the study: backend CPU, backend traffic in 2 min |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
     ...rows,
   ].join('\n');
 }
