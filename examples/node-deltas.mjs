@@ -18,11 +18,13 @@ const RESULT = 'http://www.w3.org/ns/sosa/hasSimpleResult';
 const FEATURE = 'http://www.w3.org/ns/sosa/hasFeatureOfInterest';
 const shortName = (iri) => iri.replace(/^.*[#/](?=[^#/]+$)/, '');
 
-/** Every feature of interest and the result the store holds for it, sorted by name. */
+/** Every feature of interest and the result the store (an RDF/JS dataset) holds for it, sorted by name. */
 function resultsIn(store) {
-  return store
-    .getQuads(null, RESULT, null, null)
-    .map((q) => `${shortName(store.getObjects(q.subject, FEATURE, null)[0]?.value ?? q.subject.value)}=${q.object.value}`)
+  const quads = [...store];
+  const featureOf = new Map(quads.filter((q) => q.predicate.value === FEATURE).map((q) => [q.subject.value, q.object.value]));
+  return quads
+    .filter((q) => q.predicate.value === RESULT)
+    .map((q) => `${shortName(featureOf.get(q.subject.value) ?? q.subject.value)}=${q.object.value}`)
     .sort()
     .join(' ');
 }

@@ -1,4 +1,4 @@
-import type { Quad } from '@rdfjs/types';
+import type { DatasetCore, Quad } from '@rdfjs/types';
 import { DataFactory, Parser, Store } from 'n3';
 import { EVENT_STREAM_MEDIA_TYPE, type FormatName, mediaTypeIri, mediaTypes, parseDayTimeDuration } from '@rdf-stream/protocol';
 import { DecodeError, decodeElement } from './decode/decode-element.js';
@@ -136,8 +136,11 @@ export const transportDefaults = Object.freeze({
 /** A subscription to a stream's patches (`deltas: true`): `store` always equals the `/latest` last reached. */
 export interface DeltaSubscription extends AsyncIterable<DeltaEvent> {
   readonly stats: TransportStats;
-  /** The local copy of `/latest` (its default graph, as N-Triples carries it). */
-  readonly store: Store;
+  /**
+   * The local copy of `/latest` (its default graph, as N-Triples carries it): an n3 `Store`,
+   * typed as an RDF/JS `DatasetCore` so that the published declarations need no `@types/n3`.
+   */
+  readonly store: DatasetCore;
 }
 
 /**
@@ -256,7 +259,7 @@ export function subscribe(streamUrl: string, options: SubscribeOptions = {}): Su
 function subscribeDeltas(base: string, options: SubscribeOptions): DeltaSubscription {
   if (options.from !== undefined || options.lastEventId !== undefined) throw new TypeError('`deltas` starts from the snapshot: not with `from` or `lastEventId`');
   const stats = emptyStats();
-  let store = new Store();
+  let store: DatasetCore = new Store();
   return {
     stats,
     get store() {

@@ -1,4 +1,4 @@
-import type { Quad } from '@rdfjs/types';
+import type { DatasetCore, Quad } from '@rdfjs/types';
 import { Parser, Store } from 'n3';
 import { mediaTypes, opaqueTag, streamFeeds, streamTerms } from '@rdf-stream/protocol';
 import { type BackoffOptions, backoffDelay, delay } from '../transport/backoff.js';
@@ -15,7 +15,8 @@ export interface SnapshotEvent {
   readonly id: string | undefined;
   /** The element's graph IRI (the subject of its `prov:generatedAtTime`). */
   readonly element: string | undefined;
-  readonly store: Store;
+  /** An n3 `Store`, typed as RDF/JS (the published declarations need no `@types/n3`). */
+  readonly store: DatasetCore;
 }
 
 /** A patch applied: `store` now equals `/latest` of element `id`. */
@@ -33,7 +34,7 @@ export interface PatchEvent {
   readonly receivedAt: Date;
   /** Size of the patch text (UTF-16 code units, ≈ bytes). */
   readonly bytes: number;
-  readonly store: Store;
+  readonly store: DatasetCore;
 }
 
 /**

@@ -1,5 +1,5 @@
-import type { Quad } from '@rdfjs/types';
-import { Parser, type Store } from 'n3';
+import type { DatasetCore, Quad } from '@rdfjs/types';
+import { Parser } from 'n3';
 
 /**
  * RDF Patch (https://afs.github.io/rdf-delta/rdf-patch.html), the format of Apache Jena and RDF
@@ -80,8 +80,8 @@ function statements(rows: readonly { readonly op: 'A' | 'D'; readonly statement:
   }
 }
 
-/** Applies a patch to a store: deletions first, then additions. */
-export function applyRdfPatch(store: Store, patch: RdfPatch): void {
-  store.removeQuads(patch.deleted);
-  store.addQuads(patch.added);
+/** Applies a patch to a dataset (an n3 `Store`, or any RDF/JS `DatasetCore`): deletions first, then additions. */
+export function applyRdfPatch(store: DatasetCore, patch: RdfPatch): void {
+  for (const quad of patch.deleted) store.delete(quad);
+  for (const quad of patch.added) store.add(quad);
 }

@@ -68,7 +68,7 @@ function collect(iterable: AsyncIterable<DeltaEvent>) {
   };
 }
 
-const storeContents = (event: DeltaEvent) => ('store' in event ? event.store.getQuads(null, null, null, null) : []);
+const storeContents = (event: DeltaEvent) => ('store' in event ? [...event.store] : []);
 
 const patchesOf = (events: readonly DeltaEvent[]) => events.filter((event): event is PatchEvent => event.type === 'patch');
 
