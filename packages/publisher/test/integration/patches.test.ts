@@ -10,6 +10,7 @@ import { freePort, type RunningPublisher, sampleObservations, startPublisher } f
 import { applyPatch, canonical, parseNTriples, readPatch } from '../support/patch-oracle.js';
 import { RecordingLogger } from '../support/source-recorder.js';
 import { openSse, type SseConnection } from '../support/sse-client.js';
+import { openWs, wsElementIds } from '../support/ws-client.js';
 import { waitUntil } from '../support/wait-until.js';
 
 const { namedNode, blankNode, literal, quad } = DataFactory;
@@ -139,11 +140,52 @@ describe('GET /streams/{id}/patches on a real socket', () => {
     expect(((await unknown.json()) as { code: string }).code).toBe('PUB_ERR_STREAM_NOT_FOUND');
   });
 
-  it('is advertised in the descriptor', async () => {
+  it('runs beside the data WebSocket: each its own feed of the same elements, one maxSubscribers budget, and each told at shutdown in its own terms', async () => {
+    running = await startPublisher(['--max-subscribers', '2', '--sse-retry-ms', '1000', '--shutdown-retry-jitter-ms', '1000']);
+    const stream = running.hub.definition.iri;
+    const wsUrl = `${stream.replace(/^http/, 'ws')}/ws?format=ntriples`;
+    const feed = await patches(stream);
+    const socket = await openWs(wsUrl);
+    cleanups.push(() => socket.close());
+    await waitUntil(() => running!.hub.broadcaster.size === 2);
+    expect(running.hub.broadcaster.sizeOf('sse')).toBe(1);
+    expect(running.hub.broadcaster.sizeOf('websocket')).toBe(1);
+
+    const seqs = [await running.push(sampleObservations(stream, [1, 2])), await running.push(sampleObservations(stream, [3]))];
+    const ids = seqs.map((seq) => `${running!.hub.log.epoch}-${seq}`);
+    const events = await feed.waitForEvents(2);
+    const messages = await socket.waitForMessages(2);
+    expect(events.map((event) => event.id)).toEqual(ids);
+    expect(wsElementIds(messages)).toEqual(ids);
+    // The patch feed carries RDF Patch; the WebSocket, whole elements in the format it asked for.
+    const patch = readPatch(events[1]!.data);
+    expect(patch.headers.get('prev')).toBe(`${stream}/elements/${ids[0]}`);
+    expect(messages[1]!.body).not.toContain('H id');
+    expect(await canonical(parseNTriples(messages[1]!.body))).toBe(await canonical(parseNTriples((await latest(stream, ids[1])).text)));
+
+    // /patches and /ws count against the same budget: a third subscriber of either is shed.
+    const refused = await openWs(wsUrl);
+    expect((await refused.closed).code).toBe(1013);
+    const refusedFeed = await patches(stream);
+    await refusedFeed.ended;
+    expect(refusedFeed.events.map((event) => event.event)).toEqual(['shed']);
+
+    expect(await running.publisher.shutdown()).toBe(true);
+    running = undefined;
+    await feed.ended;
+    expect(feed.comments).toContain('shutting down');
+    expect(feed.retries.at(-1)).toBeGreaterThanOrEqual(1000);
+    const closed = await socket.closed;
+    expect(closed.code).toBe(1012);
+    expect((JSON.parse(closed.reason) as { retryMs: number }).retryMs).toBeGreaterThanOrEqual(1000);
+  });
+
+  it('is advertised in the descriptor, beside the data WebSocket', async () => {
     running = await startPublisher();
     const descriptor = await (await fetch(running.hub.definition.iri, { headers: { accept: 'application/n-triples' } })).text();
     expect(descriptor).toContain(`<${running.hub.definition.iri}/patches>`);
     expect(descriptor).toContain('<https://www.iana.org/assignments/media-types/application/rdf-patch>');
+    expect(descriptor).toContain(`<${running.hub.definition.iri.replace(/^http/, 'ws')}/ws?format=turtle>`);
   });
 });
 
