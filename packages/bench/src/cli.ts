@@ -12,6 +12,7 @@ import { resultTable, writeResults } from './report/write-results.js';
 import { startProxy, startPublisher, stopProcess, stopProxy } from './scenario/services.js';
 import { type BenchOptions, defaultPollIntervalMs, facilitiesForPayload, type PollStrategyName, pollStrategyNames } from './scenario/bench-options.js';
 import { runOne, type RunSummary } from './scenario/run-benchmark.js';
+import { runUpstreamScenario, upstreamTable } from './scenario/run-upstream.js';
 
 const positive = (what: string) => (value: string) => {
   const parsed = Number(value);
@@ -26,6 +27,10 @@ const clientList = (value: string) => {
 
 const program = new Command('pnpm bench')
   .description('Reproduce the polling-versus-push study on this machine: a publisher, N clients, latency on the client, server CPU and memory.')
+  .addOption(new Option('--scenario <name>', 'study: the polling-versus-push study against the publisher; upstream: the streaming-proxy study (clients polling a JSON API through Varnish against clients on the publisher\'s /patches)').choices(['study', 'upstream']).default('study'))
+  .option('--change-interval <seconds>', 'upstream scenario: seconds between two changes of the upstream list', positive('change interval'), 20)
+  .option('--upstream-poll <seconds>', 'upstream scenario: how often the pollers and the publisher ask the upstream', positive('upstream poll'), 5)
+  .option('--upstream-changes <n>', 'upstream scenario: car parks of 13 that change at each change', positive('upstream changes'), 1)
   .addOption(new Option('--mode <mode>', 'what the clients do').choices([...benchModes, 'all']).default('poll'))
   .option('--clients <N|list>', 'clients, or a sweep such as 100,1000,2000,4000,8000', clientList, [1000])
   .option('--duration <seconds>', 'measured time after the ramp', positive('duration'), 30)
@@ -51,11 +56,31 @@ const program = new Command('pnpm bench')
 
 program.parse(process.argv.filter((arg) => arg !== '--'));
 const flags = program.opts<{
+  scenario: 'study' | 'upstream'; changeInterval: number; upstreamPoll: number; upstreamChanges: number;
   mode: BenchMode | 'all'; clients: number[]; duration: number; ramp: number; interval: number; payload: number;
   pollInterval: number | undefined; pollStrategy: PollStrategyName; sseEncoding: 'identity' | 'gzip'; websocketClient: 'lean' | 'ws'; proxy: 'none' | 'nginx' | 'varnish'; serverWorkers: number;
   clientProcesses: number; target?: string; cpuProf?: string; out: string; seed: number; port: number;
   throughputDuration: number; throughputConnections: number; throughputThreads: number; latencyTarget: number;
 }>();
+if (flags.scenario === 'upstream') {
+  const results = await runUpstreamScenario(
+    {
+      clientCounts: flags.clients,
+      durationSeconds: flags.duration,
+      rampSeconds: flags.ramp,
+      changeSeconds: flags.changeInterval,
+      pollSeconds: flags.upstreamPoll,
+      changes: flags.upstreamChanges,
+      encoding: flags.sseEncoding,
+      clientProcesses: flags.clientProcesses,
+      port: flags.port,
+      outDir: flags.out,
+    },
+    (line) => process.stdout.write(`${line}\n`),
+  );
+  console.log(`\n${upstreamTable(results)}\n\n${flags.out}/upstream.json\n${flags.out}/upstream.md`);
+  process.exit(0);
+}
 /** One process may hold 20 000 open files: a publisher worker holds no more connections. */
 const MAX_CONNECTIONS_PER_PUBLISHER = 19_000;
 const tooMany = flags.clients.filter((count) => count > MAX_CONNECTIONS_PER_PUBLISHER * flags.serverWorkers);

@@ -1,10 +1,13 @@
 export { CONTEXT_PATH, type FormatName, formatOfContentType, isFormatName, mediaTypes, webSocketCloseCodes } from '@rdf-stream/protocol';
 export { DecodeError, type DecodedElement, decodeElement } from './decode/decode-element.js';
+export { type DeltaEvent, type DeltaGapEvent, type PatchEvent, type SnapshotEvent } from './decode/delta-feed.js';
+export { applyRdfPatch, type RdfPatch, RdfPatchSyntaxError, parseRdfPatch } from './decode/rdf-patch.js';
 export { sosaStreamContext } from './decode/sosa-stream-context.js';
 export { type ClockOffset, type ClockSample, estimateOffset, measureClockOffset } from './latency/clock-offset.js';
 export { LatencyRecorder, type LatencySummary } from './latency/latency-recorder.js';
 export {
   chooseTransport,
+  type DeltaSubscription,
   readDescriptor,
   type StreamDescriptorFacts,
   type DecodeErrorEvent,

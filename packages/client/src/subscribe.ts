@@ -1,7 +1,8 @@
-import type { Quad } from '@rdfjs/types';
-import { DataFactory, Parser } from 'n3';
+import type { DatasetCore, Quad } from '@rdfjs/types';
+import { DataFactory, Parser, Store } from 'n3';
 import { EVENT_STREAM_MEDIA_TYPE, type FormatName, mediaTypeIri, mediaTypes, parseDayTimeDuration } from '@rdf-stream/protocol';
 import { DecodeError, decodeElement } from './decode/decode-element.js';
+import { type DeltaEvent, deltaFeed } from './decode/delta-feed.js';
 import { parseElementId } from './element-id.js';
 import { type ClockOffset, measureClockOffset } from './latency/clock-offset.js';
 import type { BackoffOptions } from './transport/backoff.js';
@@ -64,6 +65,13 @@ export interface SubscribeOptions {
   readonly clockOffset?: 'measure' | number | false;
   readonly signal?: AbortSignal;
   readonly fetch?: typeof fetch;
+  /**
+   * Receive what changed instead of whole elements: `subscribe` then reads `/latest` (the
+   * snapshot) into an n3 `Store`, follows the stream's `/patches` (RDF Patch over SSE) and keeps
+   * the store equal to `/latest` after every patch, reading the snapshot again on a gap. Its
+   * events are `DeltaEvent`s (see `DeltaSubscription`); `transport`, `format` and `from` do not apply.
+   */
+  readonly deltas?: boolean;
   /**
    * Smart polling without `subscribe`'s decoding (`streamEvents`): what the caller knows of the
    * stream, updated as it reads each element's time. `subscribe` fills its own.
@@ -129,12 +137,26 @@ export const transportDefaults = Object.freeze({
   longPollWaitSeconds: 30,
 });
 
+/** A subscription to a stream's patches (`deltas: true`): `store` always equals the `/latest` last reached. */
+export interface DeltaSubscription extends AsyncIterable<DeltaEvent> {
+  readonly stats: TransportStats;
+  /**
+   * The local copy of `/latest` (its default graph, as N-Triples carries it): an n3 `Store`,
+   * typed as an RDF/JS `DatasetCore` so that the published declarations need no `@types/n3`.
+   */
+  readonly store: DatasetCore;
+}
+
 /**
  * Subscribes to a stream (`{base}/streams/{id}`) that follows the publisher's HTTP contract:
  * an async iterable of updates, gaps, reconnections and decode errors, until `signal` aborts or
- * the loop breaks. Throws `SubscriptionError` when the server refuses for good.
+ * the loop breaks. Throws `SubscriptionError` when the server refuses for good. With `deltas:
+ * true`, an iterable of snapshots and RDF patches over a local store instead (`DeltaSubscription`).
  */
-export function subscribe(streamUrl: string, options: SubscribeOptions = {}): Subscription {
+export function subscribe(streamUrl: string, options: SubscribeOptions & { readonly deltas: true }): DeltaSubscription;
+export function subscribe(streamUrl: string, options?: SubscribeOptions): Subscription;
+export function subscribe(streamUrl: string, options: SubscribeOptions = {}): Subscription | DeltaSubscription {
+  if (options.deltas === true) return subscribeDeltas(streamUrl.replace(/\/+$/, ''), options);
   const { from } = options;
   if (from !== undefined) {
     if (options.lastEventId !== undefined) throw new TypeError('subscribe takes `from` or `lastEventId`, not both');
@@ -236,6 +258,30 @@ export function subscribe(streamUrl: string, options: SubscribeOptions = {}): Su
       };
     }
   }
+}
+
+function subscribeDeltas(base: string, options: SubscribeOptions): DeltaSubscription {
+  if (options.from !== undefined || options.lastEventId !== undefined) throw new TypeError('`deltas` starts from the snapshot: not with `from` or `lastEventId`');
+  const stats = emptyStats();
+  let store: DatasetCore = new Store();
+  return {
+    stats,
+    get store() {
+      return store;
+    },
+    [Symbol.asyncIterator]() {
+      return stoppable(async function* (signal) {
+        for await (const event of deltaFeed(base, {
+          ...transportCommons({ ...options, signal }),
+          maxEventBytes: options.maxEventBytes ?? transportDefaults.maxEventBytes,
+          stats,
+        })) {
+          if (event.type === 'snapshot') store = event.store;
+          yield event;
+        }
+      }, options.signal);
+    },
+  };
 }
 
 /**

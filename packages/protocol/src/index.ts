@@ -37,6 +37,21 @@ export function formatOfContentType(contentType: string | null | undefined): For
 /** Server-Sent Events (`/streams/{id}/events`). */
 export const EVENT_STREAM_MEDIA_TYPE = 'text/event-stream';
 
+/**
+ * RDF Patch (Apache Jena / RDF Delta, https://afs.github.io/rdf-delta/rdf-patch.html): the data
+ * of each event of `/streams/{id}/patches`, the change from one element's `/latest` to the next.
+ */
+export const RDF_PATCH_MEDIA_TYPE = 'application/rdf-patch';
+
+/** The paths of a stream's event streams under `{base}/streams/{id}`: whole elements, and RDF Patch deltas. */
+export const streamFeeds = Object.freeze({ events: 'events', patches: 'patches' } as const);
+
+/**
+ * Where a publisher mints skolem IRIs (RDF 1.1 §3.5) for the blank nodes of an element:
+ * `{base}/.well-known/genid/{stream}/{epoch}-{seq}/{n}`, so that patches never carry blank nodes.
+ */
+export const GENID_PATH = '/.well-known/genid/';
+
 /** IANA's registry of media types, whose IRIs name a distribution's `dcat:mediaType`. */
 export const MEDIA_TYPE_IRI_BASE = 'https://www.iana.org/assignments/media-types/';
 

@@ -57,6 +57,7 @@ function buildSource(stream: StreamConfig, config: PublisherConfig, logger: Sour
         retry,
         headers: { ...source.headers, ...source.secretHeaders },
         mapping: source.mapping,
+        ...(source.identity === 'state' ? { stateIriBase: `${streamIri(config.baseUrl, stream.id)}/observations/` } : {}),
         logger,
       });
     case 'mqtt':

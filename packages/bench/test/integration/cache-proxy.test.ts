@@ -90,15 +90,15 @@ describe.each([
     }
   }, 60_000);
 
-  it('passes the event stream through as the publisher sends it: gzip, each event before the next is published', async () => {
-    const publisherPort = port + 5;
-    const proxyPort = port + 6;
+  it.each(['events?format=turtle', 'patches'])('passes the event stream /%s through as the publisher sends it: gzip, each event before the next is published', async (feed) => {
+    const publisherPort = port + (feed === 'patches' ? 7 : 5);
+    const proxyPort = publisherPort + 1;
     const publisher = await startPublisher({ ...options, port: publisherPort, intervalSeconds: 3 } as BenchOptions, 10);
     const sseDir = mkdtempSync(join(tmpdir(), `${proxy}-sse-`));
     dirs.push(sseDir);
     try {
       await startProxy(proxy, `127.0.0.1:${publisherPort}`, proxyPort, sseDir);
-      const stream = await openEvents(`http://127.0.0.1:${proxyPort}/streams/parking/events?format=turtle`, { 'accept-encoding': 'gzip, deflate, br' });
+      const stream = await openEvents(`http://127.0.0.1:${proxyPort}/streams/parking/${feed}`, { 'accept-encoding': 'gzip, deflate, br' });
       try {
         // Not buffered: when an event comes out of the proxy, it is still the publisher's latest
         // element (the next one is 3 s away); a buffering proxy would hold it back.
@@ -107,6 +107,7 @@ describe.each([
           const event = await stream.event(count);
           const health = (await (await fetch(`http://127.0.0.1:${publisherPort}/health`)).json()) as { streams: Record<string, { latestSeq: number }> };
           expect(Number(event.id!.split('-')[1])).toBe(health.streams['parking']!.latestSeq);
+          if (feed === 'patches') expect(event.data).toMatch(/^H id <[^>]+> \.\nH prev <[^>]+> \.\nTX \.\n/);
         }
       } finally {
         stream.close();

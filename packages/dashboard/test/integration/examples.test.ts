@@ -140,6 +140,20 @@ describe('examples/node-subscribe.mjs', () => {
   }, 60_000);
 });
 
+describe('examples/node-deltas.mjs', () => {
+  it('prints the snapshot, then each patch with the store it leaves, and exits', async () => {
+    const finished = await run('pnpm', ['exec', 'tsx', 'examples/node-deltas.mjs', `${origin}/streams/parking`, '--patches', '2']);
+    expect(finished.stderr).toBe('');
+    expect(finished.code).toBe(0);
+    const lines = finished.stdout.trim().split('\n');
+    expect(lines[0]).toMatch(/^snapshot [a-z0-9]+-\d+: \d+ triples$/);
+    const patches = lines.filter((line) => line.startsWith('patch '));
+    expect(patches).toHaveLength(2);
+    // The demo's observations are named in their element: every triple leaves and enters.
+    for (const patch of patches) expect(patch).toMatch(/^patch [a-z0-9]+-\d+: -\d+ \+\d+ triples \(\d+ bytes\); store \d+ triples: p01=\d+ p02=\d+ p03=\d+$/);
+  }, 60_000);
+});
+
 describe('examples/query.mjs', () => {
   it('prints the averages of each window as it closes, then exits', async () => {
     const finished = await run('pnpm', ['exec', 'tsx', 'examples/query.mjs', `${origin}/streams/parking`, '--window', 'ELEMENTS 2', '--results', '2']);

@@ -58,6 +58,11 @@ const WebApiSource = Type.Object(
       }),
     ),
     mapping: MappingSchema,
+    identity: Type.Union([Type.Literal('element'), Type.Literal('state')], {
+      default: 'element',
+      description:
+        'element: observations are events named in their element; state: the resource is the current state of things, each named the same in every element (needs mapping.id)',
+    }),
   },
   { additionalProperties: false },
 );
@@ -304,6 +309,10 @@ function resolveSource(
       return password === undefined ? undefined : withSecret(source, 'password', password);
     }
     case 'web-api': {
+      if (source.identity === 'state' && source.mapping.id === undefined) {
+        problems.push({ path: `${at}/mapping/id`, message: 'identity "state" needs an id template naming each thing (e.g. "{id}")' });
+        return undefined;
+      }
       const secretHeaders: Record<string, string> = {};
       for (const [header, variable] of Object.entries(source.headersFromEnv ?? {})) {
         const value = secret(defaults.env, variable, `${at}/headersFromEnv/${header}`, 1, problems);

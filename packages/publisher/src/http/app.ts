@@ -21,7 +21,11 @@ import { registerPage } from './routes/page-route.js';
 import { WEBSOCKET_ROUTE, webSocketRoute } from './routes/websocket-route.js';
 import { UnusedConnections } from './unused-connections.js';
 
-const EVENTS_ROUTE = '/streams/:id/events';
+/**
+ * Push subscribers are told to come back later in their own terms at shutdown (the route
+ * answers: SSE `retry:` in a `shed` stream, WebSocket close 1012), never a 503.
+ */
+const PUSH_ROUTES = new Set(['/streams/:id/events', '/streams/:id/patches', WEBSOCKET_ROUTE]);
 /** Milliseconds between Node's checks for requests past `headersTimeoutMs` / `requestTimeoutMs`. */
 const TIMEOUT_CHECK_INTERVAL_MS = 1_000;
 const knownMethods = new Set(['GET', 'HEAD', 'OPTIONS', 'POST', 'PUT', 'PATCH', 'DELETE']);
@@ -120,9 +124,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
 
   // Callback-style hooks: they run on every poll, and an async hook costs a promise each time.
   app.addHook('onRequest', (request, _reply, done) => {
-    // Push subscribers are told to come back later in their own terms (SSE `retry:`, close 1012).
-    const route = request.routeOptions.url;
-    if (context.lifecycle.closing && route !== EVENTS_ROUTE && route !== WEBSOCKET_ROUTE) {
+    if (context.lifecycle.closing && !PUSH_ROUTES.has(request.routeOptions.url ?? '')) {
       done(new PublisherError('PUB_ERR_SHUTTING_DOWN', undefined, {}, { connection: 'close', 'retry-after': '5' }));
       return;
     }

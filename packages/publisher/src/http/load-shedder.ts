@@ -25,7 +25,7 @@ const RESOLUTION_MS = 10;
 const OPERATOR_PARK_MS = 1_000;
 
 const operatorPath = /^\/(?:health|metrics)(?:\?|$)/;
-const eventsPath = /^\/streams\/[^/?]+\/events(?:\?|$)/;
+const eventsPath = /^\/streams\/[^/?]+\/(?:events|patches)(?:\?|$)/;
 
 /**
  * Sheds new requests when the event loop is saturated, before any routing, with pre-built bytes.

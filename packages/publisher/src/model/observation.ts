@@ -6,8 +6,13 @@ const { namedNode, literal, quad, defaultGraph } = DataFactory;
 
 /** One SOSA observation, before it is placed in an element's graph. */
 export interface Observation {
-  /** Local id, unique within the element: the observation IRI is `{graph}#{id}`. */
+  /** Local id, unique within the element: the observation IRI is `{graph}#{id}` unless `iri` names it. */
   readonly id: string;
+  /**
+   * The observation's IRI when it is not the element's own `{graph}#{id}`: a state source names
+   * each thing's current observation the same in every element (its result node is `{iri}-result`).
+   */
+  readonly iri?: string;
   readonly sensor: string;
   readonly observedProperty: string;
   readonly featureOfInterest: string;
@@ -67,7 +72,8 @@ export function elementQuads(graph: string, generatedAt: Date, observations: rea
   const time = dateTimeLiteral(generatedAt);
   const quads: Quad[] = [quad(graphNode, namedNode(prov.generatedAtTime), time, defaultGraph())];
   for (const observation of observations) {
-    const subject = namedNode(`${graph}#${observation.id}`);
+    const subjectIri = observation.iri ?? `${graph}#${observation.id}`;
+    const subject = namedNode(subjectIri);
     quads.push(
       quad(subject, namedNode(rdf.type), namedNode(sosa.Observation), graphNode),
       quad(subject, namedNode(sosa.madeBySensor), namedNode(observation.sensor), graphNode),
@@ -80,7 +86,7 @@ export function elementQuads(graph: string, generatedAt: Date, observations: rea
       if (typeof observation.simpleResult !== 'number') {
         throw new RangeError(`A result with a unit must be a number, got ${JSON.stringify(observation.simpleResult)}`);
       }
-      const result = namedNode(`${graph}#${observation.id}-result`);
+      const result = namedNode(`${subjectIri}-result`);
       quads.push(
         quad(subject, namedNode(sosa.hasResult), result, graphNode),
         quad(result, namedNode(rdf.type), namedNode(qudt.QuantityValue), graphNode),

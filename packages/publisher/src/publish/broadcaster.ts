@@ -3,6 +3,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { elementId } from '@rdf-stream/protocol';
 import type { EventLog } from '../log/event-log.js';
 import type { LoggedElement } from '../render/render-element.js';
+import { preparePatch } from './element-patches.js';
 import { type BroadcastMessage, HEARTBEAT, isElement, type PushSubscriber, type Transport } from './push-subscriber.js';
 import type { StreamMetrics } from './stream-metrics.js';
 
@@ -29,6 +30,8 @@ export class Broadcaster {
   readonly #yield: () => Promise<unknown>;
   readonly #subscribers = new Set<PushSubscriber>();
   readonly #byTransport: Record<Transport, number> = { sse: 0, websocket: 0 };
+  /** Subscribers fed patches (`/patches`): while there is one, each element's patch is built before it is written. */
+  #patchSubscribers = 0;
   #cursor: number;
   #pumping: Promise<void> | undefined;
 
@@ -55,12 +58,16 @@ export class Broadcaster {
 
   add(subscriber: PushSubscriber): void {
     this.#subscribers.add(subscriber);
+    if (subscriber.patches) this.#patchSubscribers++;
     subscriber.sink.once('close', () => this.remove(subscriber));
     this.#changed(subscriber.transport, 1);
   }
 
   remove(subscriber: PushSubscriber): void {
-    if (this.#subscribers.delete(subscriber)) this.#changed(subscriber.transport, -1);
+    if (this.#subscribers.delete(subscriber)) {
+      if (subscriber.patches) this.#patchSubscribers--;
+      this.#changed(subscriber.transport, -1);
+    }
   }
 
   #changed(transport: Transport, by: number): void {
@@ -92,6 +99,7 @@ export class Broadcaster {
         continue;
       }
       const started = performance.now();
+      if (this.#patchSubscribers > 0) await preparePatch(element, this.#log);
       const { written, cpuMicros } = await this.#writeAll((subscriber) =>
         subscriber.lastSentSeq < element.seq ? element : undefined,
       );

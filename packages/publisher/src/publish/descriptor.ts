@@ -1,6 +1,15 @@
 import type { Quad } from '@rdfjs/types';
 import { DataFactory } from 'n3';
-import { EVENT_STREAM_MEDIA_TYPE, type FormatName, formatDuration, formatNames, mediaTypeIri, mediaTypes } from '@rdf-stream/protocol';
+import {
+  EVENT_STREAM_MEDIA_TYPE,
+  type FormatName,
+  formatDuration,
+  formatNames,
+  mediaTypeIri,
+  mediaTypes,
+  RDF_PATCH_MEDIA_TYPE,
+  streamFeeds,
+} from '@rdf-stream/protocol';
 import { ns, prov, rdf, rdfStream, xsd } from '../model/vocabulary.js';
 import type { StreamDefinition } from './stream-hub.js';
 import { allSubscriptionServiceQuads, baseUrlOfStream } from './subscription-service.js';
@@ -14,6 +23,7 @@ const a = namedNode(rdf.type);
 const sseSpec = namedNode('https://html.spec.whatwg.org/multipage/server-sent-events.html');
 const webSocketSpec = namedNode('https://www.rfc-editor.org/rfc/rfc6455');
 const ldesSpec = namedNode('https://w3id.org/ldes/specification');
+const rdfPatchSpec = namedNode('https://afs.github.io/rdf-delta/rdf-patch.html');
 
 /** W3C format IRIs (http://www.w3.org/ns/formats/) for each format we serve. */
 const formatIri: Readonly<Record<FormatName, string>> = {
@@ -29,7 +39,9 @@ const mediaType = (type: string) => namedNode(mediaTypeIri(type));
 /** Where each interface of a stream lives. */
 export const streamLinks = (streamIri: string) => ({
   latest: `${streamIri}/latest`,
-  events: `${streamIri}/events`,
+  events: `${streamIri}/${streamFeeds.events}`,
+  /** Server-Sent Events carrying RDF Patch: what changed in `/latest` from one element to the next. */
+  patches: `${streamIri}/${streamFeeds.patches}`,
   /** The data WebSocket, as a `ws:` (or `wss:`) URL that any WebSocket client opens as it is. */
   webSocket: `${streamIri.replace(/^http/, 'ws')}/ws`,
   /** The LDES view: the root node of the history pages. */
@@ -119,6 +131,17 @@ export function descriptorQuads(stream: StreamDefinition): Quad[] {
       quad(history, dcterms('conformsTo'), ldesSpec),
     );
   }
+  const patches = namedNode(`${stream.iri}#patches`);
+  quads.push(quad(subject, dcat('distribution'), patches));
+  distributions.push(
+    quad(patches, a, dcat('Distribution')),
+    quad(patches, dcterms('title'), literal('Server-Sent Events, one RDF Patch per element: what left and entered /latest (N-Triples)', 'en')),
+    quad(patches, dcat('accessURL'), namedNode(links.patches)),
+    quad(patches, dcat('mediaType'), mediaType(EVENT_STREAM_MEDIA_TYPE)),
+    quad(patches, dcterms('format'), mediaType(RDF_PATCH_MEDIA_TYPE)),
+    quad(patches, dcterms('conformsTo'), sseSpec),
+    quad(patches, dcterms('conformsTo'), rdfPatchSpec),
+  );
   return [...quads, ...distributions];
 }
 

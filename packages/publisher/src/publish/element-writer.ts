@@ -1,6 +1,8 @@
 import type { Quad } from '@rdfjs/types';
+import { elementId, GENID_PATH } from '@rdf-stream/protocol';
 import type { EventLog } from '../log/event-log.js';
 import { elementQuads, elementQuadsFromTriples, type Observation } from '../model/observation.js';
+import { skolemise } from '../model/skolemise.js';
 import { elementGraphIri, type StreamElement } from '../model/stream-element.js';
 import type { JsonLdWriter } from '../render/jsonld-writer.js';
 import { type IdempotencyStamp, type LoggedElement, renderFrames } from '../render/render-element.js';
@@ -33,11 +35,20 @@ export class ElementWriter {
 
   /**
    * Appends one element holding `triples` as given (ingest): they are moved into the element's
-   * graph, and `idempotency` (the request's key, if it sent one) is stored with it, in the same
+   * graph, their blank nodes skolemised (`skolemise`: IRIs under `/.well-known/genid/` naming the
+   * element), and `idempotency` (the request's key, if it sent one) is stored with it, in the same
    * write. Same guarantees as `publish`; the caller has validated them.
    */
   publishTriples(triples: readonly Quad[], generatedAt: Date, idempotency?: IdempotencyStamp): Promise<LoggedElement> {
-    return this.#append((graph) => elementQuadsFromTriples(graph, generatedAt, triples), generatedAt, idempotency);
+    const { baseUrl, streamId, log } = this.#options;
+    return this.#append(
+      (graph) => {
+        const genidBase = `${baseUrl}${GENID_PATH}${streamId}/${elementId(log.epoch, log.nextSeq)}/`;
+        return elementQuadsFromTriples(graph, generatedAt, skolemise(triples, genidBase));
+      },
+      generatedAt,
+      idempotency,
+    );
   }
 
   /**

@@ -38,6 +38,11 @@ export interface PushSubscriber {
   live: boolean;
   lastSentSeq: number;
   readonly transport: Transport;
+  /**
+   * Fed each element's RDF Patch (`/patches`, SSE only) instead of the element: the broadcaster
+   * and the catch-up build it (`preparePatch`, once per element) before `offer`/`sendElement`.
+   */
+  readonly patches: boolean;
   /** The connection: the broadcaster forgets the subscriber when it emits `close`. */
   readonly sink: SubscriberSink;
   readonly closed: boolean;

@@ -12,6 +12,7 @@ import { type LatestElement, LatestElementCache } from './latest-element-cache.j
 import { LongPollWaiters } from './long-poll-waiters.js';
 import type { ResumePlan } from './resume.js';
 import type { StreamMetrics } from './stream-metrics.js';
+import type { Feed } from './element-patches.js';
 import type { Subscriber, SubscriberSink } from './subscriber.js';
 import { type SubscriberLimits, SubscriberRegistry } from './subscriber-registry.js';
 import type { WebSocketSink, WebSocketSubscriber } from './websocket-subscriber.js';
@@ -178,7 +179,7 @@ export class StreamHub {
   }
 
   /** Registers an SSE subscriber (see `SubscriberRegistry.subscribe`). */
-  subscribe(sink: SubscriberSink, format: FormatName, encoder: EventStreamEncoder, plan: ResumePlan): Subscriber {
+  subscribe(sink: SubscriberSink, format: Feed, encoder: EventStreamEncoder, plan: ResumePlan): Subscriber {
     return this.subscribers.subscribe(sink, format, encoder, plan);
   }
 

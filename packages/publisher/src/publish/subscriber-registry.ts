@@ -1,6 +1,7 @@
 import { elementId, type FormatName } from '@rdf-stream/protocol';
 import type { EventLog } from '../log/event-log.js';
 import { Broadcaster } from './broadcaster.js';
+import { type Feed, preparePatch } from './element-patches.js';
 import type { CutReason, PushSubscriber } from './push-subscriber.js';
 import type { ResumePlan } from './resume.js';
 import type { StreamMetrics } from './stream-metrics.js';
@@ -77,7 +78,7 @@ export class SubscriberRegistry {
    * asks to replay (respecting backpressure), then makes it live. Throws
    * `TooManySubscribersError` before writing anything if the limit is reached.
    */
-  subscribe(sink: SubscriberSink, format: FormatName, encoder: EventStreamEncoder, plan: ResumePlan): Subscriber {
+  subscribe(sink: SubscriberSink, format: Feed, encoder: EventStreamEncoder, plan: ResumePlan): Subscriber {
     if (this.full) throw new TooManySubscribersError(`${this.#limits.maxSubscribers} subscribers are already connected`);
     const fromSeq = plan.kind === 'live' ? this.#log.latestSeq + 1 : plan.fromSeq;
     const subscriber = new Subscriber(
@@ -145,6 +146,7 @@ export class SubscriberRegistry {
         continue;
       }
       for (const element of elements) {
+        if (subscriber.patches) await preparePatch(element, log);
         if (subscriber.closed) return;
         if (!subscriber.sendElement(element) && !(await subscriber.drained())) return;
       }

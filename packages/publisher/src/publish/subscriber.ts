@@ -1,4 +1,3 @@
-import type { FormatName } from '@rdf-stream/protocol';
 import type { LoggedElement } from '../render/render-element.js';
 import {
   type EncodedFrame,
@@ -10,6 +9,7 @@ import {
   wireBytes,
 } from '../render/event-stream-encoder.js';
 import { sseFrame } from '../render/sse-frame.js';
+import { type Feed, patchFrame } from './element-patches.js';
 import { type EvictionReason, GuardedSink, type SubscriberQueueLimits, type SubscriberSink } from './guarded-sink.js';
 import type { BroadcastMessage, PushSubscriber } from './push-subscriber.js';
 import { gapFrame } from './resume.js';
@@ -24,13 +24,15 @@ export type { EvictionReason, SubscriberQueueLimits, SubscriberSink } from './gu
  */
 export class Subscriber implements PushSubscriber {
   readonly transport = 'sse';
+  readonly patches: boolean;
   live = false;
   lastSentSeq: number;
   readonly #connection: GuardedSink;
 
   constructor(
     readonly sink: SubscriberSink,
-    readonly format: FormatName,
+    /** An RDF format (`/events`) or `patch` (`/patches`). */
+    readonly format: Feed,
     readonly encoder: EventStreamEncoder,
     lastSentSeq: number,
     limits: SubscriberQueueLimits,
@@ -38,6 +40,7 @@ export class Subscriber implements PushSubscriber {
     onEvicted: (subscriber: Subscriber, reason: EvictionReason) => void = () => undefined,
   ) {
     this.lastSentSeq = lastSentSeq;
+    this.patches = format === 'patch';
     this.#connection = new GuardedSink(sink, limits, (reason) => onEvicted(this, reason));
   }
 
@@ -54,8 +57,12 @@ export class Subscriber implements PushSubscriber {
     return this.encoder.encoding;
   }
 
-  /** `element`'s frame for this subscriber: its format, its encoding (shared with its peers). */
+  /**
+   * `element`'s frame for this subscriber: its format (or its patch, which `preparePatch` must
+   * have built), its encoding (shared with its peers).
+   */
   frameOf(element: LoggedElement): WireFrame {
+    if (this.format === 'patch') return patchFrame(element, this.encoder.encoding);
     return elementFrame(element, this.format, this.encoder.encoding);
   }
 

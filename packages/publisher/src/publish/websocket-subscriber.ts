@@ -51,6 +51,8 @@ const messageFramesOf = new WeakMap<BroadcastMessage, WebSocketFrames>();
  */
 export class WebSocketSubscriber implements PushSubscriber {
   readonly transport = 'websocket';
+  /** The data WebSocket carries whole elements only (RDF Patch deltas are served over SSE, at `/patches`). */
+  readonly patches = false;
   live = false;
   lastSentSeq: number;
   readonly #guard: GuardedSink;

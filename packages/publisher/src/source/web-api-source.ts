@@ -16,6 +16,13 @@ export interface WebApiSourceOptions {
   readonly retry: { readonly initialMs: number; readonly maxMs: number };
   readonly headers?: Readonly<Record<string, string>>;
   readonly mapping: RecordMapping;
+  /**
+   * A state source (`identity: state`): the resource is the current state of things, and each
+   * thing's observation is named `{stateIriBase}{id}` in every element. Its `resultTime` (unless
+   * the mapping reads one) is when its result was first seen, kept while the result is unchanged,
+   * so that consecutive elements differ only in the triples of the things that changed.
+   */
+  readonly stateIriBase?: string;
   readonly logger: SourceLogger;
 }
 
@@ -132,6 +139,8 @@ export class WebApiSource implements ElementSource {
   #detail: string | undefined;
   #lastSuccessAt: string | null = null;
   #recordsRejected = 0;
+  /** A state source's last published observations by id (content and result time). */
+  #lastState = new Map<string, { readonly content: string; readonly resultTime: Date | undefined }>();
 
   /** Throws if the mapping is unusable, so that a bad configuration fails at start-up. */
   constructor(options: WebApiSourceOptions) {
@@ -259,14 +268,29 @@ export class WebApiSource implements ElementSource {
     }
   }
 
+  /** Names each observation after its thing, and keeps the result time of an unchanged one. */
+  #asState(observations: readonly Observation[], iriBase: string, now: Date): Observation[] {
+    const state = new Map<string, { readonly content: string; readonly resultTime: Date | undefined }>();
+    const named = observations.map((observation) => {
+      const content = canonical([observation]);
+      const previous = this.#lastState.get(observation.id);
+      const resultTime = observation.resultTime ?? (previous?.content === content ? previous.resultTime : now);
+      state.set(observation.id, { content, resultTime });
+      return { ...observation, iri: `${iriBase}${observation.id}`, ...(resultTime === undefined ? {} : { resultTime }) };
+    });
+    this.#lastState = state;
+    return named;
+  }
+
   /** Publishes only content that differs from the last element: unchanged data makes no element. */
   #publish(run: Run, observations: Observation[]): void {
     if (this.#run !== run || observations.length === 0) return;
     const content = canonical(observations);
     if (content === this.#lastContent) return;
     this.#lastContent = content;
+    const generatedAt = new Date();
     try {
-      run.sink(observations, new Date());
+      run.sink(this.#options.stateIriBase === undefined ? observations : this.#asState(observations, this.#options.stateIriBase, generatedAt), generatedAt);
     } catch (error) {
       // The publisher's fault, not the upstream's: logged, and the source goes on polling.
       this.#options.logger.error({ err: error, url: this.#safeUrl }, 'publishing an element failed');

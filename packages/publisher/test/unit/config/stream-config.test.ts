@@ -99,6 +99,11 @@ describe('streams in a configuration file', () => {
     ['a missing title', 'streams:\n  - { id: w, source: { kind: simulator } }\n', /streams\/0\/title/],
     ['JSON payloads without a mapping', 'streams:\n  - { id: w, title: W, source: { kind: mqtt, url: "mqtt://h:1", topics: [a] } }\n', /streams\/0\/source\/mapping .*JSON payloads need a mapping/],
     ['a bad mapping', 'streams:\n  - id: w\n    title: W\n    source:\n      kind: web-api\n      url: http://h/x\n      mapping: { sensor: "s", observedProperty: "p", featureOfInterest: "f", result: "value" }\n', /streams\/0\/source\/mapping\/result \(.* line 7\)/],
+    [
+      'a state web API without an id per thing',
+      'streams:\n  - id: w\n    title: W\n    source:\n      kind: web-api\n      url: http://h/x\n      identity: state\n      mapping: { sensor: "https://e.org/{id}", observedProperty: "https://e.org/p", featureOfInterest: "https://e.org/{id}", result: "{v}" }\n',
+      /streams\/0\/source\/mapping\/id .*identity "state" needs an id template/,
+    ],
     ['an irregular simulator', 'streams:\n  - { id: w, title: W, intervalSeconds: irregular, source: { kind: simulator } }\n', /streams\/0\/intervalSeconds/],
     ['an unset token variable', 'streams:\n  - { id: w, title: W, source: { kind: ingest, tokenEnv: NOT_SET_ANYWHERE } }\n', /streams\/0\/source\/tokenEnv .*NOT_SET_ANYWHERE must hold the stream's bearer token/],
     ['an empty list', 'streams: []\n', /streams .*Declare at least one stream/],

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { formatNames } from '@rdf-stream/protocol';
 import { MemoryEventLog } from '../../../src/log/memory-event-log.js';
 import { Broadcaster } from '../../../src/publish/broadcaster.js';
+import { patchFrame } from '../../../src/publish/element-patches.js';
 import { noMetrics, type StreamMetrics } from '../../../src/publish/stream-metrics.js';
 import { Subscriber } from '../../../src/publish/subscriber.js';
 import type { LoggedElement } from '../../../src/render/render-element.js';
@@ -179,6 +180,27 @@ describe('Broadcaster', () => {
     expect(ahead.ids()).toEqual([]);
     await publish();
     expect(ahead.ids()).toEqual([2]);
+  });
+
+  it('builds each element\'s patch only while a /patches subscriber is connected, and writes it to that one alone', async () => {
+    const { broadcaster, log, live, publish } = setup();
+    const whole = new FakeSink();
+    live(whole);
+    const patchSink = new FakeSink();
+    const patchSubscriber = new Subscriber(patchSink, 'patch', new EventStreamEncoder('identity'), log.latestSeq, roomy);
+    expect(patchSubscriber.patches).toBe(true);
+    patchSubscriber.live = true;
+    broadcaster.add(patchSubscriber);
+    await publish();
+    // These elements are no N-Triples: the patch that follows nothing (see element-patches).
+    expect(patchSink.received.join('')).toContain('data: H id <g1> .');
+    expect(whole.received.join('')).not.toContain('H id');
+    expect(whole.ids()).toEqual([1]);
+    patchSink.destroy();
+    await publish();
+    expect(whole.ids()).toEqual([1, 2]);
+    const second = (await log.get(2))!;
+    expect(() => patchFrame(second, 'identity')).toThrow(/not prepared/);
   });
 
   it('forgets a subscriber when its connection closes', async () => {
