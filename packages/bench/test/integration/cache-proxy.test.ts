@@ -5,6 +5,7 @@ import { request as httpRequest } from 'node:http';
 import { createGunzip } from 'node:zlib';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { request } from 'undici';
+import WebSocket from 'ws';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { BenchOptions } from '../../src/scenario/bench-options.js';
 import { startProxy, startPublisher, stopProcess, stopProxy } from '../../src/scenario/services.js';
@@ -112,6 +113,47 @@ describe.each([
       } finally {
         stream.close();
         await stopProxy(proxy, sseDir);
+      }
+    } finally {
+      await stopProcess(publisher);
+    }
+  }, 60_000);
+
+  it('passes the data WebSocket through: the upgrade, permessage-deflate, each element before the next is published', async () => {
+    const publisherPort = port + 3;
+    const proxyPort = publisherPort + 1;
+    const publisher = await startPublisher({ ...options, port: publisherPort, intervalSeconds: 3 } as BenchOptions, 10);
+    const wsDir = mkdtempSync(join(tmpdir(), `${proxy}-ws-`));
+    dirs.push(wsDir);
+    try {
+      await startProxy(proxy, `127.0.0.1:${publisherPort}`, proxyPort, wsDir);
+      const socket = new WebSocket(`ws://127.0.0.1:${proxyPort}/streams/parking/ws?format=turtle`, { perMessageDeflate: true });
+      const messages: string[] = [];
+      const waiters: Array<() => void> = [];
+      socket.on('message', (data) => {
+        messages.push(String(data));
+        waiters.splice(0).forEach((wake) => wake());
+      });
+      const message = (count: number) =>
+        new Promise<string>((resolve) => {
+          const check = () => (messages.length >= count ? resolve(messages[count - 1]!) : waiters.push(check));
+          check();
+        });
+      try {
+        await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
+        // The publisher's compression reached the client through the proxy.
+        expect(socket.extensions).toContain('permessage-deflate');
+        for (let count = 1; count <= 2; count++) {
+          const [head, ...body] = (await message(count)).split('\n');
+          const health = (await (await fetch(`http://127.0.0.1:${publisherPort}/health`)).json()) as { streams: Record<string, { latestSeq: number }> };
+          // Not buffered: the element that came out of the proxy is still the publisher's latest.
+          expect(head).toMatch(/^element [a-z0-9]+-\d+$/);
+          expect(Number(head!.split('-').at(-1))).toBe(health.streams['parking']!.latestSeq);
+          expect(body.join('\n')).toContain('sosa:');
+        }
+      } finally {
+        socket.terminate();
+        await stopProxy(proxy, wsDir);
       }
     } finally {
       await stopProcess(publisher);
