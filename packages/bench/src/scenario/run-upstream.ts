@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ProcessSampler, type ResourceSummary } from '../collect/process-sampler.js';
 import type { UpstreamClientJob, UpstreamClientReport } from '../fleet/upstream-client-worker.js';
-import { processTree, startProxy, stopProcess, stopProxy } from './services.js';
+import { processTree, publishing, startProxy, stopProcess, stopProxy } from './services.js';
 
 /**
  * The streaming-proxy study (streamdata.io's "Server-Sent Events vs polling"), reproduced: a
@@ -138,14 +138,7 @@ async function startStatePublisher(options: UpstreamOptions, port: number, upstr
     { cwd: repositoryRoot, stdio: ['ignore', 'pipe', 'inherit'] },
   );
   child.once('exit', () => rmSync(dir, { recursive: true, force: true }));
-  await new Promise<void>((resolve, reject) => {
-    let seen = '';
-    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-      seen += chunk;
-      if (seen.includes('"msg":"publishing')) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`the publisher exited with ${code}: ${seen.slice(-500)}`)));
-  });
+  await publishing(child);
   return child;
 }
 

@@ -41,7 +41,16 @@ export async function startPublisher(options: BenchOptions, clients: number): Pr
     { cwd: repositoryRoot, stdio: ['ignore', 'pipe', 'inherit'] },
   );
   child.once('exit', () => rmSync(dataDir, { recursive: true, force: true }));
-  await new Promise<void>((resolve, reject) => {
+  await publishing(child);
+  return child;
+}
+
+/**
+ * Resolves once a publisher started with `--log-format json` and its standard output piped says
+ * it is publishing; rejects with the end of what it printed if it exits first.
+ */
+export function publishing(child: ChildProcess): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
     let seen = '';
     child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
       seen += chunk;
@@ -49,7 +58,6 @@ export async function startPublisher(options: BenchOptions, clients: number): Pr
     });
     child.once('exit', (code) => reject(new Error(`the publisher exited with ${code}: ${seen.slice(-500)}`)));
   });
-  return child;
 }
 
 export async function stopProcess(child: ChildProcess): Promise<void> {
