@@ -132,7 +132,7 @@ describe('pnpm bench (smoke run: a few seconds, 200 clients per mode, every mode
     const wsOut = join(out, 'ws');
     const { stdout } = await run(
       process.execPath,
-      ['--import', 'tsx', cli, '--mode', 'websocket', '--websocket-client', 'ws', '--clients', '100', '--duration', '4', '--ramp', '1', '--interval', '0.25', '--port', '18960', '--throughput-duration', '0', '--out', wsOut],
+      ['--import', 'tsx', cli, '--mode', 'websocket', '--websocket-client', 'ws', '--clients', '100', '--duration', '4', '--ramp', '1', '--interval', '0.25', '--port', '18945', '--throughput-duration', '0', '--out', wsOut],
       { cwd: fileURLToPath(new URL('../..', import.meta.url)), timeout: 120_000 },
     );
     expect(stdout).toMatch(/websocket \(ws client\)/);
