@@ -132,7 +132,8 @@ export function descriptorQuads(stream: StreamDefinition): Quad[] {
     );
   }
   const patches = namedNode(`${stream.iri}#patches`);
-  quads.push(quad(subject, dcat('distribution'), patches));
+  const webSocketPatches = namedNode(`${stream.iri}#ws-patch`);
+  quads.push(quad(subject, dcat('distribution'), patches), quad(subject, dcat('distribution'), webSocketPatches));
   distributions.push(
     quad(patches, a, dcat('Distribution')),
     quad(patches, dcterms('title'), literal('Server-Sent Events, one RDF Patch per element: what left and entered /latest (N-Triples)', 'en')),
@@ -141,6 +142,12 @@ export function descriptorQuads(stream: StreamDefinition): Quad[] {
     quad(patches, dcterms('format'), mediaType(RDF_PATCH_MEDIA_TYPE)),
     quad(patches, dcterms('conformsTo'), sseSpec),
     quad(patches, dcterms('conformsTo'), rdfPatchSpec),
+    quad(webSocketPatches, a, dcat('Distribution')),
+    quad(webSocketPatches, dcterms('title'), literal('WebSocket, one RDF Patch per element (the payload of /patches); resume with ?lastEventId=', 'en')),
+    quad(webSocketPatches, dcat('accessURL'), namedNode(`${links.webSocket}?format=patch`)),
+    quad(webSocketPatches, dcat('mediaType'), mediaType(RDF_PATCH_MEDIA_TYPE)),
+    quad(webSocketPatches, dcterms('conformsTo'), webSocketSpec),
+    quad(webSocketPatches, dcterms('conformsTo'), rdfPatchSpec),
   );
   return [...quads, ...distributions];
 }

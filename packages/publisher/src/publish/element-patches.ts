@@ -5,17 +5,25 @@ import { type GzipFragment, gzipFragment } from '../render/gzip-fragment.js';
 import { diffTriples, type TripleSet, tripleSetOf, writeRdfPatch } from '../render/rdf-patch.js';
 import type { LoggedElement } from '../render/render-element.js';
 import { frameDocument, sseFrame, trimFinalNewline } from '../render/sse-frame.js';
+import { elementDataMessage, messageFrames, type WebSocketFrames } from '../render/websocket-frame.js';
 
 /**
- * What a subscriber is fed: an element's frame in one of the RDF formats (`/events`), or the
- * element's RDF Patch from the previous element's `/latest` to its own (`/patches`).
+ * What a subscriber is fed: an element's frame in one of the RDF formats (`/events`, `/ws`), or
+ * the element's RDF Patch from the previous element's `/latest` to its own (`/patches`,
+ * `/ws?format=patch`).
  */
 export type Feed = FormatName | 'patch';
 
-/** An element's patch event, made once: its SSE frame, and its gzip fragment on first use. */
+/**
+ * An element's patch, made once: its SSE frame, its gzip fragment and its data WebSocket frames
+ * (the message `element {id}\n{patch}`, `/ws?format=patch`) on first use.
+ */
 interface PatchFrame {
   readonly identity: Buffer;
+  /** The SSE data payload: the patch text without its final newline. */
+  readonly data: string;
   gzip?: GzipFragment;
+  webSocket?: WebSocketFrames;
 }
 
 /**
@@ -60,13 +68,28 @@ export async function preparePatch(element: LoggedElement, log: Pick<EventLog, '
     // broadcast goes on.
     text = writeRdfPatch({ id: element.graph, deleted: [], added: [] });
   }
-  patchFrames.set(element, { identity: Buffer.from(sseFrame({ id: idOf(element), data: trimFinalNewline(text) })) });
+  const data = trimFinalNewline(text);
+  patchFrames.set(element, { identity: Buffer.from(sseFrame({ id: idOf(element), data })), data });
 }
 
 /** The patch frame of an element `preparePatch` has built, in `encoding` (gzip: compressed once). */
 export function patchFrame(element: LoggedElement, encoding: SseEncoding): WireFrame {
-  const frame = patchFrames.get(element);
-  if (frame === undefined) throw new Error(`the patch of element ${element.seq} was not prepared`);
+  const frame = preparedPatch(element);
   if (encoding === 'identity') return frame.identity;
   return (frame.gzip ??= gzipFragment(frame.identity));
+}
+
+/**
+ * The data WebSocket message of an element's patch that `preparePatch` has built: `element
+ * {id}\n` and the SSE `/patches` data payload, made once (compressed once more on first use).
+ */
+export function patchWebSocketFrames(element: LoggedElement): WebSocketFrames {
+  const frame = preparedPatch(element);
+  return (frame.webSocket ??= messageFrames(elementDataMessage(idOf(element), frame.data)));
+}
+
+function preparedPatch(element: LoggedElement): PatchFrame {
+  const frame = patchFrames.get(element);
+  if (frame === undefined) throw new Error(`the patch of element ${element.seq} was not prepared`);
+  return frame;
 }

@@ -39,7 +39,7 @@ export interface PushSubscriber {
   lastSentSeq: number;
   readonly transport: Transport;
   /**
-   * Fed each element's RDF Patch (`/patches`, SSE only) instead of the element: the broadcaster
+   * Fed each element's RDF Patch (`/patches`, `/ws?format=patch`) instead of the element: the broadcaster
    * and the catch-up build it (`preparePatch`, once per element) before `offer`/`sendElement`.
    */
   readonly patches: boolean;

@@ -1,5 +1,4 @@
 import type { Quad } from '@rdfjs/types';
-import type { FormatName } from '@rdf-stream/protocol';
 import type { EventLog } from '../log/event-log.js';
 import type { Observation } from '../model/observation.js';
 import type { JsonLdWriter } from '../render/jsonld-writer.js';
@@ -184,7 +183,7 @@ export class StreamHub {
   }
 
   /** Registers a data WebSocket (see `SubscriberRegistry.subscribeWebSocket`). */
-  subscribeWebSocket(sink: WebSocketSink, format: FormatName, plan: ResumePlan): WebSocketSubscriber {
+  subscribeWebSocket(sink: WebSocketSink, format: Feed, plan: ResumePlan): WebSocketSubscriber {
     return this.subscribers.subscribeWebSocket(sink, format, plan);
   }
 

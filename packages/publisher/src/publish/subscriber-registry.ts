@@ -1,4 +1,4 @@
-import { elementId, type FormatName } from '@rdf-stream/protocol';
+import { elementId } from '@rdf-stream/protocol';
 import type { EventLog } from '../log/event-log.js';
 import { Broadcaster } from './broadcaster.js';
 import { type Feed, preparePatch } from './element-patches.js';
@@ -98,7 +98,7 @@ export class SubscriberRegistry {
    * elements were missed, then as `subscribe`. Throws `TooManySubscribersError` before writing
    * anything if the limit is reached.
    */
-  subscribeWebSocket(sink: WebSocketSink, format: FormatName, plan: ResumePlan): WebSocketSubscriber {
+  subscribeWebSocket(sink: WebSocketSink, format: Feed, plan: ResumePlan): WebSocketSubscriber {
     if (this.full) throw new TooManySubscribersError(`${this.#limits.maxSubscribers} subscribers are already connected`);
     const fromSeq = plan.kind === 'live' ? this.#log.latestSeq + 1 : plan.fromSeq;
     const limits = { ...this.#queueLimits(), pongTimeoutMs: this.#limits.wsPongTimeoutMs };

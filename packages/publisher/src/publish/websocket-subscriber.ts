@@ -1,4 +1,4 @@
-import { type FormatName, webSocketCloseCodes } from '@rdf-stream/protocol';
+import { webSocketCloseCodes } from '@rdf-stream/protocol';
 import type { LoggedElement } from '../render/render-element.js';
 import {
   elementFrames,
@@ -7,6 +7,7 @@ import {
   PING_FRAME,
   type WebSocketFrames,
 } from '../render/websocket-frame.js';
+import { type Feed, patchWebSocketFrames } from './element-patches.js';
 import { type EvictionReason, GuardedSink, type SubscriberQueueLimits, type SubscriberSink } from './guarded-sink.js';
 import type { BroadcastMessage, CutReason, PushSubscriber } from './push-subscriber.js';
 import { gapOf } from './resume.js';
@@ -39,7 +40,7 @@ const messageFramesOf = new WeakMap<BroadcastMessage, WebSocketFrames>();
 
 /**
  * One data WebSocket (`GET /streams/{id}/ws`): a `PushSubscriber` whose bytes are WebSocket
- * frames — each element's text frame built once per format (compressed once more for the sockets
+ * frames — each element's text frame built once per format or patch (compressed once more for the sockets
  * that negotiated permessage-deflate), the heartbeat a ping — and whose queue and stall limits
  * are the SSE subscribers' (`GuardedSink`). A client that answers no ping within
  * `pongTimeoutMs` is cut without a closing handshake (it is not reading).
@@ -51,8 +52,8 @@ const messageFramesOf = new WeakMap<BroadcastMessage, WebSocketFrames>();
  */
 export class WebSocketSubscriber implements PushSubscriber {
   readonly transport = 'websocket';
-  /** The data WebSocket carries whole elements only (RDF Patch deltas are served over SSE, at `/patches`). */
-  readonly patches = false;
+  /** Fed each element's RDF Patch (`?format=patch`), which the broadcaster and the catch-up build first. */
+  readonly patches: boolean;
   live = false;
   lastSentSeq: number;
   readonly #guard: GuardedSink;
@@ -64,7 +65,8 @@ export class WebSocketSubscriber implements PushSubscriber {
 
   constructor(
     readonly sink: WebSocketSink,
-    readonly format: FormatName,
+    /** An RDF format, or `patch`: each element's RDF Patch, the payload of `/patches`' events. */
+    readonly format: Feed,
     /** The epoch of the stream's log: element ids are `{epoch}-{seq}`. */
     readonly epoch: string,
     lastSentSeq: number,
@@ -73,6 +75,7 @@ export class WebSocketSubscriber implements PushSubscriber {
     onCut: (subscriber: WebSocketSubscriber, reason: CutReason) => void = () => undefined,
   ) {
     this.lastSentSeq = lastSentSeq;
+    this.patches = format === 'patch';
     this.#limits = limits;
     this.#onCut = onCut;
     this.#guard = new GuardedSink(sink, limits, (reason) => onCut(this, reason));
@@ -85,7 +88,7 @@ export class WebSocketSubscriber implements PushSubscriber {
   }
 
   offer(element: LoggedElement): boolean {
-    return this.#offer(this.#bytes(elementFrames(element, this.epoch, this.format)), element.seq);
+    return this.#offer(this.#bytes(this.#framesOf(element)), element.seq);
   }
 
   offerMessage(message: BroadcastMessage): boolean {
@@ -98,7 +101,7 @@ export class WebSocketSubscriber implements PushSubscriber {
   sendElement(element: LoggedElement): boolean {
     this.lastSentSeq = element.seq;
     this.#sentSinceHeartbeat = true;
-    return this.#guard.write(this.#bytes(elementFrames(element, this.epoch, this.format)));
+    return this.#guard.write(this.#bytes(this.#framesOf(element)));
   }
 
   sendMessage(message: BroadcastMessage): boolean {
@@ -133,6 +136,11 @@ export class WebSocketSubscriber implements PushSubscriber {
     }
     this.#guard.write(bytes);
     return true;
+  }
+
+  /** `element`'s frames for this feed, shared with every socket of the same feed. */
+  #framesOf(element: LoggedElement): WebSocketFrames {
+    return this.format === 'patch' ? patchWebSocketFrames(element) : elementFrames(element, this.epoch, this.format);
   }
 
   #bytes(frames: WebSocketFrames): Buffer {

@@ -101,9 +101,11 @@ function closeReasonBytes(reason: string): number {
 
 /** An element's message payload: `element {epoch}-{seq}\n` and its SSE data payload. */
 export function elementMessage(element: LoggedElement, epoch: string, format: FormatName): Buffer {
-  const head = `${webSocketMessageTypes.element} ${elementId(epoch, element.seq)}\n`;
-  return Buffer.from(head + frameDocument(element.frames[format], false));
+  return elementDataMessage(elementId(epoch, element.seq), frameDocument(element.frames[format], false));
 }
+
+/** `element {id}\n{data}`: the message of an element whose SSE data payload is `data` (a document, or its RDF Patch). */
+export const elementDataMessage = (id: string, data: string): Buffer => Buffer.from(`${webSocketMessageTypes.element} ${id}\n${data}`);
 
 /** A gap's message payload: `gap\n` and the same JSON as SSE's `event: gap`. */
 export const gapMessage = (gap: Gap): Buffer => Buffer.from(`${webSocketMessageTypes.gap}\n${gapEventData(gap)}`);

@@ -10,7 +10,7 @@ import { freePort, type RunningPublisher, sampleObservations, startPublisher } f
 import { applyPatch, canonical, parseNTriples, readPatch } from '../support/patch-oracle.js';
 import { RecordingLogger } from '../support/source-recorder.js';
 import { openSse, type SseConnection } from '../support/sse-client.js';
-import { openWs, wsElementIds } from '../support/ws-client.js';
+import { openWs, UpgradeRefused, wsElementIds } from '../support/ws-client.js';
 import { waitUntil } from '../support/wait-until.js';
 
 const { namedNode, blankNode, literal, quad } = DataFactory;
@@ -180,12 +180,75 @@ describe('GET /streams/{id}/patches on a real socket', () => {
     expect((JSON.parse(closed.reason) as { retryMs: number }).retryMs).toBeGreaterThanOrEqual(1000);
   });
 
+  it('is offered over the data WebSocket too (?format=patch): the same patch per element, compressed or not, resumable by lastEventId', async () => {
+    running = await startPublisher();
+    const { hub } = running;
+    const stream = hub.definition.iri;
+    const wsUrl = (query: string) => `${stream.replace(/^http/, 'ws')}/ws?format=patch${query}`;
+    await running.push(sampleObservations(stream, [1, 2]));
+    const snapshot = await latest(stream, `${hub.log.epoch}-1`);
+    const sse = await patches(stream, { 'last-event-id': snapshot.id!, 'accept-encoding': 'identity' });
+    const deflated = await openWs(wsUrl(`&lastEventId=${snapshot.id!}`));
+    const plain = await openWs(wsUrl(`&lastEventId=${snapshot.id!}`), { perMessageDeflate: false });
+    cleanups.push(() => deflated.close(), () => plain.close());
+    expect(deflated.extensions).toContain('permessage-deflate');
+    expect(plain.extensions).toBe('');
+    await waitUntil(() => hub.broadcaster.size === 3);
+
+    const store = new Store(parseNTriples(snapshot.text));
+    const steps = [[1, 3], [5, 6, 7], [5]];
+    for (const [index, values] of steps.entries()) {
+      const seq = await running.push(sampleObservations(stream, values));
+      const [event] = (await sse.waitForEvents(index + 1)).slice(-1);
+      const [message] = (await deflated.waitForMessages(index + 1)).slice(-1);
+      const [plainMessage] = (await plain.waitForMessages(index + 1)).slice(-1);
+      // `element {id}` and exactly the /patches event's data, whichever way the frame travelled.
+      expect(message!.type).toBe('element');
+      expect(message!.argument).toBe(`${hub.log.epoch}-${seq}`);
+      expect(message!.argument).toBe(event!.id);
+      expect(message!.body).toBe(event!.data);
+      expect(plainMessage!.text).toBe(message!.text);
+      const patch = readPatch(message!.body);
+      expect(patch.headers.get('prev')).toBe(`${stream}/elements/${hub.log.epoch}-${seq - 1}`);
+      applyPatch(store, patch);
+      expect(await canonical(store.getQuads(null, null, null, null))).toBe(await canonical(parseNTriples((await latest(stream, event!.id)).text)));
+    }
+    // A compressed frame went over the wire (RSV1 set on a text frame).
+    expect(deflated.wire.some((chunk) => chunk[0] === 0xc1)).toBe(true);
+
+    // Resumed after the first patch it holds: the rest from the log, byte for byte, no gap, no duplicate.
+    const received = deflated.messages.slice();
+    const resumed = await openWs(wsUrl(`&lastEventId=${received[0]!.argument!}`));
+    cleanups.push(() => resumed.close());
+    const replayed = await resumed.waitForMessages(received.length - 1);
+    expect(replayed.map((message) => message.text)).toEqual(received.slice(1).map((message) => message.text));
+    await running.push(sampleObservations(stream, [8]));
+    const [next] = (await resumed.waitForMessages(received.length)).slice(-1);
+    expect(next!.body).toBe((await sse.waitForEvents(steps.length + 1)).at(-1)!.data);
+    expect(resumed.messages.map((message) => message.type)).toEqual(Array(received.length).fill('element'));
+    expect(new Set(wsElementIds(resumed.messages)).size).toBe(received.length);
+  });
+
+  it('admits ?format=patch on the data WebSocket only: /events has /patches', async () => {
+    running = await startPublisher();
+    const stream = running.hub.definition.iri;
+    const events = await fetch(`${stream}/events?format=patch`);
+    expect(events.status).toBe(400);
+    expect(((await events.json()) as { code: string }).code).toBe('PUB_ERR_UNKNOWN_FORMAT');
+    const refused = await openWs(`${stream.replace(/^http/, 'ws')}/ws?format=patches`).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(UpgradeRefused);
+    const problem = JSON.parse((refused as UpgradeRefused).body) as { code: string; formats: string[] };
+    expect([(refused as UpgradeRefused).status, problem.code]).toEqual([400, 'PUB_ERR_UNKNOWN_FORMAT']);
+    expect(problem.formats).toContain('patch');
+  });
+
   it('is advertised in the descriptor, beside the data WebSocket', async () => {
     running = await startPublisher();
     const descriptor = await (await fetch(running.hub.definition.iri, { headers: { accept: 'application/n-triples' } })).text();
     expect(descriptor).toContain(`<${running.hub.definition.iri}/patches>`);
     expect(descriptor).toContain('<https://www.iana.org/assignments/media-types/application/rdf-patch>');
     expect(descriptor).toContain(`<${running.hub.definition.iri.replace(/^http/, 'ws')}/ws?format=turtle>`);
+    expect(descriptor).toContain(`<${running.hub.definition.iri.replace(/^http/, 'ws')}/ws?format=patch>`);
   });
 });
 

@@ -1,8 +1,9 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type {} from '@fastify/websocket';
 import type { WebSocket } from 'ws';
-import { type FormatName, WS_CLIENT_MESSAGE, webSocketCloseCodes } from '@rdf-stream/protocol';
+import { formatNames, isFormatName, WS_CLIENT_MESSAGE, webSocketCloseCodes } from '@rdf-stream/protocol';
 import { PublisherError } from '../../errors.js';
+import type { Feed } from '../../publish/element-patches.js';
 import { parseEventId, type RequestedEventId, selectResume } from '../../publish/resume.js';
 import type { StreamHub } from '../../publish/stream-hub.js';
 import { type AppContext, hubOf } from '../app-context.js';
@@ -20,12 +21,15 @@ interface WebSocketRequest {
   Querystring: { format?: string | string[]; lastEventId?: string | string[] };
 }
 
-/** What the checks before the upgrade found: the stream, the format, the id to resume after. */
+/** What the checks before the upgrade found: the stream, the format (or `patch`), the id to resume after. */
 interface Checked {
   readonly hub: StreamHub;
-  readonly format: FormatName;
+  readonly format: Feed;
   readonly lastEventId: RequestedEventId | undefined;
 }
+
+/** What `?format=` may name: the RDF formats, and `patch`. */
+const webSocketFeeds: readonly Feed[] = Object.freeze([...formatNames, 'patch'] as const);
 
 const checkedRequests = new WeakMap<FastifyRequest, Checked>();
 /** Requests that arrived while the process was under pressure (marked by under-pressure's hook). */
@@ -34,7 +38,7 @@ const arrivedUnderPressure = new WeakSet<FastifyRequest>();
 /**
  * `GET /streams/:id/ws`: the data WebSocket (docs/protocol.md). Every check that can fail is
  * made before the upgrade, as an HTTP answer (problem+json): the origin (the CORS policy, 403),
- * the stream (404), `?format=` (400) and `?lastEventId=` (400). Once upgraded, the socket is
+ * the stream (404), `?format=` (400; an RDF format, or `patch`) and `?lastEventId=` (400). Once upgraded, the socket is
  * handed to the stream's broadcaster like an SSE subscriber's, with the same catch-up, limits
  * and shutdown; a plain GET is answered 426.
  *
@@ -83,12 +87,24 @@ export function webSocketRoute(app: FastifyInstance, context: AppContext, sheddi
   function check(request: FastifyRequest<WebSocketRequest>): Checked {
     if (!allowed(request)) throw new PublisherError('PUB_ERR_ORIGIN_NOT_ALLOWED', 'This origin may not open the data WebSocket');
     const hub = hubOf(context, request.params.id);
-    const format = formatOf(first(request.query.format));
+    const format = feedOf(first(request.query.format));
     const lastEventId = parseEventId(first(request.query.lastEventId));
     if (lastEventId === null) {
       throw new PublisherError('PUB_ERR_INVALID_EVENT_ID', 'lastEventId must be an element id ({epoch}-{seq}) sent by this publisher');
     }
     return { hub, format, lastEventId };
+  }
+
+  /**
+   * `?format=`: an RDF format, or `patch` — each element's RDF Patch, the payload of `/patches`'
+   * events (the data WebSocket has no other URL for them; `/events` has `/patches`).
+   */
+  function feedOf(value: string | undefined): Feed {
+    if (value === 'patch') return value;
+    if (value !== undefined && !isFormatName(value)) {
+      throw new PublisherError('PUB_ERR_UNKNOWN_FORMAT', `format must be one of ${webSocketFeeds.join(', ')}`, { formats: webSocketFeeds });
+    }
+    return formatOf(value);
   }
 
   /** Close 1013 with when to come back: at least `sseRetryMs`, jittered up to `maxDelayMs`. */

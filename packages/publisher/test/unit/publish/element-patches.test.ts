@@ -2,11 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { loadBundledContext } from '../../../src/model/bundled-context.js';
 import { MemoryEventLog } from '../../../src/log/memory-event-log.js';
 import { elementQuads } from '../../../src/model/observation.js';
-import { patchFrame, preparePatch } from '../../../src/publish/element-patches.js';
+import { patchFrame, patchWebSocketFrames, preparePatch } from '../../../src/publish/element-patches.js';
 import { constants, inflateRawSync } from 'node:zlib';
 import { JsonLdWriter } from '../../../src/render/jsonld-writer.js';
 import type { GzipFragment } from '../../../src/render/gzip-fragment.js';
 import { renderFrames } from '../../../src/render/render-element.js';
+import { deflateMessage, textFrame } from '../../../src/render/websocket-frame.js';
 import { loggedElement } from '../../support/logged-element.js';
 import { sampleObservations } from '../../support/publisher-fixture.js';
 
@@ -14,7 +15,7 @@ const stream = 'http://127.0.0.1:8080/streams/parking';
 const CONTEXT_URL = 'http://127.0.0.1:8080/contexts/sosa-stream.jsonld';
 
 describe('preparePatch', () => {
-  it('builds each patch once per element: every subscriber, identity or gzip, gets the same bytes', async () => {
+  it('builds each patch once per element: every subscriber, identity, gzip or WebSocket, gets the same bytes', async () => {
     const log = new MemoryEventLog(8, { retainedElements: 100, retainedSeconds: 0 });
     const jsonLd = new JsonLdWriter(loadBundledContext().document, CONTEXT_URL);
     for (const [index, values] of [[1, 2], [1, 3]].entries()) {
@@ -38,6 +39,18 @@ describe('preparePatch', () => {
     expect(text).toContain(`data: H prev <${stream}/elements/${log.epoch}-1> .`);
     expect(text).toContain(`data: D <${stream}/elements/${log.epoch}-1#p2> <http://www.w3.org/ns/sosa/hasSimpleResult> "2"`);
     expect(inflateRawSync((gzip as GzipFragment).bytes, { finishFlush: constants.Z_SYNC_FLUSH }).toString()).toBe(text);
+
+    // The data WebSocket's message (`/ws?format=patch`): `element {id}` and the SSE data payload, made once, deflated once.
+    const unprepared = (await log.get(1))!;
+    expect(() => patchWebSocketFrames(unprepared)).toThrow(/not prepared/);
+    const frames = patchWebSocketFrames(element);
+    expect(patchWebSocketFrames(element)).toBe(frames);
+    const data = text.split('\n').filter((line) => line.startsWith('data: ')).map((line) => line.slice('data: '.length)).join('\n');
+    const message = Buffer.from(`element ${log.epoch}-2\n${data}`);
+    expect(frames.plain).toEqual(textFrame(message));
+    const deflated = frames.deflated();
+    expect(frames.deflated()).toBe(deflated);
+    expect(deflated.subarray(deflated.length - deflateMessage(message).length)).toEqual(deflateMessage(message));
   });
 
   it('makes a frame it cannot read back a patch that follows nothing, so that clients read the snapshot again', async () => {
