@@ -359,6 +359,9 @@ describe('slow subscribers', () => {
     const stalled = connect(Number(new URL(running.url).port), '127.0.0.1');
     stalled.write('GET /streams/parking/events?format=ntriples HTTP/1.1\r\nHost: x\r\n\r\n');
     stalled.pause();
+    // An evicted connection is reset (the kernel frees its buffers at once): its client reads ECONNRESET.
+    let stalledError: string | undefined;
+    stalled.on('error', (error: NodeJS.ErrnoException) => (stalledError = error.code));
     const stalledClosed = new Promise<void>((resolve) => stalled.on('close', () => resolve()));
     await waitUntil(() => running!.hub.broadcaster.size === 2);
     // ~100 kB elements: the kernel's socket buffers fill first, then the process-side queue.
@@ -371,6 +374,7 @@ describe('slow subscribers', () => {
     expect(running.hub.broadcaster.size).toBe(1);
     stalled.resume();
     await stalledClosed;
+    expect([undefined, 'ECONNRESET']).toContain(stalledError);
     await running.push();
     await reader.waitForEvents(pushed + 1);
     expect(elementIds(reader.events)).toEqual(range(1, pushed + 1));
@@ -384,6 +388,8 @@ describe('slow subscribers', () => {
     const socket = connect(Number(new URL(running!.url).port), '127.0.0.1');
     socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\n${headers}\r\n`);
     socket.pause();
+    // An evicted connection is reset: its client reads ECONNRESET (or the close, if it read all first).
+    socket.on('error', (error: NodeJS.ErrnoException) => expect(error.code).toBe('ECONNRESET'));
     const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
     // A paused socket never sees the end of its stream: read what is left, then the close.
     return { closed: () => (socket.resume(), closed) };

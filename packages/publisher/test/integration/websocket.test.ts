@@ -255,6 +255,8 @@ describe('limits and protections', () => {
       `GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`,
     );
     socket.pause();
+    // A connection cut for stalling is reset: its client reads ECONNRESET.
+    socket.on('error', (error: NodeJS.ErrnoException) => expect(error.code).toBe('ECONNRESET'));
     const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
     return { closed: () => (socket.resume(), closed) };
   }
