@@ -2,7 +2,29 @@ import type { Socket } from 'node:net';
 import { WebSocket } from 'ws';
 import type { EvictionReason } from '../publish/guarded-sink.js';
 import type { WebSocketSink } from '../publish/websocket-subscriber.js';
-import { webSocketCloseCodes } from '@rdf-stream/protocol';
+import { WS_CLIENT_MESSAGE, webSocketCloseCodes } from '@rdf-stream/protocol';
+import type { PublisherConfig } from '../config/config-schema.js';
+import { shedRetryMs, shutdownRetryMs } from './sse-response.js';
+
+/**
+ * The rules every publisher WebSocket (the data WebSocket, a notification channel) keeps before
+ * and while it is served: the client sends no data message (closed 1008 at the first one;
+ * attach at once, so that one arriving during later asynchronous work is not missed).
+ */
+export function refuseClientMessages(socket: WebSocket): void {
+  socket.on('message', () => socket.close(webSocketCloseCodes.clientMessage, WS_CLIENT_MESSAGE));
+}
+
+/** Turned away at shutdown: close 1012 with when to come back (`shutdownRetryMs`). */
+export function closeForShutdown(socket: WebSocket, config: Pick<PublisherConfig, 'sseRetryMs' | 'shutdownRetryJitterMs'>): void {
+  socket.close(webSocketCloseCodes.shutdown, JSON.stringify({ retryMs: shutdownRetryMs(config)() }));
+}
+
+/** Shed: close 1013 with when to come back, spread as a shed EventSource's `retry:` (`shedRetryMs`). */
+export function closeShed(socket: WebSocket, sseRetryMs: number, maxDelayMs: number): void {
+  const retryMs = shedRetryMs(sseRetryMs, maxDelayMs);
+  socket.close(webSocketCloseCodes.overloaded, JSON.stringify({ code: 'PUB_ERR_OVERLOADED', retryMs }));
+}
 
 /** The largest window a shared compressed frame may need (`zlib`'s default, 2¹⁵ bytes). */
 const SHARED_DEFLATE_WINDOW_BITS = 15;
@@ -56,7 +78,10 @@ export class WebSocketConnection implements WebSocketSink {
     if (this.#ws.readyState !== WebSocket.CLOSING) this.#ws.terminate();
   }
 
-  /** Evicted: close 4008 `{"code":"evicted","reason":…}`; a reader that is not reading is cut at the close timeout. */
+  /**
+   * Evicted: close 4008 `{"code":"evicted","reason":…}`, ended at the close timeout if the client
+   * does not answer. (A reader that stopped reading is reset by `GuardedSink` instead.)
+   */
   cut(reason: EvictionReason): void {
     this.closeWith(webSocketCloseCodes.evicted, JSON.stringify({ code: 'evicted', reason }));
   }

@@ -24,7 +24,7 @@ export interface SubscriberSink {
   off(event: 'drain' | 'close', listener: () => void): unknown;
   /**
    * Cuts the connection telling the client why, where the transport can (a WebSocket close
-   * frame); a sink without it is destroyed.
+   * frame); a sink without it is reset (see `GuardedSink.evict`). Not used for a stalled reader.
    */
   cut?(reason: EvictionReason): void;
 }
@@ -152,12 +152,13 @@ export class GuardedSink {
     this.#clearStall();
     this.#unwatch();
     const connection = connectionOf(this.sink);
-    // A sink with a close of its own (a WebSocket's 4008) says why, unless its reader stopped
-    // reading (stall): then nothing more would reach it, and a reset frees the kernel's buffers
-    // at once, where a close would leave them held until the close's own timeout.
-    if (this.sink.cut !== undefined && (reason !== 'stall' || connection?.resetAndDestroy === undefined)) this.sink.cut(reason);
-    else if (connection?.resetAndDestroy === undefined) this.sink.destroy();
-    else connection.resetAndDestroy();
+    // A reader that stopped reading (stall) would never read a goodbye: a reset frees the
+    // kernel's buffers at once. Otherwise a sink with a close of its own (a WebSocket's 4008)
+    // says why; any other is reset, or destroyed where it has no TCP connection to reset.
+    if (reason === 'stall' && connection?.resetAndDestroy !== undefined) connection.resetAndDestroy();
+    else if (this.sink.cut !== undefined) this.sink.cut(reason);
+    else if (connection?.resetAndDestroy !== undefined) connection.resetAndDestroy();
+    else this.sink.destroy();
     this.#onEvicted(reason);
   }
 

@@ -115,7 +115,7 @@ export class WebSocketSubscriber implements PushSubscriber {
     this.#guard.close();
   }
 
-  /** Close 4008 `{"code":"evicted","reason":…}` (see `WebSocketSink.cut`): it can resume by id. */
+  /** Close 4008 `{"code":"evicted","reason":…}` (see `WebSocketSink.cut`), or a reset for `stall`: it can resume by id. */
   evict(reason: EvictionReason = 'queue'): void {
     this.#clearPongTimer();
     this.#guard.evict(reason);

@@ -4,7 +4,7 @@ import type { WebSocket } from 'ws';
 import { PublisherError } from '../../errors.js';
 import { streamIri } from '../../model/stream-element.js';
 import { ns } from '../../model/vocabulary.js';
-import { formatDuration, WS_CLIENT_MESSAGE, webSocketCloseCodes } from '@rdf-stream/protocol';
+import { formatDuration } from '@rdf-stream/protocol';
 import { NotificationChannels, type NotificationChannel } from '../../publish/notification-channels.js';
 import { type NotificationTopic, parseSubscriptionRequest } from '../../publish/notification-request.js';
 import {
@@ -17,8 +17,8 @@ import {
   WEB_SOCKET_CHANNEL,
 } from '../../publish/subscription-service.js';
 import { sseFrame } from '../../render/sse-frame.js';
-import { shedRetryMs, shutdownRetryMs, streamHeaders } from '../sse-response.js';
-import { WebSocketConnection } from '../websocket-sink.js';
+import { shutdownRetryMs, streamHeaders } from '../sse-response.js';
+import { closeForShutdown, closeShed, refuseClientMessages, WebSocketConnection } from '../websocket-sink.js';
 import { renderStaticDocument } from '../../render/static-document.js';
 import type { AppContext } from '../app-context.js';
 import { sendStaticDocument } from '../rdf-document-reply.js';
@@ -130,16 +130,9 @@ export function notificationsRoute(app: FastifyInstance, context: AppContext): v
       throw new PublisherError('PUB_ERR_UPGRADE_REQUIRED', 'Open receiveFrom with a WebSocket client', {}, { upgrade: 'websocket', connection: 'Upgrade' });
     },
     wsHandler: (socket: WebSocket, request) => {
-      socket.on('message', () => socket.close(webSocketCloseCodes.clientMessage, WS_CLIENT_MESSAGE));
-      if (context.lifecycle.closing) {
-        socket.close(webSocketCloseCodes.shutdown, JSON.stringify({ retryMs: shutdownRetryMs(config)() }));
-        return;
-      }
-      if (arrivedUnderPressure.has(request)) {
-        const retryMs = shedRetryMs(config.sseRetryMs, config.pressureRetryAfterSeconds * 1000);
-        socket.close(webSocketCloseCodes.overloaded, JSON.stringify({ code: 'PUB_ERR_OVERLOADED', retryMs }));
-        return;
-      }
+      refuseClientMessages(socket);
+      if (context.lifecycle.closing) return closeForShutdown(socket, config);
+      if (arrivedUnderPressure.has(request)) return closeShed(socket, config.sseRetryMs, config.pressureRetryAfterSeconds * 1000);
       // The channel may have ended during the handshake: say so as the 404 would have.
       if (!channels.connect(request.params.channel, new WebSocketConnection(socket))) socket.close(1000, 'PUB_ERR_NOTIFICATION_CHANNEL_NOT_FOUND');
     },

@@ -1,15 +1,14 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type {} from '@fastify/websocket';
 import type { WebSocket } from 'ws';
-import { formatNames, isFormatName, WS_CLIENT_MESSAGE, webSocketCloseCodes } from '@rdf-stream/protocol';
+import { formatNames, isFormatName } from '@rdf-stream/protocol';
 import { PublisherError } from '../../errors.js';
 import type { Feed } from '../../publish/element-patches.js';
 import { parseEventId, type RequestedEventId, selectResume } from '../../publish/resume.js';
 import type { StreamHub } from '../../publish/stream-hub.js';
 import { type AppContext, hubOf } from '../app-context.js';
 import { originAllowed } from '../cors-policy.js';
-import { shedRetryMs, shutdownRetryMs } from '../sse-response.js';
-import { WebSocketConnection } from '../websocket-sink.js';
+import { closeForShutdown, closeShed, refuseClientMessages, WebSocketConnection } from '../websocket-sink.js';
 import { first, formatOf } from './events-route.js';
 
 /** The route of the data WebSocket. */
@@ -71,15 +70,11 @@ export function webSocketRoute(app: FastifyInstance, context: AppContext, sheddi
       throw new PublisherError('PUB_ERR_UPGRADE_REQUIRED', 'Open this URL with a WebSocket client (RFC 6455)', {}, { upgrade: 'websocket', connection: 'Upgrade' });
     },
     wsHandler: (socket: WebSocket, request) => {
-      // Attached at once: a message that arrived during asynchronous work would be lost.
-      socket.on('message', () => socket.close(webSocketCloseCodes.clientMessage, WS_CLIENT_MESSAGE));
+      refuseClientMessages(socket);
       const { hub, format, lastEventId } = checkedRequests.get(request)!;
-      if (context.lifecycle.closing) {
-        socket.close(webSocketCloseCodes.shutdown, JSON.stringify({ retryMs: shutdownRetryMs(config)() }));
-        return;
-      }
-      if (arrivedUnderPressure.has(request) || shedding()) return shed(socket, config.pressureRetryAfterSeconds * 1000);
-      if (hub.subscribersFull) return shed(socket, config.sseRetryMs * 2);
+      if (context.lifecycle.closing) return closeForShutdown(socket, config);
+      if (arrivedUnderPressure.has(request) || shedding()) return closeShed(socket, config.sseRetryMs, config.pressureRetryAfterSeconds * 1000);
+      if (hub.subscribersFull) return closeShed(socket, config.sseRetryMs, config.sseRetryMs * 2);
       hub.subscribeWebSocket(new WebSocketConnection(socket), format, selectResume(lastEventId, hub.log));
     },
   });
@@ -105,11 +100,5 @@ export function webSocketRoute(app: FastifyInstance, context: AppContext, sheddi
       throw new PublisherError('PUB_ERR_UNKNOWN_FORMAT', `format must be one of ${webSocketFeeds.join(', ')}`, { formats: webSocketFeeds });
     }
     return formatOf(value);
-  }
-
-  /** Close 1013 with when to come back: at least `sseRetryMs`, jittered up to `maxDelayMs`. */
-  function shed(socket: WebSocket, maxDelayMs: number): void {
-    const retryMs = shedRetryMs(config.sseRetryMs, maxDelayMs);
-    socket.close(webSocketCloseCodes.overloaded, JSON.stringify({ code: 'PUB_ERR_OVERLOADED', retryMs }));
   }
 }
