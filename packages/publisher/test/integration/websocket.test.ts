@@ -318,18 +318,22 @@ describe('limits and protections', () => {
     answering.close();
   });
 
+  /** A shed socket: closed 1013 `{"code":"PUB_ERR_OVERLOADED","retryMs":N}` with N in [minMs, maxMs]. */
+  async function expectShed(shed: Awaited<ReturnType<typeof openWs>>, minMs: number, maxMs: number) {
+    const { code, reason } = await shed.closed;
+    expect(code).toBe(1013);
+    const body = JSON.parse(reason) as { code: string; retryMs: number };
+    expect(body.code).toBe('PUB_ERR_OVERLOADED');
+    expect(body.retryMs).toBeGreaterThanOrEqual(minMs);
+    expect(body.retryMs).toBeLessThanOrEqual(maxMs);
+  }
+
   it('sheds with close 1013 and a jittered retryMs when maxSubscribers (SSE and WebSocket together) are connected', async () => {
     running = await startPublisher(['--max-subscribers', '2', '--sse-retry-ms', '1000']);
     const sse = await openSse(`${running.url}/streams/parking/events`);
     const ws = await openWs(wsUrl());
     await waitUntil(() => running!.hub.broadcaster.size === 2);
-    const shed = await openWs(wsUrl());
-    const { code, reason } = await shed.closed;
-    expect(code).toBe(1013);
-    const body = JSON.parse(reason) as { code: string; retryMs: number };
-    expect(body.code).toBe('PUB_ERR_OVERLOADED');
-    expect(body.retryMs).toBeGreaterThanOrEqual(1000);
-    expect(body.retryMs).toBeLessThanOrEqual(2000);
+    await expectShed(await openWs(wsUrl()), 1000, 2000);
     expect(running.hub.broadcaster.size).toBe(2);
     sse.close();
     ws.close();
@@ -337,13 +341,7 @@ describe('limits and protections', () => {
 
   it('sheds under load with close 1013 and a retryMs jittered up to pressureRetryAfterSeconds', async () => {
     running = await startPublisher(['--pressure-retry-after-seconds', '5', '--sse-retry-ms', '1000'], { healthCheck: async () => false });
-    const shed = await openWs(wsUrl());
-    const { code, reason } = await shed.closed;
-    expect(code).toBe(1013);
-    const body = JSON.parse(reason) as { code: string; retryMs: number };
-    expect(body.code).toBe('PUB_ERR_OVERLOADED');
-    expect(body.retryMs).toBeGreaterThanOrEqual(1000);
-    expect(body.retryMs).toBeLessThanOrEqual(5000);
+    await expectShed(await openWs(wsUrl()), 1000, 5000);
     expect(wsSubscribers()).toBe(0);
   });
 
