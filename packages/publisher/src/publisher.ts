@@ -4,7 +4,7 @@ import type { pino } from 'pino';
 import { CONTEXT_PATH, formatNames } from '@rdf-stream/protocol';
 import type { PublisherConfig } from './config/config-schema.js';
 import { buildApp } from './http/app.js';
-import { shutdownRetryMs } from './http/sse-response.js';
+import { shutdownRetryMs } from './http/sse-headers-and-retries.js';
 import type { LifecycleState } from './http/app-context.js';
 import { PrometheusMetrics } from './http/prometheus-metrics.js';
 import { join } from 'node:path';
@@ -18,11 +18,11 @@ import { ns } from './model/vocabulary.js';
 import { catalogueQuads, descriptorQuads } from './publish/descriptor.js';
 import { type StreamDefinition, StreamHub } from './publish/stream-hub.js';
 import { JsonLdWriter } from './render/jsonld-writer.js';
-import { NegotiationCache } from './render/negotiate.js';
+import { NegotiationCache } from './render/headers/negotiate.js';
 import { renderStaticDocument } from './render/static-document.js';
 import type { ElementSource, SourceLogger } from './source/element-source.js';
-import { createSource } from './sources.js';
-import { createIngestEndpoint, type IngestEndpoint, restoreIdempotencyKeys } from './http/ingest-endpoint.js';
+import { createSource } from './source/source-from-config.js';
+import { createIngestEndpoint, type IngestEndpoint, restoreIdempotencyKeys } from './http/ingest/ingest-endpoint.js';
 import { createLogger } from './logger.js';
 
 export interface PublisherOptions {

@@ -3,9 +3,9 @@ import type { PublisherConfig } from '../config/config-schema.js';
 import { echoed, PublisherError } from '../errors.js';
 import type { StreamHub } from '../publish/stream-hub.js';
 import type { JsonLdWriter } from '../render/jsonld-writer.js';
-import type { NegotiationCache } from '../render/negotiate.js';
+import type { NegotiationCache } from '../render/headers/negotiate.js';
 import type { StaticDocument } from '../render/static-document.js';
-import type { IngestEndpoint } from './ingest-endpoint.js';
+import type { IngestEndpoint } from './ingest/ingest-endpoint.js';
 import type { PrometheusMetrics } from './prometheus-metrics.js';
 
 /** Set when SIGTERM arrives: new requests are refused, subscribers told to come back later. */

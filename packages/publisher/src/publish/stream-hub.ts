@@ -5,19 +5,19 @@ import type { JsonLdWriter } from '../render/jsonld-writer.js';
 import type { EventStreamEncoder } from '../render/event-stream-encoder.js';
 import type { IdempotencyStamp, LoggedElement } from '../render/render-element.js';
 import type { ElementSource } from '../source/element-source.js';
-import type { Broadcaster } from './broadcaster.js';
+import type { Broadcaster } from './sse/broadcaster.js';
 import { ElementWriter } from './element-writer.js';
-import { type LatestElement, LatestElementCache } from './latest-element-cache.js';
-import { LongPollWaiters } from './long-poll-waiters.js';
-import type { ResumePlan } from './resume.js';
+import { type LatestElement, LatestElementCache } from './latest/latest-element-cache.js';
+import { LongPollWaiters } from './latest/long-poll-waiters.js';
+import type { ResumePlan } from './sse/resume.js';
 import type { StreamMetrics } from './stream-metrics.js';
-import type { Feed } from './element-patches.js';
-import type { Subscriber, SubscriberSink } from './subscriber.js';
-import { type SubscriberLimits, SubscriberRegistry } from './subscriber-registry.js';
-import type { WebSocketSink, WebSocketSubscriber } from './websocket-subscriber.js';
+import type { Feed } from './sse/element-patches.js';
+import type { Subscriber, SubscriberSink } from './sse/subscriber.js';
+import { type SubscriberLimits, SubscriberRegistry } from './sse/subscriber-registry.js';
+import type { WebSocketSink, WebSocketSubscriber } from './sse/websocket-subscriber.js';
 
-export { TooManySubscribersError } from './subscriber-registry.js';
-export type { LatestElement } from './latest-element-cache.js';
+export { TooManySubscribersError } from './sse/subscriber-registry.js';
+export type { LatestElement } from './latest/latest-element-cache.js';
 
 export interface StreamDefinition {
   readonly id: string;

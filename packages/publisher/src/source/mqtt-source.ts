@@ -2,7 +2,7 @@ import type { Quad } from '@rdfjs/types';
 import { createRequire } from 'node:module';
 import type * as Mqtt from 'mqtt';
 import type { MqttClient } from 'mqtt';
-import type { N3Format } from '../model/rdf-formats.js';
+import type { N3Format } from '../model/input-formats.js';
 import { parseN3 } from '../model/rdf-input.js';
 import { extractObservations } from '../model/extract-observations.js';
 import type { Observation } from '../model/observation.js';

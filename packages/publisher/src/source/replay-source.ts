@@ -1,7 +1,7 @@
 import { readFileSync, type Stats, statSync } from 'node:fs';
 import { extname } from 'node:path';
 import type { Quad, Term } from '@rdfjs/types';
-import type { N3Format } from '../model/rdf-formats.js';
+import type { N3Format } from '../model/input-formats.js';
 import { parseN3, RdfInputError } from '../model/rdf-input.js';
 import { extractObservations } from '../model/extract-observations.js';
 import type { Observation } from '../model/observation.js';

@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import type { IngestAnswer } from '../ingest-endpoint.js';
+import type { IngestAnswer } from './ingest-endpoint.js';
 
 export type IdempotencyEntry =
   | { readonly state: 'pending' }

@@ -5,8 +5,8 @@ import { PublisherError } from '../../errors.js';
 import { streamIri } from '../../model/stream-element.js';
 import { ns } from '../../model/vocabulary.js';
 import { formatDuration } from '@rdf-stream/protocol';
-import { NotificationChannels, type NotificationChannel } from '../../publish/notification-channels.js';
-import { type NotificationTopic, parseSubscriptionRequest } from '../../publish/notification-request.js';
+import { NotificationChannels, type NotificationChannel } from '../../publish/notifications/notification-channels.js';
+import { type NotificationTopic, parseSubscriptionRequest } from '../../publish/notifications/notification-request.js';
 import {
   allSubscriptionServiceQuads,
   type ChannelType,
@@ -15,13 +15,13 @@ import {
   NOTIFY,
   subscriptionServiceLinks,
   WEB_SOCKET_CHANNEL,
-} from '../../publish/subscription-service.js';
+} from '../../publish/notifications/service-description.js';
 import { sseFrame } from '../../render/sse-frame.js';
-import { shutdownRetryMs, streamHeaders } from '../sse-response.js';
+import { shutdownRetryMs, streamHeaders } from '../sse-headers-and-retries.js';
 import { closeForShutdown, closeShed, refuseClientMessages, WebSocketConnection } from '../websocket-sink.js';
 import { renderStaticDocument } from '../../render/static-document.js';
 import type { AppContext } from '../app-context.js';
-import { sendStaticDocument } from '../rdf-document-reply.js';
+import { sendStaticDocument } from '../static-document-reply.js';
 
 const SERVICE_PATH = '/notifications/eventsource';
 const WEB_SOCKET_SERVICE_PATH = '/notifications/websocket';
