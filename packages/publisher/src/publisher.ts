@@ -22,7 +22,8 @@ import { NegotiationCache } from './render/headers/negotiate.js';
 import { renderStaticDocument } from './render/static-document.js';
 import type { ElementSource, SourceLogger } from './source/element-source.js';
 import { createSource } from './source/source-from-config.js';
-import { createIngestEndpoint, type IngestEndpoint, restoreIdempotencyKeys } from './http/ingest/ingest-endpoint.js';
+import { restoreIdempotencyKeys } from './http/ingest/idempotency-keys.js';
+import { createIngestEndpoint, type IngestEndpoint } from './http/ingest/ingest-endpoint.js';
 import { createLogger } from './logger.js';
 
 export interface PublisherOptions {

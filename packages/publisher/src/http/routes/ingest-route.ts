@@ -11,7 +11,8 @@ import { authorize } from '../ingest/ingest-auth.js';
 import { decoderOf, formatOf, readBody, tooLarge } from '../ingest/ingest-body.js';
 import { ingestedTriples } from '../ingest/ingested-triples.js';
 import { discardRefusedBody } from '../ingest/refused-body.js';
-import { type IngestAnswer, ingestAnswer, type IngestEndpoint } from '../ingest/ingest-endpoint.js';
+import { type IngestAnswer, ingestAnswer } from '../ingest/idempotency-keys.js';
+import type { IngestEndpoint } from '../ingest/ingest-endpoint.js';
 import type { IdempotencyStamp } from '../../render/render-element.js';
 
 /** RFC draft-ietf-httpapi-idempotency-key-header: an opaque string; we accept 1–255 visible ASCII characters. */
