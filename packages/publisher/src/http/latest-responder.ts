@@ -8,7 +8,7 @@ import type { Encoding } from '../render/compress.js';
 import { elementNotModified } from '../render/headers/etag.js';
 import { contentType } from '../render/output-formats.js';
 import { acceptsIdentity, type NegotiationCache } from '../render/headers/negotiate.js';
-import { requestedFormat } from './static-document-reply.js';
+import { requestedFormat } from '../render/headers/requested-format.js';
 import { preferredWaitSeconds } from '../render/headers/prefer-wait.js';
 
 /** The request headers that decide a `/latest` response. */

@@ -5,7 +5,7 @@ import type { StreamHub } from '../../publish/stream-hub.js';
 import { type AppContext, hubOf } from '../app-context.js';
 import type { LatestOutcome, LatestResponder } from '../latest-responder.js';
 import { holdUntilNext } from '../fast-latest.js';
-import { formatParamOf } from '../static-document-reply.js';
+import { formatParamOf } from '../../render/headers/requested-format.js';
 
 /**
  * `GET /streams/:id/latest` through Fastify: the requests the fast path (`fast-latest.ts`)

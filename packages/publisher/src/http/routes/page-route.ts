@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandle
 import { compressOnce, type EncodedBodies } from '../../render/compress.js';
 import { parseAccept, preferredMediaType } from '../../render/headers/media-range.js';
 import { negotiateEncoding } from '../../render/headers/negotiate.js';
-import { acceptableTypes } from '../static-document-reply.js';
+import { acceptableTypes } from '../../render/headers/requested-format.js';
 import { PublisherError } from '../../errors.js';
 import type { AppContext } from '../app-context.js';
 
