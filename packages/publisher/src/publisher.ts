@@ -16,6 +16,8 @@ import { loadBundledContext } from './model/bundled-context.js';
 import { streamIri } from './model/stream-element.js';
 import { ns } from './model/vocabulary.js';
 import { catalogueQuads, descriptorQuads } from './publish/descriptor.js';
+import { NotificationChannels } from './publish/notifications/notification-channels.js';
+import { PushConnections } from './publish/push-connections.js';
 import { type StreamDefinition, StreamHub } from './publish/stream-hub.js';
 import { JsonLdWriter } from './render/jsonld-writer.js';
 import { NegotiationCache } from './render/headers/negotiate.js';
@@ -103,6 +105,15 @@ export async function createPublisher(config: PublisherConfig, options: Publishe
   metrics.watchSources(
     [...hubs.values()].map((hub) => ({ streamId: hub.definition.id, kind: hub.source.kind, health: () => hub.source.health() })),
   );
+  const notifications = new NotificationChannels({
+    logs: storage.logs,
+    limits: config,
+    onError: (error) => logger.error({ err: error }, 'notification dispatch failed'),
+  });
+  const push = new PushConnections(
+    [...[...hubs.values()].map((hub) => hub.broadcaster), notifications],
+    (error) => logger.error({ err: error }, 'heartbeat failed'),
+  );
   const lifecycle: LifecycleState = { closing: false };
   const app = await buildApp({
     config,
@@ -115,6 +126,7 @@ export async function createPublisher(config: PublisherConfig, options: Publishe
     jsonLd,
     logger,
     ingest,
+    notifications,
     metrics,
     negotiation: new NegotiationCache(config.negotiationCacheEntries),
     lifecycle,
@@ -130,11 +142,12 @@ export async function createPublisher(config: PublisherConfig, options: Publishe
       // Compile every ingest stream's shapes first: a broken shapes file stops the start.
       await Promise.all([...ingest.values()].map((endpoint) => endpoint.validator?.load()));
       await Promise.all([...hubs.values()].map((hub) => hub.start()));
+      push.startHeartbeat(config.heartbeatMs);
     },
     listen: (bound) => app.listen(bound === undefined ? { host: config.host, port: config.port, backlog: config.listenBacklog } : takeOver(bound, config.listenBacklog)),
     shutdown() {
       lifecycle.closing = true;
-      return withinTimeout(drain(config, app, hubs, ingest, storage), config.shutdownTimeoutMs);
+      return withinTimeout(drain(config, app, hubs, push, ingest, storage), config.shutdownTimeoutMs);
     },
   };
 }
@@ -254,13 +267,15 @@ function streamDefinition(
 
 /**
  * Graceful shutdown, step by step: stop the sources and answer held long-polls, tell every
- * subscriber to come back after a random delay, close the HTTP server, the validators, and
- * last the logs (everything durable is flushed) and the data directory's lock.
+ * push connection (SSE, WebSocket, Solid notifications) to come back after a random delay,
+ * close the HTTP server, the validators, and last the logs (everything durable is flushed)
+ * and the data directory's lock.
  */
 async function drain(
   config: PublisherConfig,
   app: FastifyInstance,
   hubs: ReadonlyMap<string, StreamHub>,
+  push: PushConnections,
   ingest: ReadonlyMap<string, IngestEndpoint>,
   storage: Storage,
 ): Promise<boolean> {
@@ -270,7 +285,7 @@ async function drain(
       await hub.stop().catch((error: unknown) => app.log.error({ err: error, stream: hub.definition.id }, 'source did not stop cleanly'));
     }),
   );
-  await Promise.all([...hubs.values()].map((hub) => hub.broadcaster.closeAll(shutdownRetryMs(config))));
+  await push.closeAll(shutdownRetryMs(config));
   await app.close();
   await Promise.all([...ingest.values()].map((endpoint) => endpoint.validator?.close()));
   await storage.close();

@@ -44,7 +44,6 @@ export interface StreamHubOptions {
   readonly metrics: StreamMetrics;
   readonly limits: SubscriberLimits & {
     readonly maxLongPollWaiters: number;
-    readonly heartbeatMs: number;
   };
   readonly onError: (error: unknown) => void;
   /** Subscribers counted against `maxSubscribers`: the process's, all streams together. */
@@ -70,7 +69,6 @@ export class StreamHub {
   readonly subscribers: SubscriberRegistry;
   readonly #options: StreamHubOptions;
   readonly #writer: ElementWriter | undefined;
-  #heartbeat: NodeJS.Timeout | undefined;
 
   constructor(options: StreamHubOptions) {
     const { definition, log, metrics, limits, onError } = options;
@@ -128,7 +126,7 @@ export class StreamHub {
   }
 
   /**
-   * Starts the source and the heartbeat. Resolves once the first element is published if the
+   * Starts the source (the publisher runs the heartbeat of every push connection). Resolves once the first element is published if the
    * source produces one at once (the simulator, a replay), else at once (web APIs, MQTT, ingest).
    */
   async start(): Promise<void> {
@@ -141,15 +139,10 @@ export class StreamHub {
         first ??= published;
       });
     }
-    this.#heartbeat = setInterval(() => {
-      this.broadcaster.heartbeat().catch(this.#options.onError);
-    }, this.#options.limits.heartbeatMs);
-    this.#heartbeat.unref();
     await first;
   }
 
   async stop(): Promise<void> {
-    clearInterval(this.#heartbeat);
     await this.#options.source.stop();
   }
 

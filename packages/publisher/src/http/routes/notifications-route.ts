@@ -5,7 +5,7 @@ import { PublisherError } from '../../errors.js';
 import { streamIri } from '../../model/stream-element.js';
 import { ns } from '../../model/vocabulary.js';
 import { formatDuration } from '@rdf-stream/protocol';
-import { NotificationChannels, type NotificationChannel } from '../../publish/notifications/notification-channels.js';
+import type { NotificationChannel } from '../../publish/notifications/notification-channels.js';
 import { type NotificationTopic, parseSubscriptionRequest } from '../../publish/notifications/notification-request.js';
 import {
   allSubscriptionServiceQuads,
@@ -17,7 +17,7 @@ import {
   WEB_SOCKET_CHANNEL,
 } from '../../publish/notifications/service-description.js';
 import { sseFrame } from '../../render/sse-frame.js';
-import { shutdownRetryMs, streamHeaders } from '../sse-headers-and-retries.js';
+import { streamHeaders } from '../sse-headers-and-retries.js';
 import { closeForShutdown, closeShed, refuseClientMessages, WebSocketConnection } from '../websocket-sink.js';
 import { renderStaticDocument } from '../../render/static-document.js';
 import type { AppContext } from '../app-context.js';
@@ -39,17 +39,7 @@ const arrivedUnderPressure = new WeakSet<FastifyRequest>();
 export function notificationsRoute(app: FastifyInstance, context: AppContext): void {
   const { config } = context;
   const links = subscriptionServiceLinks(config.baseUrl);
-  const channels = new NotificationChannels({
-    logs: new Map([...context.hubs.values()].map((hub) => [hub.definition.id, hub.log])),
-    limits: config,
-    onError: (error) => app.log.error({ err: error }, 'notification dispatch failed'),
-  });
-  const heartbeat = setInterval(() => channels.heartbeat(), config.heartbeatMs).unref();
-  app.addHook('preClose', (done) => {
-    clearInterval(heartbeat);
-    channels.closeAll(shutdownRetryMs(config));
-    done();
-  });
+  const channels = context.notifications;
 
   const description = renderStaticDocument(allSubscriptionServiceQuads(links.description, config.baseUrl), context.jsonLd, {
     notify: NOTIFY,
