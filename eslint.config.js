@@ -10,7 +10,7 @@ import tseslint from 'typescript-eslint';
  *
  * Publisher: model (the vocabulary and element types every layer speaks) ← config ← source ←
  * render ← log (it stores rendered bytes) ← publish ← http ← composition (publisher.ts,
- * cluster.ts, server.ts, cli.ts, index.ts); errors.ts is a leaf any layer may use.
+ * cluster.ts, server.ts, cli.ts, index.ts); errors.ts and clock-and-logger.ts are leaves any layer may use.
  * Client: transport ← decode ← latency ← subscribe.ts ← window ← query ← cli.ts, index.ts, live.ts;
  * element-id.ts is a leaf any layer may use.
  *

@@ -22,11 +22,12 @@ import { type StreamDefinition, StreamHub } from './publish/stream-hub.js';
 import { JsonLdWriter } from './render/jsonld-writer.js';
 import { NegotiationCache } from './render/headers/negotiate.js';
 import { renderStaticDocument } from './render/static-document.js';
-import type { ElementSource, SourceLogger } from './source/element-source.js';
+import type { ElementSource } from './source/element-source.js';
 import { createSource } from './source/source-from-config.js';
 import { restoreIdempotencyKeys } from './http/ingest/idempotency-keys.js';
 import { createIngestEndpoint, type IngestEndpoint } from './http/ingest/ingest-endpoint.js';
 import { createLogger } from './logger.js';
+import type { Logger } from './clock-and-logger.js';
 
 export interface PublisherOptions {
   /** Replaces the first stream's source (e.g. a `ManualSource` in tests or an embedding program). */
@@ -161,7 +162,7 @@ interface Storage {
 async function openStorage(
   config: PublisherConfig,
   role: 'writer' | 'replica',
-  logger: SourceLogger,
+  logger: Logger,
   epochs: ReadonlyMap<string, string> | undefined,
 ): Promise<Storage> {
   // One writer per data directory: a second publisher on it stops at start-up.
@@ -310,7 +311,7 @@ async function openLog(
   config: PublisherConfig,
   stream: PublisherConfig['streams'][number],
   role: 'writer' | 'replica',
-  logger: SourceLogger,
+  logger: Logger,
   epoch: string | undefined,
 ): Promise<EventLog> {
   const retention = { retainedElements: stream.retainedElements, retainedSeconds: stream.retainedSeconds };

@@ -1,12 +1,13 @@
 import type { PublisherConfig } from '../config/config-schema.js';
 import type { StreamConfig } from '../config/stream-config.js';
 import { streamIri } from '../model/stream-element.js';
-import type { ElementSource, SourceLogger } from './element-source.js';
+import type { ElementSource } from './element-source.js';
 import { ManualSource } from './manual-source.js';
 import { MqttSource } from './mqtt-source.js';
 import { ParkingSimulator } from './parking-simulator.js';
 import { ReplaySource } from './replay-source.js';
 import { WebApiSource } from './web-api-source.js';
+import type { Logger } from '../clock-and-logger.js';
 
 /** A mapping, a recording or a source option that cannot be used, found when the source is built. */
 export class SourceConfigError extends Error {
@@ -18,7 +19,7 @@ export class SourceConfigError extends Error {
  * mapping, a recording) when built; what they refuse is thrown as a `SourceConfigError` naming
  * the stream.
  */
-export function createSource(stream: StreamConfig, config: PublisherConfig, logger: SourceLogger): ElementSource {
+export function createSource(stream: StreamConfig, config: PublisherConfig, logger: Logger): ElementSource {
   try {
     return buildSource(stream, config, logger);
   } catch (error) {
@@ -26,7 +27,7 @@ export function createSource(stream: StreamConfig, config: PublisherConfig, logg
   }
 }
 
-function buildSource(stream: StreamConfig, config: PublisherConfig, logger: SourceLogger): ElementSource {
+function buildSource(stream: StreamConfig, config: PublisherConfig, logger: Logger): ElementSource {
   const intervalMs = stream.intervalSeconds == null ? null : stream.intervalSeconds * 1000;
   const retry = { initialMs: config.sourceRetryInitialMs, maxMs: config.sourceRetryMaxMs };
   const { source } = stream;

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { elementId, webSocketCloseCodes } from '@rdf-stream/protocol';
+import { type Clock, realClock } from '../../clock-and-logger.js';
 import type { EventLog } from '../../log/event-log.js';
 import type { LoggedElement } from '../../render/render-element.js';
 import { notificationFrame, notificationObject, type NotificationSubject } from './solid-notification.js';
@@ -12,19 +13,6 @@ import type { WebSocketSink } from '../sse/websocket-subscriber.js';
 
 /** A notification as a channel sends it: an SSE message, or a WebSocket text message's frames. */
 type ChannelFrame = Buffer | WebSocketFrames;
-
-/** Time as the channels see it: the real clock, or a manual one in tests. */
-export interface ChannelClock {
-  now(): number;
-  setTimeout(callback: () => void, delayMs: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
-
-const realClock: ChannelClock = {
-  now: () => Date.now(),
-  setTimeout: (callback, delayMs) => setTimeout(callback, delayMs).unref(),
-  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
-};
 
 export interface NotificationChannelsOptions {
   /** Each stream's log, by stream id: notifications are built from what it makes durable. */
@@ -39,7 +27,7 @@ export interface NotificationChannelsOptions {
     readonly subscriberProgressCheckMs?: number;
   };
   readonly onError: (error: unknown) => void;
-  readonly clock?: ChannelClock;
+  readonly clock?: Clock;
 }
 
 /** One channel (EventSourceChannel2023 or WebSocketChannel2023): a subscription and, while a receiver listens, its connection. */
@@ -75,7 +63,7 @@ interface OpenChannel extends NotificationChannel {
  */
 export class NotificationChannels {
   readonly #options: NotificationChannelsOptions;
-  readonly #clock: ChannelClock;
+  readonly #clock: Clock;
   readonly #channels = new Map<string, OpenChannel>();
   readonly #byStream = new Map<string, Set<OpenChannel>>();
   readonly #lastSeq = new Map<string, number>();

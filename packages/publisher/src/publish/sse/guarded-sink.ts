@@ -1,4 +1,5 @@
 import { Socket } from 'node:net';
+import { type Clock, realClock } from '../../clock-and-logger.js';
 import { defaults } from '../../config/defaults.js';
 import { type MonitoredSocket, type SendProgressMonitor, sharedSendProgressMonitor } from './send-progress-monitor.js';
 
@@ -51,18 +52,6 @@ export interface SubscriberQueueLimits {
 /** Why a connection was cut. */
 export type EvictionReason = 'queue' | 'stall';
 
-/** The timers a stall is watched with: the real ones, or a manual clock in tests. */
-export interface StallTimers {
-  setTimeout(callback: () => void, delayMs: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
-
-const realTimers: StallTimers = {
-  // A stall never keeps the process alive.
-  setTimeout: (callback, delayMs) => setTimeout(callback, delayMs).unref(),
-  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
-};
-
 /** The TCP connection under `sink`: itself (a raw socket), or its `socket` (a response's). */
 export function connectionOf(sink: SubscriberSink): SinkConnection | undefined {
   if (sink instanceof Socket) return sink;
@@ -103,14 +92,15 @@ export class GuardedSink {
   readonly #unwatch: () => void;
   readonly #limits: SubscriberQueueLimits;
   readonly #onEvicted: (reason: EvictionReason) => void;
-  readonly #timers: StallTimers;
+  readonly #timers: Pick<Clock, 'setTimeout' | 'clearTimeout'>;
 
   constructor(
     readonly sink: SubscriberSink,
     limits: SubscriberQueueLimits,
     /** Called once when the connection is cut for holding too much (not on close). */
     onEvicted: (reason: EvictionReason) => void = () => undefined,
-    timers: StallTimers = realTimers,
+    /** The timers a stall is watched with (a clock in tests; its `now` is not used). */
+    timers: Pick<Clock, 'setTimeout' | 'clearTimeout'> = realClock,
     /** The monitor of acknowledged bytes; default: the process's, for `limits.progressCheckMs`. */
     monitor?: SendProgressMonitor,
   ) {

@@ -1,4 +1,5 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import { type Clock, monotonicClock } from '../../clock-and-logger.js';
 import { type ConnectionEnds, connectionKey, type KernelSendQueues, ProcNetTcpSendQueues } from './kernel-send-queues.js';
 
 /** The part of a `net.Socket` the monitor reads (a fake in unit tests). */
@@ -17,22 +18,9 @@ export interface ProgressLimits {
   readonly stallTimeoutMs: number;
 }
 
-/** The clock and timers a monitor runs on: the real ones, or a manual clock in tests. */
-export interface MonitorClock {
-  now(): number;
-  setTimeout(callback: () => void, delayMs: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
-
 /** Why a watched connection is over its limits. */
 export type ProgressVerdict = 'queue' | 'stall';
 
-const realClock: MonitorClock = {
-  now: () => performance.now(),
-  // A check never keeps the process alive.
-  setTimeout: (callback, delayMs) => setTimeout(callback, delayMs).unref(),
-  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
-};
 
 /** Connections read per event-loop turn (before and after a snapshot). */
 const SLICE = 1_000;
@@ -77,7 +65,7 @@ interface Watched {
  */
 export class SendProgressMonitor {
   readonly #queues: KernelSendQueues;
-  readonly #clock: MonitorClock;
+  readonly #clock: Clock;
   readonly #yield: () => Promise<unknown>;
   readonly #watched = new Map<string, Watched>();
   #timer: unknown;
@@ -87,7 +75,7 @@ export class SendProgressMonitor {
   constructor(
     readonly checkIntervalMs: number,
     queues: KernelSendQueues = new ProcNetTcpSendQueues(),
-    clock: MonitorClock = realClock,
+    clock: Clock = monotonicClock,
     yieldTurn: () => Promise<unknown> = () => nextTurn(),
   ) {
     this.#queues = queues;

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { type EvictionReason, GuardedSink, type StallTimers } from '../../../../src/publish/sse/guarded-sink.js';
+import type { Clock } from '../../../../src/clock-and-logger.js';
+import { type EvictionReason, GuardedSink } from '../../../../src/publish/sse/guarded-sink.js';
 import { connectionKey, type KernelSendQueues } from '../../../../src/publish/sse/kernel-send-queues.js';
 import { SendProgressMonitor } from '../../../../src/publish/sse/send-progress-monitor.js';
 import { FakeSink } from '../../../support/fake-sink.js';
@@ -97,7 +98,7 @@ describe('GuardedSink with its own timers (the notification channels pass their 
   it('watches a stall with the timers it is given', () => {
     const pending = new Map<number, () => void>();
     let next = 0;
-    const timers: StallTimers = {
+    const timers: Pick<Clock, 'setTimeout' | 'clearTimeout'> = {
       setTimeout: (callback) => (pending.set(++next, callback), next),
       clearTimeout: (handle) => pending.delete(handle as number),
     };
