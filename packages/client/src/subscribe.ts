@@ -409,8 +409,3 @@ export async function readDescriptor(base: string, fetchImpl: typeof fetch = fet
     return undefined;
   }
 }
-
-/** Reads the stream descriptor: SSE when it offers an event-stream distribution, else polling. */
-export async function chooseTransport(base: string, fetchImpl: typeof fetch = fetch, signal?: AbortSignal): Promise<TransportName> {
-  return (await readDescriptor(base, fetchImpl, signal))?.offersSse ? 'sse' : 'poll';
-}
