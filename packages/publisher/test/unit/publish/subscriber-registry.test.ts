@@ -123,10 +123,11 @@ describe('SubscriberRegistry', () => {
     const { registry, append } = setup();
     await append(3);
     const sink = Object.assign(new FakeSink(), { closeWith: () => {}, cut: () => {}, onPong: () => {}, compressed: false }) as FakeSink & WebSocketSink;
-    const subscriber = registry.subscribeWebSocket(sink, 'turtle', { kind: 'gap', requestedId: 'old-9', fromSeq: 2, reason: 'unknown-epoch' });
+    const subscriber = registry.subscribeWebSocket(sink, 'turtle', { kind: 'gap', requestedId: 'old-9', fromSeq: 2, reason: 'epoch' });
     await vi.waitFor(() => expect(subscriber.live).toBe(true));
     const texts = sink.received;
     expect(texts[0]).toContain('"requestedId":"old-9"');
+    expect(texts[0]).toContain('"reason":"epoch"');
     expect(texts.slice(1).map((text) => text.match(/element e1-(\d+)/)?.[1])).toEqual(['2', '3']);
   });
 });
