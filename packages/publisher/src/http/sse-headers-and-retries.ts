@@ -52,14 +52,6 @@ export function shedStream(code: 'PUB_ERR_OVERLOADED' | 'PUB_ERR_SHUTTING_DOWN',
 }
 
 /**
- * The last frame of every event stream at shutdown: come back after `sseRetryMs` plus a random
- * delay up to `shutdownRetryJitterMs`, so that reconnections spread out. One per stream (the
- * jitter differs), for SSE subscribers and notification receivers alike.
- */
-export const shutdownFarewell = (config: Pick<PublisherConfig, 'sseRetryMs' | 'shutdownRetryJitterMs'>) => () =>
-  sseFrame({ comment: 'shutting down', retry: shutdownRetryMs(config)() });
-
-/**
  * The delay after which a subscriber should come back at shutdown: `sseRetryMs` plus a random
  * delay up to `shutdownRetryJitterMs`, drawn anew at each call. SSE sends it as `retry:`, the
  * data WebSocket as the close reason `{"retryMs":N}`.

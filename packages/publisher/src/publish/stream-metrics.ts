@@ -16,12 +16,3 @@ export interface StreamMetrics {
   subscriberEvicted(streamId: string, reason: CutReason): void;
   longPollWaitersChanged(streamId: string, count: number): void;
 }
-
-export const noMetrics: StreamMetrics = {
-  elementPublished() {},
-  broadcastFinished() {},
-  subscribersChanged() {},
-  transportSubscribersChanged() {},
-  subscriberEvicted() {},
-  longPollWaitersChanged() {},
-};

@@ -7,7 +7,6 @@ const { namedNode, quad } = DataFactory;
 export const NOTIFY = 'http://www.w3.org/ns/solid/notifications#';
 /** The JSON-LD context of subscription requests, channels and notifications. */
 export const NOTIFICATION_CONTEXT = 'https://www.w3.org/ns/solid/notification/v1';
-export const ACTIVITY_STREAMS_CONTEXT = 'https://www.w3.org/ns/activitystreams';
 /** `Link` relation to the description resource that lists the subscription services. */
 export const STORAGE_DESCRIPTION_REL = 'http://www.w3.org/ns/solid/terms#storageDescription';
 export const EVENT_SOURCE_CHANNEL = 'EventSourceChannel2023';

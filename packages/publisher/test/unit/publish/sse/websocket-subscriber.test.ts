@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MemoryEventLog } from '../../../../src/log/memory-event-log.js';
 import { Broadcaster } from '../../../../src/publish/sse/broadcaster.js';
 import type { CutReason } from '../../../../src/publish/sse/push-subscriber.js';
-import { noMetrics } from '../../../../src/publish/stream-metrics.js';
+import { noMetrics } from '../../../support/no-metrics.js';
 import { type WebSocketSink, WebSocketSubscriber } from '../../../../src/publish/sse/websocket-subscriber.js';
 import { PING_FRAME } from '../../../../src/render/websocket-frame.js';
 import { FakeSink } from '../../../support/fake-sink.js';

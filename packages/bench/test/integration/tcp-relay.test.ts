@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { TcpRelay } from '../../../src/reliability/tcp-relay.js';
+import { TcpRelay } from '../../src/reliability/tcp-relay.js';
 
 /** The publisher's side: a TCP server on loopback whose accepted sockets the test can await. */
 class Upstream {

@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { Pool } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { leanFetch } from '../../../src/fleet/lean-fetch.js';
+import { leanFetch } from '../../src/fleet/lean-fetch.js';
 
 type Handler = (request: IncomingMessage, response: ServerResponse) => void;
 

@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningPublisher, startPublisher } from '../../support/publisher-fixture.js';
+import { type RunningPublisher, startPublisher } from '../support/publisher-fixture.js';
 
 let running: RunningPublisher;
 let app: FastifyInstance;

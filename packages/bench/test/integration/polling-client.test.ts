@@ -6,8 +6,8 @@ import { runInNewContext } from 'node:vm';
 import { emptyStats, PollSession, transportDefaults } from '@rdf-stream/client';
 import { type Dispatcher, Pool } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type Fleet, pollingClient } from '../../../src/fleet/polling-client.js';
-import { type FleetClient, UpdateRecorder } from '../../../src/fleet/update-recorder.js';
+import { type Fleet, pollingClient } from '../../src/fleet/polling-client.js';
+import { type FleetClient, UpdateRecorder } from '../../src/fleet/update-recorder.js';
 
 /** Element `seq` as /latest serves it, generated when it is served. */
 const element = (seq: number) =>

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, expect, it } from 'vitest';
-import { ElementMonitor } from '../../../src/collect/element-monitor.js';
+import { ElementMonitor } from '../../src/collect/element-monitor.js';
 
 const stamp = (seq: number, at: string) => `<http://127.0.0.1/streams/s/elements/k3x9-${seq}> prov:generatedAtTime "${at}"^^xsd:dateTime .`;
 let server: Server | undefined;

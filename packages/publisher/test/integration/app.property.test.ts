@@ -10,11 +10,11 @@ import fc from 'fast-check';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { elementId, formatNames, mediaTypes as rdfMediaTypes } from '@rdf-stream/protocol';
-import { errorCatalogue, type ErrorCode, MAX_DETAIL_CHARS, MAX_ECHOED_CHARS, TRUNCATION_MARK } from '../../../src/errors.js';
-import { FUZZ_TIMEOUT_MS, HTTP_FUZZ_RUNS, headerValue, INTERNAL_ERROR_MESSAGE } from '../../support/fuzz.js';
-import { mutatedBody, observationNTriples, randomBody } from '../../support/fuzz-bodies.js';
-import { type ConfiguredPublisher, startConfiguredPublisher } from '../../support/publisher-fixture.js';
-import { waitUntil } from '../../support/wait-until.js';
+import { errorCatalogue, type ErrorCode, MAX_DETAIL_CHARS, MAX_ECHOED_CHARS, TRUNCATION_MARK } from '../../src/errors.js';
+import { FUZZ_TIMEOUT_MS, HTTP_FUZZ_RUNS, headerValue, INTERNAL_ERROR_MESSAGE } from '../support/fuzz.js';
+import { mutatedBody, observationNTriples, randomBody } from '../support/fuzz-bodies.js';
+import { type ConfiguredPublisher, startConfiguredPublisher } from '../support/publisher-fixture.js';
+import { waitUntil } from '../support/wait-until.js';
 
 const TOKEN = 'fuzz-token-0123456789abcdef0123';
 const PLAIN_TOKEN = 'fuzz-plain-token-0123456789abcdef';

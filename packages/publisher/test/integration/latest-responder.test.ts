@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../src/config/load-config.js';
-import { LatestResponder } from '../../../src/http/latest-responder.js';
-import { NegotiationCache } from '../../../src/render/headers/negotiate.js';
-import { type RunningPublisher, startPublisher } from '../../support/publisher-fixture.js';
+import { loadConfig } from '../../src/config/load-config.js';
+import { LatestResponder } from '../../src/http/latest-responder.js';
+import { NegotiationCache } from '../../src/render/headers/negotiate.js';
+import { type RunningPublisher, startPublisher } from '../support/publisher-fixture.js';
 
 describe('LatestResponder', () => {
   const generatedAt = new Date(Date.UTC(2026, 10, 22, 16, 0, 0, 0));
