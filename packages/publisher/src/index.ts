@@ -1,4 +1,4 @@
-export { CONTEXT_PATH, type FormatName, formatNames } from '@rdf-stream/protocol';
+export { CONTEXT_PATH, type FormatName, formatNames, streamIri } from '@rdf-stream/protocol';
 export { ConfigSchema, defaults, type PublisherConfig } from './config/config-schema.js';
 export { ConfigError, ConfigHelp, loadConfig } from './config/load-config.js';
 export { type ErrorCode, errorCatalogue, PublisherError } from './errors.js';
@@ -8,9 +8,9 @@ export { FileEventLog } from './log/file-event-log.js';
 export { MemoryEventLog } from './log/memory-event-log.js';
 export { loadBundledContext } from './model/bundled-context.js';
 export { elementQuads, type Observation } from './model/observation.js';
-export { elementGraphIri, type StreamElement, streamIri } from './model/stream-element.js';
+export { elementGraphIri, type StreamElement } from './model/stream-element.js';
 export * as vocabulary from './model/vocabulary.js';
-export { gapData, parseEventId, type ResumePlan, selectResume } from './publish/resume.js';
+export { gapData, parseLastEventId, type ResumePlan, selectResume } from './publish/resume.js';
 export type { StreamDefinition, StreamHub } from './publish/stream-hub.js';
 export { cacheHeaders, maxAgeSeconds } from './render/cache-headers.js';
 export { entityTag, ifNoneMatchHits } from './render/etag.js';
