@@ -1,7 +1,8 @@
 /**
  * The facts of the publisher's HTTP protocol (docs/protocol.md) that the publisher and its
- * clients must agree on, written once: formats and media types, the terms that date and number
- * an element, stream and element ids, the gap of a resumed stream, SSE event names, headers.
+ * clients must agree on, written once: formats and media types, the JSON-LD context and the
+ * terms that date, number and describe an element, stream and element ids, where each resource
+ * of a stream lives, the gap of a resumed stream, SSE event names, durations, headers.
  * Values and pure functions only, and no imports, so that Node and browsers run it alike.
  */
 
