@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { bindFreePort, boundPort } from './bind-free-port.js';
 import type { PublisherConfig } from './config/config-schema.js';
 import { withListeningPort } from './config/load-config.js';
-import type { LatestElement } from './publish/latest-element-cache.js';
+import type { LatestElement } from './publish/latest/latest-element-cache.js';
 import { createPublisher, type Publisher } from './publisher.js';
 import type { LoggedElement } from './render/render-element.js';
 import type { SourceHealth } from './source/element-source.js';

@@ -12,7 +12,7 @@ import {
 } from '@rdf-stream/protocol';
 import { ns, prov, rdf, rdfStream, xsd } from '../model/vocabulary.js';
 import type { StreamDefinition } from './stream-hub.js';
-import { allSubscriptionServiceQuads, baseUrlOfStream } from './subscription-service.js';
+import { allSubscriptionServiceQuads, baseUrlOfStream } from './notifications/service-description.js';
 
 const { namedNode, literal, quad, blankNode } = DataFactory;
 

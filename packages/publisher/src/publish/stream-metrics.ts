@@ -1,4 +1,4 @@
-import type { CutReason, Transport } from './push-subscriber.js';
+import type { CutReason, Transport } from './sse/push-subscriber.js';
 
 /** What the publishing core reports; `http/prometheus-metrics.ts` turns it into Prometheus metrics. */
 export interface StreamMetrics {

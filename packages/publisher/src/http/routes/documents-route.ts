@@ -10,13 +10,13 @@ import {
   STREAMS_PATH,
   streamResources,
 } from '@rdf-stream/protocol';
-import { subscriptionServiceLinks } from '../../publish/subscription-service.js';
+import { subscriptionServiceLinks } from '../../publish/notifications/service-description.js';
 import { type AppContext, hubOf } from '../app-context.js';
 import { PublisherError } from '../../errors.js';
-import { elementNotModified, entityTag } from '../../render/etag.js';
-import { contentType } from '../../render/formats.js';
+import { elementNotModified, entityTag } from '../../render/headers/etag.js';
+import { contentType } from '../../render/output-formats.js';
 import { frameDocument } from '../../render/sse-frame.js';
-import { negotiatedFormat, sendStaticDocument } from '../rdf-document-reply.js';
+import { negotiatedFormat, sendStaticDocument } from '../static-document-reply.js';
 
 /** The catalogue, the stream descriptors (with `Link` headers to every interface) and the JSON-LD context. */
 export function documentsRoute(app: FastifyInstance, context: AppContext): void {

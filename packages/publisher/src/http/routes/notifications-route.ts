@@ -4,21 +4,21 @@ import type { WebSocket } from 'ws';
 import { PublisherError } from '../../errors.js';
 import { ns } from '../../model/vocabulary.js';
 import { formatDuration, matchStreamPath, solidNotifications, streamIri } from '@rdf-stream/protocol';
-import { NotificationChannels, type NotificationChannel } from '../../publish/notification-channels.js';
-import { type NotificationTopic, parseSubscriptionRequest } from '../../publish/notification-request.js';
+import type { NotificationChannel } from '../../publish/notifications/notification-channels.js';
+import { type NotificationTopic, parseSubscriptionRequest } from '../../publish/notifications/notification-request.js';
 import {
   allSubscriptionServiceQuads,
   type ChannelType,
   EVENT_SOURCE_CHANNEL,
   subscriptionServiceLinks,
   WEB_SOCKET_CHANNEL,
-} from '../../publish/subscription-service.js';
+} from '../../publish/notifications/service-description.js';
 import { sseFrame } from '../../render/sse-frame.js';
-import { shutdownRetryMs, streamHeaders } from '../sse-response.js';
+import { streamHeaders } from '../sse-headers-and-retries.js';
 import { closeForShutdown, closeShed, refuseClientMessages, WebSocketConnection } from '../websocket-sink.js';
 import { renderStaticDocument } from '../../render/static-document.js';
 import type { AppContext } from '../app-context.js';
-import { sendStaticDocument } from '../rdf-document-reply.js';
+import { sendStaticDocument } from '../static-document-reply.js';
 
 const SERVICE_PATH = solidNotifications.servicePaths.eventSource;
 const WEB_SOCKET_SERVICE_PATH = solidNotifications.servicePaths.webSocket;
@@ -36,17 +36,7 @@ const arrivedUnderPressure = new WeakSet<FastifyRequest>();
 export function notificationsRoute(app: FastifyInstance, context: AppContext): void {
   const { config } = context;
   const links = subscriptionServiceLinks(config.baseUrl);
-  const channels = new NotificationChannels({
-    logs: new Map([...context.hubs.values()].map((hub) => [hub.definition.id, hub.log])),
-    limits: config,
-    onError: (error) => app.log.error({ err: error }, 'notification dispatch failed'),
-  });
-  const heartbeat = setInterval(() => channels.heartbeat(), config.heartbeatMs).unref();
-  app.addHook('preClose', (done) => {
-    clearInterval(heartbeat);
-    channels.closeAll(shutdownRetryMs(config));
-    done();
-  });
+  const channels = context.notifications;
 
   const description = renderStaticDocument(allSubscriptionServiceQuads(links.description, config.baseUrl), context.jsonLd, {
     notify: solidNotifications.vocabulary,

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config/load-config.js';
 import { LatestResponder } from '../../../src/http/latest-responder.js';
-import { NegotiationCache } from '../../../src/render/negotiate.js';
+import { NegotiationCache } from '../../../src/render/headers/negotiate.js';
 import { type RunningPublisher, startPublisher } from '../../support/publisher-fixture.js';
 
 describe('LatestResponder', () => {
