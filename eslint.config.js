@@ -11,12 +11,13 @@ import tseslint from 'typescript-eslint';
  * Publisher: model (the vocabulary and element types every layer speaks) ← config ← source ←
  * render ← log (it stores rendered bytes) ← publish ← http ← composition (publisher.ts,
  * cluster.ts, server.ts, cli.ts, index.ts); errors.ts and clock-and-logger.ts are leaves any layer may use.
- * Client: transport ← decode ← latency ← subscribe.ts ← window ← query ← cli.ts, index.ts, live.ts;
- * element-id.ts is a leaf any layer may use.
+ * Client: transport ← decode ← latency ← subscribe.ts ← window ← query ← cli.ts, index.ts, live.ts.
  *
  * Packages: `@rdf-stream/protocol` (the facts of the HTTP protocol) imports nothing from outside
  * itself — no other package, no `node:` module, no dependency — so that every package, and
- * browsers, may use it.
+ * browsers, may use it. The packages' `src/` import each other in one order too:
+ * protocol ← client ← bench, dashboard; protocol ← publisher. Nothing in a `src/` imports the
+ * publisher (the benchmark starts it as a child process, by path); tests may.
  */
 const packageLayers = {
   publisher: {
@@ -29,6 +30,27 @@ const packageLayers = {
   },
 };
 const packageNames = ['protocol', 'publisher', 'client', 'bench', 'dashboard'];
+
+/** The packages each package's `src/` may import (by their entry points). */
+const packageOrder = {
+  protocol: [],
+  client: ['protocol'],
+  bench: ['client', 'protocol'],
+  dashboard: ['client', 'protocol'],
+  publisher: ['protocol'],
+};
+
+/** The packages `pkg`'s `src/` may not import, at their entry point or any export path. */
+const packageOrderPatterns = (pkg) =>
+  packageNames
+    .filter((other) => other !== pkg && !packageOrder[pkg].includes(other))
+    .map((other) => ({
+      group: [`@rdf-stream/${other}`, `@rdf-stream/${other}/**`],
+      message: `${pkg} may not import @rdf-stream/${other}: packages import in the order protocol ← client ← bench, dashboard; protocol ← publisher (eslint.config.js).`,
+    }));
+
+/** What a file of `pkg`'s `src/` may not import from other packages. */
+const srcPackagePatterns = (pkg) => [...crossPackagePatterns(pkg), ...packageOrderPatterns(pkg)];
 
 /** Another package is reached through its entry point (`@rdf-stream/…`), never its `src/`. */
 const crossPackagePatterns = (own) =>
@@ -54,7 +76,7 @@ function layeringBlocks(pkg, { order, composition }) {
         group: relative(file, false).map((pattern) => (isFile ? pattern.replace(/^\.\.\//, './') : pattern)),
         message: `${file}.ts composes the layers: no layer imports it.`,
       })),
-      ...crossPackagePatterns(pkg),
+      ...srcPackagePatterns(pkg),
     ];
     blocks.push({
       files: isFile ? [`packages/${pkg}/src/${layer}.ts`] : [`packages/${pkg}/src/${layer}/**/*.ts`],
@@ -80,6 +102,11 @@ export default tseslint.config(
   ...packageNames.map((pkg) => ({
     files: [`packages/${pkg}/**/*.ts`],
     rules: { 'no-restricted-imports': ['error', { patterns: crossPackagePatterns(pkg) }] },
+  })),
+  // Each package's src/: other packages only in the package order.
+  ...packageNames.map((pkg) => ({
+    files: [`packages/${pkg}/src/**/*.ts`],
+    rules: { 'no-restricted-imports': ['error', { patterns: srcPackagePatterns(pkg) }] },
   })),
   ...Object.entries(packageLayers).flatMap(([pkg, layers]) => layeringBlocks(pkg, layers)),
   {

@@ -2,6 +2,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { resolve } from 'node:path';
 import { SingleBar } from 'cli-progress';
+import { streamIri, streamResources } from '@rdf-stream/protocol';
 import { type BenchMode, benchModes } from './fleet/worker-protocol.js';
 import { analyzeMal } from './analyze/mal.js';
 import { capacityPlan } from './analyze/capacity-plan.js';
@@ -135,9 +136,9 @@ async function throughputPhase(): Promise<{ publisher: ThroughputResult; proxy?:
   if (!(flags.throughputDuration > 0)) return undefined;
   process.stdout.write(`throughput: autocannon ${flags.throughputConnections} connections, ${flags.throughputDuration} s …\n`);
   const publisher = options.target === undefined ? await startPublisher(options, 1000) : undefined;
-  const direct = options.target ?? `http://127.0.0.1:${options.port}/streams/parking`;
+  const direct = options.target ?? streamIri(`http://127.0.0.1:${options.port}`, 'parking');
   try {
-    const alone = await measureThroughput(`${direct}/latest`, flags.throughputConnections, flags.throughputDuration, flags.throughputThreads);
+    const alone = await measureThroughput(streamResources(direct).latest, flags.throughputConnections, flags.throughputDuration, flags.throughputThreads);
     if (options.proxy === 'none') return { publisher: alone };
     const dir = `${options.outDir}/${options.proxy}-throughput`;
     await startProxy(options.proxy, new URL(direct).host, options.port + 1, dir);
@@ -145,7 +146,7 @@ async function throughputPhase(): Promise<{ publisher: ThroughputResult; proxy?:
       const proxied = direct.replace(`:${new URL(direct).port}`, `:${options.port + 1}`);
       return {
         publisher: alone,
-        proxy: await measureThroughput(`${proxied}/latest`, flags.throughputConnections, flags.throughputDuration, flags.throughputThreads),
+        proxy: await measureThroughput(streamResources(proxied).latest, flags.throughputConnections, flags.throughputDuration, flags.throughputThreads),
       };
     } finally {
       await stopProxy(options.proxy, dir);

@@ -1,8 +1,16 @@
-export { CONTEXT_PATH, type FormatName, formatOfContentType, isFormatName, mediaTypes, webSocketCloseCodes } from '@rdf-stream/protocol';
+export {
+  CONTEXT_PATH,
+  type FormatName,
+  formatOfContentType,
+  isFormatName,
+  mediaTypes,
+  parseDayTimeDuration,
+  sosaStreamContext,
+  webSocketCloseCodes,
+} from '@rdf-stream/protocol';
 export { DecodeError, type DecodedElement, decodeElement } from './decode/decode-element.js';
 export { type DeltaEvent, type DeltaGapEvent, type PatchEvent, type SnapshotEvent } from './decode/delta-feed.js';
 export { applyRdfPatch, type RdfPatch, RdfPatchSyntaxError, parseRdfPatch } from './decode/rdf-patch.js';
-export { sosaStreamContext } from './decode/sosa-stream-context.js';
 export { type ClockOffset, type ClockSample, estimateOffset, measureClockOffset } from './latency/clock-offset.js';
 export { LatencyRecorder, type LatencySummary } from './latency/latency-recorder.js';
 export {
@@ -40,7 +48,6 @@ export { importComunica, loadQueryEngine, type QueryEngineLoader, type QueryEngi
 export { QUERY_ENGINE_PACKAGE, QUERY_ENGINE_VERSION_RANGE, QueryEngineMissingError } from './query/query-engine-missing-error.js';
 export { type RunQueryOptions, runContinuousQuery } from './query/run-continuous-query.js';
 export {
-  durationMs,
   parseRspQl,
   type RegisteredQuery,
   RspQlSyntaxError,

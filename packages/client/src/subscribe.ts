@@ -1,9 +1,17 @@
 import type { DatasetCore, Quad } from '@rdfjs/types';
-import { DataFactory, Parser, Store } from 'n3';
-import { EVENT_STREAM_MEDIA_TYPE, type FormatName, mediaTypeIri, mediaTypes, parseDayTimeDuration } from '@rdf-stream/protocol';
+import { Parser, Store } from 'n3';
+import {
+  catalogueTerms,
+  EVENT_STREAM_MEDIA_TYPE,
+  type FormatName,
+  mediaTypeIri,
+  mediaTypes,
+  parseDayTimeDuration,
+  parseEventId,
+  streamResources,
+} from '@rdf-stream/protocol';
 import { DecodeError, decodeElement } from './decode/decode-element.js';
 import { type DeltaEvent, deltaFeed } from './decode/delta-feed.js';
-import { parseElementId } from './element-id.js';
 import { type ClockOffset, measureClockOffset } from './latency/clock-offset.js';
 import type { BackoffOptions } from './transport/backoff.js';
 import { type HistoryPosition, historyReader, type HistoryStart } from './transport/history-reader.js';
@@ -235,7 +243,7 @@ async function* subscriptionEvents(run: SubscriptionRun): AsyncGenerator<Subscri
       yield { type: 'error', error };
       continue;
     }
-    const seq = decoded.seq ?? (event.id === undefined ? undefined : parseElementId(event.id)?.seq);
+    const seq = decoded.seq ?? (event.id === undefined ? undefined : parseEventId(event.id)?.seq);
     const { lastSeq } = position;
     if (!replayed && (transport === 'sse' || transport === 'websocket') && lastSeq !== undefined && seq !== undefined && seq > lastSeq + 1) {
       yield { type: 'gap', afterSeq: lastSeq, resumedAtSeq: seq, reason: 'sequence-jump' };
@@ -293,7 +301,7 @@ async function* replayThenLive(
   const { from } = options;
   let live = options;
   if (from !== undefined) {
-    const handOver: HistoryPosition = yield* historyReader(`${base}/history`, { from, ...transportCommons(options), stats });
+    const handOver: HistoryPosition = yield* historyReader(streamResources(base).history, { from, ...transportCommons(options), stats });
     position.lastSeq = handOver.lastSeq;
     position.skip = { epoch: handOver.epoch, throughSeq: Math.max(handOver.lastSeq ?? 0, typeof from === 'number' ? from - 1 : 0) };
     if (handOver.lastId !== undefined) live = { ...options, lastEventId: handOver.lastId };
@@ -390,21 +398,22 @@ function openTransport(
   stats: TransportStats,
 ): AsyncGenerator<TransportEvent> {
   const common = { format, stats, ...transportCommons(options) };
+  const resources = streamResources(base);
   switch (transport) {
     case 'sse':
-      return sseTransport(`${base}/events`, {
+      return sseTransport(resources.events, {
         ...common,
         maxEventBytes: options.maxEventBytes ?? transportDefaults.maxEventBytes,
         ...(options.lastEventId === undefined ? {} : { lastEventId: options.lastEventId }),
       });
     case 'websocket':
-      return webSocketTransport(`${base}/ws`, {
+      return webSocketTransport(resources.webSocket, {
         ...common,
         maxEventBytes: options.maxEventBytes ?? transportDefaults.maxEventBytes,
         ...(options.lastEventId === undefined ? {} : { lastEventId: options.lastEventId }),
       });
     case 'poll':
-      return pollTransport(`${base}/latest`, {
+      return pollTransport(resources.latest, {
         ...common,
         strategy: options.pollStrategy ?? transportDefaults.pollStrategy,
         pollIntervalMs: options.pollIntervalMs ?? transportDefaults.pollIntervalMs,
@@ -414,7 +423,7 @@ function openTransport(
         ...(options.pollHints ? { hints: options.pollHints } : {}),
       });
     case 'long-poll':
-      return longPollTransport(`${base}/latest`, { ...common, waitSeconds: options.longPollWaitSeconds ?? transportDefaults.longPollWaitSeconds });
+      return longPollTransport(resources.latest, { ...common, waitSeconds: options.longPollWaitSeconds ?? transportDefaults.longPollWaitSeconds });
   }
 }
 
@@ -450,12 +459,12 @@ export async function readDescriptor(base: string, fetchImpl: typeof fetch = fet
     const quads = new Parser({ baseIRI: base }).parse(await response.text());
     const offersSse = quads.some(
       (q) =>
-        q.predicate.equals(DataFactory.namedNode('http://www.w3.org/ns/dcat#mediaType')) &&
+        q.predicate.value === catalogueTerms.mediaType &&
         (q.object.value === mediaTypeIri(EVENT_STREAM_MEDIA_TYPE) || q.object.value === EVENT_STREAM_MEDIA_TYPE),
     );
     // The stream's resolution: the descriptor describes one stream, named by the publisher's base
     // URL (which is not the URL a client behind a proxy used when they differ).
-    const resolutions = quads.filter((q) => q.predicate.value === 'http://www.w3.org/ns/dcat#temporalResolution');
+    const resolutions = quads.filter((q) => q.predicate.value === catalogueTerms.temporalResolution);
     const resolution = resolutions.find((q) => q.subject.value === base) ?? resolutions[0];
     return { offersSse, expectedIntervalMs: (resolution && parseDayTimeDuration(resolution.object.value)) ?? null };
   } catch {

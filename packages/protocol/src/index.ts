@@ -1,7 +1,8 @@
 /**
  * The facts of the publisher's HTTP protocol (docs/protocol.md) that the publisher and its
- * clients must agree on, written once: formats and media types, the terms that date and number
- * an element, stream and element ids, the gap of a resumed stream, SSE event names, headers.
+ * clients must agree on, written once: formats and media types, the JSON-LD context and the
+ * terms that date, number and describe an element, stream and element ids, where each resource
+ * of a stream lives, the gap of a resumed stream, SSE event names, durations, headers.
  * Values and pure functions only, and no imports, so that Node and browsers run it alike.
  */
 
@@ -43,9 +44,6 @@ export const EVENT_STREAM_MEDIA_TYPE = 'text/event-stream';
  */
 export const RDF_PATCH_MEDIA_TYPE = 'application/rdf-patch';
 
-/** The paths of a stream's event streams under `{base}/streams/{id}`: whole elements, and RDF Patch deltas. */
-export const streamFeeds = Object.freeze({ events: 'events', patches: 'patches' } as const);
-
 /**
  * Where a publisher mints skolem IRIs (RDF 1.1 §3.5) for the blank nodes of an element:
  * `{base}/.well-known/genid/{stream}/{epoch}-{seq}/{n}`, so that patches never carry blank nodes.
@@ -59,10 +57,68 @@ export const MEDIA_TYPE_IRI_BASE = 'https://www.iana.org/assignments/media-types
 export const mediaTypeIri = (mediaType: string): string => `${MEDIA_TYPE_IRI_BASE}${mediaType}`;
 
 /**
- * Where a publisher serves the JSON-LD context its documents are compacted against. Clients map
- * this path to their bundled copy and fetch nothing.
+ * Where a publisher serves the JSON-LD context its documents are compacted against
+ * (`sosaStreamContext`). Clients map this path to `sosaStreamContext` and fetch nothing.
  */
 export const CONTEXT_PATH = '/contexts/sosa-stream.jsonld';
+
+/**
+ * The JSON-LD 1.1 context document of the publisher's JSON-LD (served at `CONTEXT_PATH`): the
+ * SOSA, QUDT and PROV terms of an element, no `@vocab`, no remote imports. The one copy: the
+ * publisher serves it, clients decode with it.
+ */
+export const sosaStreamContext: { readonly '@context': Readonly<Record<string, unknown>> } = deepFreeze({
+  '@context': {
+    '@version': 1.1,
+    sosa: 'http://www.w3.org/ns/sosa/',
+    ssn: 'http://www.w3.org/ns/ssn/',
+    prov: 'http://www.w3.org/ns/prov#',
+    xsd: 'http://www.w3.org/2001/XMLSchema#',
+    datex: 'http://vocab.datex.org/terms#',
+    qudt: 'http://qudt.org/schema/qudt/',
+    unit: 'http://qudt.org/vocab/unit/',
+    Observation: 'sosa:Observation',
+    madeBySensor: {
+      '@id': 'sosa:madeBySensor',
+      '@type': '@id',
+    },
+    observedProperty: {
+      '@id': 'sosa:observedProperty',
+      '@type': '@id',
+    },
+    hasFeatureOfInterest: {
+      '@id': 'sosa:hasFeatureOfInterest',
+      '@type': '@id',
+    },
+    hasResult: {
+      '@id': 'sosa:hasResult',
+      '@type': '@id',
+    },
+    hasSimpleResult: {
+      '@id': 'sosa:hasSimpleResult',
+    },
+    resultTime: {
+      '@id': 'sosa:resultTime',
+      '@type': 'xsd:dateTime',
+    },
+    phenomenonTime: {
+      '@id': 'sosa:phenomenonTime',
+      '@type': 'xsd:dateTime',
+    },
+    generatedAtTime: {
+      '@id': 'prov:generatedAtTime',
+      '@type': 'xsd:dateTime',
+    },
+    QuantityValue: 'qudt:QuantityValue',
+    numericValue: {
+      '@id': 'qudt:numericValue',
+    },
+    hasUnit: {
+      '@id': 'qudt:hasUnit',
+      '@type': '@id',
+    },
+  },
+});
 
 // ── Terms ───────────────────────────────────────────────────────────────────────────────────
 
@@ -72,6 +128,71 @@ export const streamTerms = Object.freeze({
   generatedAtTime: 'http://www.w3.org/ns/prov#generatedAtTime',
   /** `rdf-stream:sequenceNumber` (this project's vocabulary) of a history page's member, an `xsd:integer`. */
   sequenceNumber: 'https://w3id.org/rdf-stream/vocab#sequenceNumber',
+} as const);
+
+/** The namespaces of the terms above and below. */
+export const namespaces = Object.freeze({
+  rdf: 'http://www.w3.org/1999/02/22-rdf-syntax-ns#',
+  rdfs: 'http://www.w3.org/2000/01/rdf-schema#',
+  xsd: 'http://www.w3.org/2001/XMLSchema#',
+  sosa: 'http://www.w3.org/ns/sosa/',
+  prov: 'http://www.w3.org/ns/prov#',
+  qudt: 'http://qudt.org/schema/qudt/',
+  dcterms: 'http://purl.org/dc/terms/',
+  dcat: 'http://www.w3.org/ns/dcat#',
+  ldes: 'https://w3id.org/ldes#',
+  tree: 'https://w3id.org/tree#',
+} as const);
+
+/** The DCAT terms of a publisher's catalogue (`GET /streams`) and stream descriptors that clients read. */
+export const catalogueTerms = Object.freeze({
+  /** The catalogue's `dcat:dataset`: each stream. */
+  dataset: `${namespaces.dcat}dataset`,
+  /** A stream's `dcat:distribution`: each interface and format. */
+  distribution: `${namespaces.dcat}distribution`,
+  accessURL: `${namespaces.dcat}accessURL`,
+  /** A distribution's media type, as an IANA IRI (`mediaTypeIri`). */
+  mediaType: `${namespaces.dcat}mediaType`,
+  /** The stream's regular interval, an `xsd:duration` (`parseDayTimeDuration`); absent for an irregular stream. */
+  temporalResolution: `${namespaces.dcat}temporalResolution`,
+  title: `${namespaces.dcterms}title`,
+} as const);
+
+/** The SOSA and QUDT terms of an element's observations (the SOSA profile, ontologies/sosa-profile.ttl). */
+export const observationTerms = Object.freeze({
+  Observation: `${namespaces.sosa}Observation`,
+  madeBySensor: `${namespaces.sosa}madeBySensor`,
+  observedProperty: `${namespaces.sosa}observedProperty`,
+  hasFeatureOfInterest: `${namespaces.sosa}hasFeatureOfInterest`,
+  hasSimpleResult: `${namespaces.sosa}hasSimpleResult`,
+  hasResult: `${namespaces.sosa}hasResult`,
+  resultTime: `${namespaces.sosa}resultTime`,
+  phenomenonTime: `${namespaces.sosa}phenomenonTime`,
+  QuantityValue: `${namespaces.qudt}QuantityValue`,
+  numericValue: `${namespaces.qudt}numericValue`,
+  hasUnit: `${namespaces.qudt}hasUnit`,
+  label: `${namespaces.rdfs}label`,
+} as const);
+
+/**
+ * Solid Notifications (https://solidproject.org/TR/notifications-protocol): the vocabulary, the
+ * JSON-LD contexts of subscriptions, channels and notifications, the channel types a publisher
+ * offers, and where its services live (`{base}/notifications…`).
+ */
+export const solidNotifications = Object.freeze({
+  /** The Solid Notifications vocabulary (`notify:`). */
+  vocabulary: 'http://www.w3.org/ns/solid/notifications#',
+  /** The context of subscription requests and channels. */
+  context: 'https://www.w3.org/ns/solid/notification/v1',
+  /** The contexts of a notification: Activity Streams, then Solid's. */
+  notificationContexts: Object.freeze(['https://www.w3.org/ns/activitystreams', 'https://www.w3.org/ns/solid/notification/v1'] as const),
+  /** `Link` relation to the description resource that lists the subscription services. */
+  storageDescriptionRel: 'http://www.w3.org/ns/solid/terms#storageDescription',
+  channelTypes: Object.freeze({ eventSource: 'EventSourceChannel2023', webSocket: 'WebSocketChannel2023' } as const),
+  /** The description resource. */
+  path: '/notifications',
+  /** Each channel type's subscription service (`POST` to subscribe); a channel is the service's path followed by its id. */
+  servicePaths: Object.freeze({ eventSource: '/notifications/eventsource', webSocket: '/notifications/websocket' } as const),
 } as const);
 
 // ── Ids ─────────────────────────────────────────────────────────────────────────────────────
@@ -113,6 +234,137 @@ export function parseElementId(value: string): ElementId | undefined {
   if (match === null) return undefined;
   const seq = Number(match[2]);
   return Number.isSafeInteger(seq) ? { epoch: match[1] as string, seq } : undefined;
+}
+
+/**
+ * An id a subscriber sends back (`Last-Event-ID`, `?lastEventId=`, a client's resume position):
+ * an element id, or a bare number — the ids of publishers before ids carried their epoch, a
+ * sequence number of no known life of the log (`epoch` undefined). Undefined for anything else.
+ */
+export function parseEventId(value: string): { readonly epoch: string | undefined; readonly seq: number } | undefined {
+  const id = parseElementId(value);
+  if (id !== undefined) return id;
+  if (!/^\d{1,16}$/.test(value)) return undefined;
+  const seq = Number(value);
+  return Number.isSafeInteger(seq) ? { epoch: undefined, seq } : undefined;
+}
+
+// ── Resources: where a stream's documents live ──────────────────────────────────────────────
+
+/** Where a publisher lists its streams (`GET /streams`); a stream's IRI is `{base}/streams/{id}`. */
+export const STREAMS_PATH = '/streams';
+
+/**
+ * The resources of a stream, by the path segment after its IRI (`{base}/streams/{id}/{segment}`):
+ * the newest element (also long-polled), Server-Sent Events of whole elements and of RDF Patch
+ * deltas, the data WebSocket, the LDES history and its pages (`history/{epoch}-{n}`), and
+ * each element (`elements/{epoch}-{seq}`). The stream's IRI itself names its descriptor.
+ */
+export const streamResourceSegments = Object.freeze({
+  latest: 'latest',
+  events: 'events',
+  patches: 'patches',
+  webSocket: 'ws',
+  history: 'history',
+  elements: 'elements',
+} as const);
+
+export type StreamResource = keyof typeof streamResourceSegments;
+
+const streamResourceOfSegment: ReadonlyMap<string, StreamResource> = new Map(
+  Object.entries(streamResourceSegments).map(([resource, segment]) => [segment, resource as StreamResource]),
+);
+
+/**
+ * The path of stream `id` on its publisher (`/streams/{id}`), or of one of its resources
+ * (`/streams/{id}/latest`). With `:id` for the id it is a router's pattern.
+ */
+export const streamPath = (id: string, resource?: StreamResource): string =>
+  resource === undefined ? `${STREAMS_PATH}/${id}` : `${STREAMS_PATH}/${id}/${streamResourceSegments[resource]}`;
+
+/** The IRI of stream `id` of the publisher at `baseUrl` (no trailing slash): `{base}/streams/{id}`. */
+export const streamIri = (baseUrl: string, id: string): string => `${baseUrl}${streamPath(id)}`;
+
+/** Every resource URL of one stream. */
+export interface StreamResources {
+  /** The stream's IRI, its descriptor (trailing slashes removed). */
+  readonly stream: string;
+  readonly latest: string;
+  readonly events: string;
+  readonly patches: string;
+  /** The data WebSocket, as a `ws:` (or `wss:`) URL. */
+  readonly webSocket: string;
+  /** The LDES view: the root node of the history pages. */
+  readonly history: string;
+  /** A history page, `history/{epoch}-{n}`. */
+  historyPage(pageId: string): string;
+  /** An element, `elements/{epoch}-{seq}`: the name of its graph. */
+  element(elementId: string): string;
+}
+
+/** Every resource URL of the stream whose IRI (or URL, as a client was given it) is `streamIri`. */
+export function streamResources(streamIri: string): StreamResources {
+  const stream = streamIri.replace(/\/+$/, '');
+  const at = (resource: StreamResource) => `${stream}/${streamResourceSegments[resource]}`;
+  return Object.freeze({
+    stream,
+    latest: at('latest'),
+    events: at('events'),
+    patches: at('patches'),
+    webSocket: at('webSocket').replace(/^http/, 'ws'),
+    history: at('history'),
+    historyPage: (pageId: string) => `${at('history')}/${pageId}`,
+    element: (id: string) => `${at('elements')}/${id}`,
+  });
+}
+
+/**
+ * The id at the end of an element's IRI (`…/elements/{epoch}-{seq}`, or a bare number from an
+ * older publisher), if the IRI follows the publisher's convention.
+ */
+export function elementIdOfIri(iri: string): { readonly epoch: string | undefined; readonly seq: number } | undefined {
+  const marker = `/${streamResourceSegments.elements}/`;
+  const at = iri.lastIndexOf(marker);
+  return at === -1 ? undefined : parseEventId(iri.slice(at + marker.length));
+}
+
+/** What a request path names: a stream, or one of its resources (and a member of a collection). */
+export interface StreamPathMatch {
+  readonly streamId: string;
+  /** Undefined for the stream itself (`/streams/{id}`). */
+  readonly resource: StreamResource | undefined;
+  /** The segment after `history/` or `elements/`: a page or element id, unchecked. */
+  readonly member: string | undefined;
+  /** What follows `?`, undefined when there is no `?`. */
+  readonly query: string | undefined;
+}
+
+const resourceSegmentSyntax = Object.values(streamResourceSegments).join('|');
+const STREAM_PATH = new RegExp(`^${STREAMS_PATH}/(${idSyntax.stream})(?:/(${resourceSegmentSyntax})(?:/([^/?#]+))?)?(?:\\?(.*))?$`);
+
+/**
+ * Reads a request path (with its query, if any) of a stream: `/streams/{id}`,
+ * `/streams/{id}/{segment}`, `/streams/{id}/history/{page}` or `/streams/{id}/elements/{id}`.
+ * Undefined for any other path (another resource, a trailing slash, an id that is no stream id).
+ * A member is only read after `history` and `elements`.
+ */
+export function matchStreamPath(path: string): StreamPathMatch | undefined {
+  const match = STREAM_PATH.exec(path);
+  if (match === null) return undefined;
+  const [, streamId, segment, member, query] = match;
+  const resource = segment === undefined ? undefined : streamResourceOfSegment.get(segment);
+  if (member !== undefined && resource !== 'history' && resource !== 'elements') return undefined;
+  return { streamId: streamId as string, resource, member, query };
+}
+
+/**
+ * The request paths of any stream's `resources` (with a query, if any), for a hot path that
+ * matches one pattern and builds nothing: group 1 is the stream id, group 2 the query (undefined
+ * without a `?`).
+ */
+export function streamPathPattern(...resources: readonly StreamResource[]): RegExp {
+  const segments = resources.map((resource) => streamResourceSegments[resource]).join('|');
+  return new RegExp(`^${STREAMS_PATH}/(${idSyntax.stream})/(?:${segments})(?:\\?(.*))?$`);
 }
 
 // ── Resuming: the gap ───────────────────────────────────────────────────────────────────────
@@ -264,4 +516,10 @@ export const exposedHeaders: readonly string[] = Object.freeze([
 export function opaqueTag(etag: string): string {
   const tag = etag.trim();
   return tag.startsWith('W/') ? tag.slice(2) : tag;
+}
+
+/** Freezes `value` and every object in it. */
+function deepFreeze<T extends object>(value: T): T {
+  for (const child of Object.values(value)) if (typeof child === 'object' && child !== null) deepFreeze(child as object);
+  return Object.freeze(value);
 }

@@ -6,12 +6,12 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { elementId, formatNames } from '@rdf-stream/protocol';
+import { elementId, formatNames, streamIri } from '@rdf-stream/protocol';
 import { defaults } from '../src/config/defaults.js';
 import { FileEventLog } from '../src/log/file-event-log.js';
 import { loadBundledContext } from '../src/model/bundled-context.js';
 import { elementQuads } from '../src/model/observation.js';
-import { elementGraphIri, streamIri } from '../src/model/stream-element.js';
+import { elementGraphIri } from '../src/model/stream-element.js';
 import { JsonLdWriter } from '../src/render/jsonld-writer.js';
 import { type LoggedElement, renderElement } from '../src/render/render-element.js';
 import { ParkingSimulator } from '../src/source/parking-simulator.js';

@@ -1,26 +1,12 @@
-export { CONTEXT_PATH, type FormatName, formatNames } from '@rdf-stream/protocol';
-export { ConfigSchema, defaults, type PublisherConfig } from './config/config-schema.js';
+// The public entry point: what embedding the publisher needs (packages/publisher/README.md,
+// "Embed"). The facts of the protocol are `@rdf-stream/protocol`'s; the rest of `src/` is internal.
+export { type PublisherConfig } from './config/config-schema.js';
+export { defaults } from './config/defaults.js';
 export { ConfigError, ConfigHelp, loadConfig } from './config/load-config.js';
-export { type ErrorCode, errorCatalogue, PublisherError } from './errors.js';
+export { type ErrorCode, PublisherError } from './errors.js';
 export { buildApp } from './http/app.js';
-export { type EventLog, LogAppendError, LogOpenError, type RetentionPolicy } from './log/event-log.js';
-export { FileEventLog } from './log/file-event-log.js';
-export { MemoryEventLog } from './log/memory-event-log.js';
-export { loadBundledContext } from './model/bundled-context.js';
 export { elementQuads, type Observation } from './model/observation.js';
-export { elementGraphIri, type StreamElement, streamIri } from './model/stream-element.js';
-export * as vocabulary from './model/vocabulary.js';
-export { gapData, parseEventId, type ResumePlan, selectResume } from './publish/sse/resume.js';
 export type { StreamDefinition, StreamHub } from './publish/stream-hub.js';
-export { cacheHeaders, maxAgeSeconds } from './render/headers/cache-headers.js';
-export { entityTag, ifNoneMatchHits } from './render/headers/etag.js';
-export { contentType, formats } from './render/output-formats.js';
-export { JsonLdWriter } from './render/jsonld-writer.js';
-export { negotiateEncoding, negotiateFormat } from './render/headers/negotiate.js';
-export { type LoggedElement, type RenderedElement, renderElement, writeRdf } from './render/render-element.js';
-export { type SseMessage, sseFrame } from './render/sse-frame.js';
 export type { ElementSource, ObservationSink } from './source/element-source.js';
 export { ManualSource } from './source/manual-source.js';
-export { ParkingSimulator } from './source/parking-simulator.js';
 export { createPublisher, type Publisher, type PublisherOptions } from './publisher.js';
-export { runServer } from './server.js';

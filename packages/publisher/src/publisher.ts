@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyListenOptions } from 'fastify';
 import type { Server } from 'node:net';
 import type { pino } from 'pino';
-import { CONTEXT_PATH, formatNames } from '@rdf-stream/protocol';
+import { CONTEXT_PATH, formatNames, streamIri, STREAMS_PATH } from '@rdf-stream/protocol';
 import type { PublisherConfig } from './config/config-schema.js';
 import { buildApp } from './http/app.js';
 import { shutdownRetryMs } from './http/sse-headers-and-retries.js';
@@ -13,7 +13,6 @@ import { FileEventLog } from './log/file-event-log.js';
 import { lockDataDirectory } from './log/log-directory.js';
 import { MemoryEventLog } from './log/memory-event-log.js';
 import { loadBundledContext } from './model/bundled-context.js';
-import { streamIri } from './model/stream-element.js';
 import { ns } from './model/vocabulary.js';
 import { catalogueQuads, descriptorQuads } from './publish/descriptor.js';
 import { NotificationChannels } from './publish/notifications/notification-channels.js';
@@ -122,7 +121,7 @@ export async function createPublisher(config: PublisherConfig, options: Publishe
     descriptors: new Map(
       [...hubs.values()].map((hub) => [hub.definition.id, renderStaticDocument(descriptorQuads(hub.definition), jsonLd, descriptorPrefixes)]),
     ),
-    catalogue: renderStaticDocument(catalogueQuads(`${config.baseUrl}/streams`, [...hubs.values()].map((hub) => hub.definition)), jsonLd, descriptorPrefixes),
+    catalogue: renderStaticDocument(catalogueQuads(`${config.baseUrl}${STREAMS_PATH}`, [...hubs.values()].map((hub) => hub.definition)), jsonLd, descriptorPrefixes),
     contextDocument: context.bytes,
     jsonLd,
     logger,

@@ -1,6 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import { createGunzip } from 'node:zlib';
-import { EVENT_STREAM_MEDIA_TYPE, mediaTypes, parseElementId } from '@rdf-stream/protocol';
+import { EVENT_STREAM_MEDIA_TYPE, mediaTypes, parseElementId, streamResources, streamResourceSegments } from '@rdf-stream/protocol';
 import { createParser } from 'eventsource-parser';
 import { request } from 'undici';
 import { websocketFrameBytes } from './websocket-frame-bytes.js';
@@ -31,10 +31,12 @@ const headerBytes = (statusLine: string, headers: Record<string, string | string
   2;
 
 /**
- * Reads `/latest` three ways (identity, gzip, revalidated) and derives the SSE event's size; reads
- * the compressed event off a gzip event stream (`{stream}/events`).
+ * Reads the stream's `/latest` three ways (identity, gzip, revalidated) and derives the SSE
+ * event's size; reads the compressed event off a gzip event stream (`{stream}/events`).
  */
-export async function measureElementBytes(latestUrl: string): Promise<ElementBytes> {
+export async function measureElementBytes(streamUrl: string): Promise<ElementBytes> {
+  const resources = streamResources(streamUrl);
+  const latestUrl = resources.latest;
   const get = async (headers: Record<string, string>): Promise<Answer> => {
     const response = await request(latestUrl, { headers: { accept: mediaTypes.turtle, ...headers } });
     const body = Buffer.from(await response.body.arrayBuffer());
@@ -47,10 +49,10 @@ export async function measureElementBytes(latestUrl: string): Promise<ElementByt
     const revalidated = await get({ 'accept-encoding': 'identity', 'if-none-match': String(identity.headers.etag) });
     if (revalidated.status === 304 || attempt === MEASURE_ATTEMPTS) {
       const measured = sizes(identity, gzip, revalidated);
-      const id = parseElementId(/\/elements\/([\w-]+)>/.exec(identity.body.toString('utf8'))?.[1] ?? '');
-      const eventsUrl = latestUrl.replace(/\/latest$/, '/events?format=turtle');
+      const id = parseElementId(elementIdIn(identity.body.toString('utf8')));
+      const eventsUrl = `${resources.events}?format=turtle`;
       const sseEventGzip = id === undefined ? null : await gzipEventBytes(eventsUrl, id.epoch, id.seq).catch(() => null);
-      const wsUrl = latestUrl.replace(/\/latest$/, '/ws?format=turtle');
+      const wsUrl = `${resources.webSocket}?format=turtle`;
       const websocketFrame = id === undefined || id.seq < 2 ? null : await websocketFrameBytes(wsUrl, id.epoch, id.seq).catch(() => null);
       return { ...measured, sseEventGzip, websocketFrame };
     }
@@ -104,6 +106,9 @@ function wireBytesUntil(eventsUrl: string, lastEventId: string, events: number):
   });
 }
 
+/** The id of the element IRI (`<…/elements/{epoch}-{seq}>`) in a Turtle document; '' when there is none. */
+const elementIdIn = (turtle: string) => new RegExp(`/${streamResourceSegments.elements}/([\\w-]+)>`).exec(turtle)?.[1] ?? '';
+
 /** Reads of the three answers before giving up on seeing one element thrice (an element every few ms). */
 const MEASURE_ATTEMPTS = 5;
 
@@ -113,7 +118,7 @@ function sizes(identity: Answer, gzip: Answer, revalidated: Answer): Omit<Elemen
   if (revalidated.status !== 304) throw new Error(`/latest changed under every measurement (${revalidated.status} to If-None-Match)`);
   const text = identity.body.toString('utf8');
   const lines = text.split('\n').length;
-  const id = /\/elements\/([\w-]+)>/.exec(text)?.[1] ?? '';
+  const id = elementIdIn(text);
   return {
     identity: identity.body.length,
     gzip: gzip.body.length,

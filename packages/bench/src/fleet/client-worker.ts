@@ -20,6 +20,7 @@ import {
   type TransportStats,
   transportDefaults,
 } from '@rdf-stream/client';
+import { streamResources } from '@rdf-stream/protocol';
 import { countFailure, type Fleet, pollingClient, type PollingClientOptions } from './polling-client.js';
 import { type FleetClient, UpdateRecorder } from './update-recorder.js';
 import { websocketClient } from './websocket-client.js';
@@ -91,7 +92,7 @@ async function longPollClient(job: WorkerJob, client: FleetClient, localAddress:
 
 /** Where a poller or long-poller asks: `/latest` over its source address's pool. */
 function latestOptions(job: WorkerJob, localAddress: string, session: LatestSession, hints?: PollHints): PollingClientOptions {
-  const url = new URL(`${job.streamUrl}/latest`);
+  const url = new URL(streamResources(job.streamUrl).latest);
   return { dispatcher: poolFor(job, url, localAddress), path: url.pathname, requestTimeoutMs: job.requestTimeoutMs, session, hints };
 }
 
@@ -106,7 +107,7 @@ function sseClient(job: WorkerJob, client: FleetClient, localAddress: string): P
     const session = new SseSession({ format: 'turtle', backoff, maxEventBytes, stats }, (event) => {
       if (event.type === 'element') fleet.updates.record(client, event.text, event.receivedAt);
     });
-    const url = new URL(`${job.streamUrl}/events?format=turtle`);
+    const url = new URL(`${streamResources(job.streamUrl).events}?format=turtle`);
     // A source address is bound only when the fleet spreads over several: bind() with an
     // ephemeral port searches the ports already bound, which made opening thousands of
     // connections quadratic and stalled this worker for seconds during the ramp.
@@ -163,7 +164,7 @@ function sseClient(job: WorkerJob, client: FleetClient, localAddress: string): P
  * element when its frame is read, with the same recorder and clock as the SSE subscribers.
  */
 function websocketFleetClient(job: WorkerJob, client: FleetClient, localAddress: string): Promise<void> {
-  const url = new URL(`${job.streamUrl}/ws?format=turtle`);
+  const url = new URL(`${streamResources(job.streamUrl).webSocket}?format=turtle`);
   if (job.websocketClient === 'ws') return wsLibraryClient(fleet, client, url, job.localAddresses.length > 1 ? localAddress : undefined, stats, (socket) => stopConnections.push(() => socket.terminate()));
   return websocketClient(
     fleet,

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Pool } from 'undici';
+import { streamPath } from '@rdf-stream/protocol';
 
 /**
  * One POST of the ingester: its marker, its `Idempotency-Key` (when the ingester sends keys),
@@ -63,7 +64,7 @@ export class Ingester {
   ) {
     this.#concurrency = Math.max(1, options.concurrency ?? 1);
     this.#pool = new Pool(baseUrl, { connections: this.#concurrency, headersTimeout: 10_000, bodyTimeout: 10_000 });
-    this.#path = `/streams/${streamId}`;
+    this.#path = streamPath(streamId);
     this.#token = token;
     this.#keyPrefix = options.idempotencyKeys === true ? randomUUID() : undefined;
   }

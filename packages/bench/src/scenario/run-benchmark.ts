@@ -1,5 +1,6 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { streamIri } from '@rdf-stream/protocol';
 import { type ElementRow, elementLatencies } from '../analyze/element-latency.js';
 import { countUpdates } from '../analyze/missed-updates.js';
 import { wireBytesPerUpdate } from '../analyze/wire-bytes.js';
@@ -93,7 +94,7 @@ export async function runOne(options: BenchOptions, mode: BenchMode, clients: nu
     const endedAt = Date.now();
     const endCounters = readSystemCounters();
     const reports = await fleet.stop();
-    const elementBytes = await measureElementBytes(`${services.directUrl}/latest`).catch(() => null);
+    const elementBytes = await measureElementBytes(services.directUrl).catch(() => null);
     const resources = await sampler?.stop();
     const serverCpuMs = sampler?.cpuTimeBetween(measureFromMs, endedAt) ?? null;
     monitor.stop();
@@ -107,7 +108,7 @@ export async function runOne(options: BenchOptions, mode: BenchMode, clients: nu
 /** The publisher (unless `--target`) and the proxy in front of it (polling modes): URLs and pids to sample. */
 async function startServices(options: BenchOptions, mode: BenchMode, clients: number) {
   const publisher = options.target === undefined ? await startPublisher(options, clients) : undefined;
-  const directUrl = options.target ?? `http://127.0.0.1:${options.port}/streams/parking`;
+  const directUrl = options.target ?? streamIri(`http://127.0.0.1:${options.port}`, 'parking');
   const proxyDir = `${options.outDir}/${options.proxy}`;
   let proxyPid: number | undefined;
   let clientUrl = directUrl;

@@ -4,6 +4,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { streamIri, streamResources } from '@rdf-stream/protocol';
 import { ProcessSampler, type ResourceSummary } from '../collect/process-sampler.js';
 import type { UpstreamClientJob, UpstreamClientReport } from '../fleet/upstream-client-worker.js';
 import { processTree, publishing, startProxy, stopProcess, stopProxy } from './services.js';
@@ -244,7 +245,7 @@ export async function runUpstreamScenario(options: UpstreamOptions, log: (line: 
       const publisher = await startStatePublisher(options, options.port, `http://127.0.0.1:${upstreamPort}/parking`, clients);
       try {
         results.push(
-          await runArm(options, 'patches', clients, { pid: upstream.pid!, port: upstreamPort }, [publisher.pid!], `http://127.0.0.1:${options.port}/streams/parking/patches`),
+          await runArm(options, 'patches', clients, { pid: upstream.pid!, port: upstreamPort }, [publisher.pid!], streamResources(streamIri(`http://127.0.0.1:${options.port}`, 'parking')).patches),
         );
       } finally {
         await stopProcess(publisher);

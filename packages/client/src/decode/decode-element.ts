@@ -1,9 +1,7 @@
 import type { Quad } from '@rdfjs/types';
 import jsonld from 'jsonld';
 import { Parser } from 'n3';
-import { CONTEXT_PATH, type FormatName, mediaTypes, streamTerms } from '@rdf-stream/protocol';
-import { elementIdOfIri } from '../element-id.js';
-import { sosaStreamContext } from './sosa-stream-context.js';
+import { CONTEXT_PATH, elementIdOfIri, type FormatName, mediaTypes, sosaStreamContext, streamTerms } from '@rdf-stream/protocol';
 
 /** An element decoded from one of the publisher's formats. */
 export interface DecodedElement {

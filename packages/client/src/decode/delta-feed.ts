@@ -1,6 +1,6 @@
 import type { DatasetCore, Quad } from '@rdfjs/types';
 import { Parser, Store } from 'n3';
-import { mediaTypes, opaqueTag, streamFeeds, streamTerms } from '@rdf-stream/protocol';
+import { mediaTypes, opaqueTag, streamResources, streamResourceSegments, streamTerms } from '@rdf-stream/protocol';
 import { type BackoffOptions, backoffDelay, delay } from '../transport/backoff.js';
 import { sseTransport } from '../transport/sse-transport.js';
 import { httpFailure, RetryableHttpError, SubscriptionError } from '../transport/subscription-error.js';
@@ -73,12 +73,13 @@ const etagElementId = (etag: string | null) => (etag === null ? undefined : /^"(
 export async function* deltaFeed(base: string, options: DeltaFeedOptions): AsyncGenerator<DeltaEvent> {
   const store = new Store();
   const { signal, fetch: fetchImpl = fetch } = options;
+  const resources = streamResources(base);
   let failures = 0;
   while (!signal?.aborted) {
     let snapshot;
     try {
       options.stats.requests++;
-      snapshot = await readSnapshot(`${base}/latest`, store, fetchImpl, signal);
+      snapshot = await readSnapshot(resources.latest, store, fetchImpl, signal);
       failures = 0;
     } catch (error) {
       if (signal?.aborted) return;
@@ -95,7 +96,7 @@ export async function* deltaFeed(base: string, options: DeltaFeedOptions): Async
     const onAbort = () => connection.abort();
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      const events = sseTransport(`${base}/${streamFeeds.patches}`, {
+      const events = sseTransport(resources.patches, {
         format: 'ntriples',
         backoff: options.backoff,
         maxEventBytes: options.maxEventBytes,
@@ -172,6 +173,6 @@ async function readSnapshot(
   store.removeQuads(store.getQuads(null, null, null, null));
   store.addQuads(quads);
   const id = etagElementId(response.headers.get('etag'));
-  const element = quads.find((q) => q.predicate.value === streamTerms.generatedAtTime && q.subject.value.endsWith(`/elements/${id}`));
+  const element = quads.find((q) => q.predicate.value === streamTerms.generatedAtTime && q.subject.value.endsWith(`/${streamResourceSegments.elements}/${id}`));
   return { id, element: element?.subject.value };
 }

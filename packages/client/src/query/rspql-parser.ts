@@ -1,3 +1,4 @@
+import { parseDayTimeDuration } from '@rdf-stream/protocol';
 import type { WindowSpec } from '../window/window-spec.js';
 
 export type StreamOperator = 'RSTREAM' | 'ISTREAM' | 'DSTREAM';
@@ -33,16 +34,6 @@ export class RspQlSyntaxError extends Error {
 }
 
 const IRI = String.raw`(<[^<>"{}|^\x60\\\s]*>|[A-Za-z][\w.-]*:[\w.-]*|:[\w.-]*)`;
-const DURATION = /^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$/i;
-
-/** Milliseconds of an ISO 8601 duration such as `PT30S`, `PT1M30S`, `PT0.5S` or `P1D`. */
-export function durationMs(text: string): number | undefined {
-  const match = DURATION.exec(text);
-  if (match === null || text.toUpperCase() === 'P' || text.toUpperCase() === 'PT') return undefined;
-  const [, days = '0', hours = '0', minutes = '0', seconds = '0'] = match;
-  return ((Number(days) * 24 + Number(hours)) * 60 + Number(minutes)) * 60_000 + Number(seconds) * 1000;
-}
-
 /**
  * Parses the supported RSP-QL subset:
  *
@@ -109,8 +100,8 @@ export function parseRspQl(text: string): RegisteredQuery {
 function windowSpec(body: string, index: number, at: (index: number, message: string) => never): WindowSpec {
   const time = /^\s*RANGE\s+(\S+)(?:\s+STEP\s+(\S+))?\s*$/i.exec(body);
   if (time) {
-    const rangeMs = durationMs(time[1]!);
-    const stepMs = time[2] === undefined ? rangeMs : durationMs(time[2]);
+    const rangeMs = parseDayTimeDuration(time[1]!);
+    const stepMs = time[2] === undefined ? rangeMs : parseDayTimeDuration(time[2]);
     if (rangeMs === undefined || rangeMs <= 0) at(index, `RANGE needs a positive ISO 8601 duration such as PT30S, got ${time[1]}`);
     if (stepMs === undefined || stepMs <= 0) at(index, `STEP needs a positive ISO 8601 duration such as PT10S, got ${time[2]}`);
     return { kind: 'time', rangeMs: rangeMs!, stepMs: stepMs! };

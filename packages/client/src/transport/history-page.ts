@@ -1,7 +1,6 @@
 import type { Quad } from '@rdfjs/types';
 import { Parser, Writer } from 'n3';
-import { elementId, mediaTypes, streamTerms } from '@rdf-stream/protocol';
-import { elementIdOfIri } from '../element-id.js';
+import { elementId, elementIdOfIri, mediaTypes, namespaces, streamTerms } from '@rdf-stream/protocol';
 
 /**
  * One LDES/TREE document of the publisher's history (`{stream}/history` or a page
@@ -10,8 +9,8 @@ import { elementIdOfIri } from '../element-id.js';
  * element, and the node the history goes on at. Pure: no I/O.
  */
 
-const TREE = 'https://w3id.org/tree#';
-const RDF_TYPE = 'http://www.w3.org/1999/02/22-rdf-syntax-ns#type';
+const TREE = namespaces.tree;
+const RDF_TYPE = `${namespaces.rdf}type`;
 
 /** The formats a history document is read in: only those with named graphs keep elements apart. */
 export type HistoryDocumentFormat = 'nquads' | 'trig';

@@ -1,5 +1,4 @@
-import { parseGapEventData } from '@rdf-stream/protocol';
-import { parseElementId } from '../element-id.js';
+import { parseEventId, parseGapEventData } from '@rdf-stream/protocol';
 import type { GapEvent } from './transport-event.js';
 
 /**
@@ -8,7 +7,7 @@ import type { GapEvent } from './transport-event.js';
  */
 export function serverGap(data: string): GapEvent {
   const gap = parseGapEventData(data);
-  const seqOf = (id: string | undefined) => (id === undefined ? undefined : parseElementId(id)?.seq);
+  const seqOf = (id: string | undefined) => (id === undefined ? undefined : parseEventId(id)?.seq);
   // An id of another life of the log numbers nothing of this one.
   return { type: 'gap', afterSeq: gap.reason === 'epoch' ? undefined : seqOf(gap.requestedId), resumedAtSeq: seqOf(gap.oldestRetained), reason: gap.reason };
 }

@@ -1,3 +1,4 @@
+import { streamPath } from '@rdf-stream/protocol';
 import { formatDuration, h } from './dom.js';
 import { readCatalogue, readDescriptor, readHealth } from './rdf-documents.js';
 
@@ -24,7 +25,7 @@ export async function showCatalogue(main: HTMLElement, origin: string): Promise<
         return h(
           'tr',
           {},
-          h('th', { scope: 'row' }, h('a', { href: `/streams/${encodeURIComponent(stream.id)}` }, stream.id)),
+          h('th', { scope: 'row' }, h('a', { href: streamPath(encodeURIComponent(stream.id)) }, stream.id)),
           h('td', {}, stream.title),
           h('td', {}, descriptors[index]?.interval ?? 'irregular'),
           h('td', {}, state?.source.kind ?? '–'),

@@ -1,4 +1,5 @@
 /// <reference lib="dom" />
+import { matchStreamPath, streamIri } from '@rdf-stream/protocol';
 import './page.css';
 import { showCatalogue } from './catalogue-view.js';
 import { StreamView } from './stream-view.js';
@@ -11,19 +12,18 @@ async function main(): Promise<void> {
   const title = document.getElementById('page-title') as HTMLElement;
   const status = document.getElementById('page-status') as HTMLElement;
   const main = document.getElementById('main') as HTMLElement;
-  const match = /^\/streams\/([^/]+)\/?$/.exec(location.pathname);
+  const path = matchStreamPath(location.pathname.replace(/\/$/, ''));
   try {
-    if (match === null) {
+    if (path === undefined || path.resource !== undefined) {
       const count = await showCatalogue(main, location.origin);
       status.textContent = `${count} streams.`;
     } else {
-      const streamIri = `${location.origin}/streams/${match[1]}`;
-      const view = new StreamView(streamIri);
+      const view = new StreamView(streamIri(location.origin, path.streamId));
       main.replaceChildren(view.element);
       const descriptor = await view.start();
       title.textContent = descriptor.title;
       document.title = `${descriptor.title} — live`;
-      status.textContent = `Stream ${decodeURIComponent(match[1] as string)}: live view. Machines get RDF at this same address.`;
+      status.textContent = `Stream ${path.streamId}: live view. Machines get RDF at this same address.`;
     }
     document.body.dataset['ready'] = 'true';
   } catch (error) {

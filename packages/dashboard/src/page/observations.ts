@@ -1,8 +1,5 @@
 import type { Quad } from '@rdfjs/types';
-
-const sosa = 'http://www.w3.org/ns/sosa/';
-const qudt = 'http://qudt.org/schema/qudt/';
-const rdfsLabel = 'http://www.w3.org/2000/01/rdf-schema#label';
+import { namespaces, observationTerms as terms } from '@rdf-stream/protocol';
 
 /** One SOSA observation of an element, as the page shows it. */
 export interface PageObservation {
@@ -31,19 +28,19 @@ export function observationsOf(quads: readonly Quad[], generatedAtMs: number): P
   }
   const observations: PageObservation[] = [];
   for (const [, properties] of bySubject) {
-    const featureOfInterest = properties.get(`${sosa}hasFeatureOfInterest`);
-    const observedProperty = properties.get(`${sosa}observedProperty`);
+    const featureOfInterest = properties.get(terms.hasFeatureOfInterest);
+    const observedProperty = properties.get(terms.observedProperty);
     if (featureOfInterest === undefined || observedProperty === undefined) continue;
-    let lexical = properties.get(`${sosa}hasSimpleResult`);
+    let lexical = properties.get(terms.hasSimpleResult);
     let unit: string | undefined;
-    const result = properties.get(`${sosa}hasResult`);
+    const result = properties.get(terms.hasResult);
     if (lexical === undefined && result !== undefined) {
-      lexical = bySubject.get(result)?.get(`${qudt}numericValue`);
-      unit = bySubject.get(result)?.get(`${qudt}hasUnit`) ?? bySubject.get(result)?.get(`${qudt}unit`);
+      lexical = bySubject.get(result)?.get(terms.numericValue);
+      unit = bySubject.get(result)?.get(terms.hasUnit) ?? bySubject.get(result)?.get(`${namespaces.qudt}unit`);
     }
     if (lexical === undefined) continue;
     const numeric = Number(lexical);
-    const time = properties.get(`${sosa}phenomenonTime`) ?? properties.get(`${sosa}resultTime`);
+    const time = properties.get(terms.phenomenonTime) ?? properties.get(terms.resultTime);
     const observedAt = time === undefined ? Number.NaN : Date.parse(time);
     observations.push({
       featureOfInterest,
@@ -51,7 +48,7 @@ export function observationsOf(quads: readonly Quad[], generatedAtMs: number): P
       value: lexical.trim() !== '' && Number.isFinite(numeric) ? numeric : lexical,
       unit,
       observedAt: Number.isNaN(observedAt) ? generatedAtMs : observedAt,
-      label: bySubject.get(featureOfInterest)?.get(rdfsLabel),
+      label: bySubject.get(featureOfInterest)?.get(terms.label),
     });
   }
   return observations;

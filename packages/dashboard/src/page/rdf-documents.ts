@@ -1,9 +1,6 @@
 import type { Quad } from '@rdfjs/types';
 import { Parser } from 'n3';
-import { MEDIA_TYPE_IRI_BASE, mediaTypes } from '@rdf-stream/protocol';
-
-const dcterms = 'http://purl.org/dc/terms/';
-const dcat = 'http://www.w3.org/ns/dcat#';
+import { catalogueTerms as terms, MEDIA_TYPE_IRI_BASE, mediaTypes, STREAMS_PATH } from '@rdf-stream/protocol';
 
 export interface StreamSummary {
   readonly iri: string;
@@ -36,28 +33,28 @@ const objectOf = (quads: readonly Quad[], subject: string, predicate: string) =>
 
 /** The streams `GET /streams` lists. */
 export async function readCatalogue(origin: string, signal?: AbortSignal): Promise<StreamSummary[]> {
-  const catalogue = `${origin}/streams`;
+  const catalogue = `${origin}${STREAMS_PATH}`;
   const quads = await readTurtle(catalogue, signal);
   return quads
-    .filter((quad) => quad.subject.value === catalogue && quad.predicate.value === `${dcat}dataset`)
+    .filter((quad) => quad.subject.value === catalogue && quad.predicate.value === terms.dataset)
     .map((quad) => quad.object.value)
-    .map((iri) => ({ iri, id: iri.slice(iri.lastIndexOf('/') + 1), title: objectOf(quads, iri, `${dcterms}title`) ?? iri }));
+    .map((iri) => ({ iri, id: iri.slice(iri.lastIndexOf('/') + 1), title: objectOf(quads, iri, terms.title) ?? iri }));
 }
 
 /** A stream's descriptor: its title, its interval and every interface it offers (`dcat:distribution`). */
 export async function readDescriptor(streamIri: string, signal?: AbortSignal): Promise<StreamDescriptor> {
   const quads = await readTurtle(streamIri, signal);
   const interfaces = quads
-    .filter((quad) => quad.subject.value === streamIri && quad.predicate.value === `${dcat}distribution`)
+    .filter((quad) => quad.subject.value === streamIri && quad.predicate.value === terms.distribution)
     .map((quad) => quad.object.value)
     .map((distribution) => ({
-      title: objectOf(quads, distribution, `${dcterms}title`) ?? distribution,
-      url: objectOf(quads, distribution, `${dcat}accessURL`) ?? distribution,
-      mediaType: (objectOf(quads, distribution, `${dcat}mediaType`) ?? '').replace(MEDIA_TYPE_IRI_BASE, ''),
+      title: objectOf(quads, distribution, terms.title) ?? distribution,
+      url: objectOf(quads, distribution, terms.accessURL) ?? distribution,
+      mediaType: (objectOf(quads, distribution, terms.mediaType) ?? '').replace(MEDIA_TYPE_IRI_BASE, ''),
     }));
   return {
-    title: objectOf(quads, streamIri, `${dcterms}title`) ?? streamIri,
-    interval: objectOf(quads, streamIri, `${dcat}temporalResolution`),
+    title: objectOf(quads, streamIri, terms.title) ?? streamIri,
+    interval: objectOf(quads, streamIri, terms.temporalResolution),
     interfaces,
   };
 }

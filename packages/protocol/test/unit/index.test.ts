@@ -1,10 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
+  catalogueTerms,
   CONTEXT_PATH,
   EPOCH,
   EVENT_STREAM_MEDIA_TYPE,
   elementId,
+  elementIdOfIri,
   exposedHeaders,
   formatNames,
   formatOfContentType,
@@ -14,13 +16,25 @@ import {
   idSyntax,
   isFormatName,
   mediaTypeIri,
+  matchStreamPath,
   mediaTypes,
+  namespaces,
+  observationTerms,
   parseElementId,
+  parseEventId,
   parseGapEventData,
   preferWait,
   STREAM_GAP_HEADER,
   STREAM_ID,
+  solidNotifications,
+  sosaStreamContext,
   sseEvents,
+  STREAMS_PATH,
+  streamIri,
+  streamPath,
+  streamPathPattern,
+  streamResources,
+  streamResourceSegments,
   streamTerms,
   streamGapHeaderValue,
 } from '../../src/index.js';
@@ -168,5 +182,123 @@ describe('opaqueTag', () => {
     expect(opaqueTag(' "e1" ')).toBe('"e1"');
     expect(opaqueTag(' W/"W/e1"')).toBe('"W/e1"');
     expect(opaqueTag('w/"e1"')).toBe('w/"e1"');
+  });
+});
+
+describe('event ids (what a subscriber sends back)', () => {
+  it('reads an element id with its epoch, a bare number of an older publisher without one', () => {
+    expect(parseEventId('k3x9a2b7q1-42')).toEqual({ epoch: 'k3x9a2b7q1', seq: 42 });
+    expect(parseEventId('42')).toEqual({ epoch: undefined, seq: 42 });
+    expect(parseEventId('0')).toEqual({ epoch: undefined, seq: 0 });
+    expect(parseEventId(String(Number.MAX_SAFE_INTEGER))).toEqual({ epoch: undefined, seq: Number.MAX_SAFE_INTEGER });
+  });
+
+  it.each(['', ' 42', '-1', '4.2', '9999999999999999', '12345678901234567', 'k3x9a2b7q1-0', 'K3X9-1'])('refuses %j', (value) => {
+    expect(parseEventId(value)).toBeUndefined();
+  });
+
+  it('reads the id at the end of an element IRI, and nothing from another IRI', () => {
+    expect(elementIdOfIri('http://127.0.0.1:8080/streams/parking/elements/k3x9a2b7q1-42')).toEqual({ epoch: 'k3x9a2b7q1', seq: 42 });
+    expect(elementIdOfIri('http://127.0.0.1:8080/streams/parking/elements/7')).toEqual({ epoch: undefined, seq: 7 });
+    expect(elementIdOfIri('http://127.0.0.1:8080/streams/parking/latest')).toBeUndefined();
+    expect(elementIdOfIri('http://127.0.0.1:8080/streams/parking/elements/k3x9a2b7q1-42/x')).toBeUndefined();
+  });
+});
+
+describe('the resources of a stream', () => {
+  const stream = 'https://data.example/streams/parking';
+
+  it('are at the paths docs/protocol.md names, below the stream IRI', () => {
+    expect(streamIri('https://data.example', 'parking')).toBe(stream);
+    expect(streamResources(stream)).toEqual({
+      stream,
+      latest: `${stream}/latest`,
+      events: `${stream}/events`,
+      patches: `${stream}/patches`,
+      webSocket: 'wss://data.example/streams/parking/ws',
+      history: `${stream}/history`,
+      historyPage: expect.any(Function),
+      element: expect.any(Function),
+    });
+    expect(streamResources(stream).element('k3x9a2b7q1-42')).toBe(`${stream}/elements/k3x9a2b7q1-42`);
+    expect(streamResources(stream).historyPage('k3x9a2b7q1-1')).toBe(`${stream}/history/k3x9a2b7q1-1`);
+    expect(streamResources('http://127.0.0.1:8080/streams/parking').webSocket).toBe('ws://127.0.0.1:8080/streams/parking/ws');
+  });
+
+  it('are found from a stream URL written with trailing slashes', () => {
+    expect(streamResources(`${stream}//`).latest).toBe(`${stream}/latest`);
+  });
+
+  it('give a router its patterns, and a request its path', () => {
+    expect(STREAMS_PATH).toBe('/streams');
+    expect(streamPath('parking')).toBe('/streams/parking');
+    expect(streamPath(':id', 'webSocket')).toBe('/streams/:id/ws');
+    expect(Object.values(streamResourceSegments)).toEqual(['latest', 'events', 'patches', 'ws', 'history', 'elements']);
+  });
+
+  it.each([
+    ['/streams/parking', { streamId: 'parking', resource: undefined, member: undefined, query: undefined }],
+    ['/streams/parking?format=trig', { streamId: 'parking', resource: undefined, member: undefined, query: 'format=trig' }],
+    ['/streams/parking/latest', { streamId: 'parking', resource: 'latest', member: undefined, query: undefined }],
+    ['/streams/parking/ws?lastEventId=a-1', { streamId: 'parking', resource: 'webSocket', member: undefined, query: 'lastEventId=a-1' }],
+    ['/streams/parking/patches?', { streamId: 'parking', resource: 'patches', member: undefined, query: '' }],
+    ['/streams/parking/history/k3x9-2', { streamId: 'parking', resource: 'history', member: 'k3x9-2', query: undefined }],
+    ['/streams/parking/elements/k3x9-42?format=turtle', { streamId: 'parking', resource: 'elements', member: 'k3x9-42', query: 'format=turtle' }],
+  ])('reads %s', (path, match) => {
+    expect(matchStreamPath(path)).toEqual(match);
+  });
+
+  it.each([
+    '/streams',
+    '/streams/',
+    '/streams/parking/',
+    '/streams/Parking/latest',
+    '/streams/park%69ng',
+    '/streams/parking/latest/',
+    '/streams/parking/latest/x',
+    '/streams/parking/feed',
+    '/streams/parking/elements/',
+    '/streams/parking/elements/a/b',
+    '/health',
+    '/prefix/streams/parking/latest',
+  ])('reads nothing of %s', (path) => {
+    expect(matchStreamPath(path)).toBeUndefined();
+  });
+
+  it('builds one pattern for a hot path: the stream id and the query, for the resources named only', () => {
+    const latest = streamPathPattern('latest');
+    expect(latest.exec('/streams/parking/latest?format=turtle')?.slice(1)).toEqual(['parking', 'format=turtle']);
+    expect(latest.exec('/streams/parking/latest')?.slice(1)).toEqual(['parking', undefined]);
+    expect(['/streams/parking/latestx', '/streams/parking/events', '/streams/-x/latest', '/streams/parking/latest/'].some((path) => latest.test(path))).toBe(false);
+    const feeds = streamPathPattern('events', 'patches');
+    expect(['/streams/a/events', '/streams/a/patches?format=trig'].every((path) => feeds.test(path))).toBe(true);
+    expect(feeds.test('/streams/a/ws')).toBe(false);
+  });
+});
+
+describe('the terms and contexts clients read', () => {
+  it('names DCAT, SOSA and QUDT terms in their namespaces', () => {
+    expect(catalogueTerms.mediaType).toBe('http://www.w3.org/ns/dcat#mediaType');
+    expect(catalogueTerms.temporalResolution).toBe('http://www.w3.org/ns/dcat#temporalResolution');
+    expect(catalogueTerms.title).toBe('http://purl.org/dc/terms/title');
+    expect(observationTerms.hasSimpleResult).toBe('http://www.w3.org/ns/sosa/hasSimpleResult');
+    expect(observationTerms.numericValue).toBe('http://qudt.org/schema/qudt/numericValue');
+    expect(streamTerms.generatedAtTime).toBe(`${namespaces.prov}generatedAtTime`);
+  });
+
+  it('maps every term of the JSON-LD context to the namespaces above, and freezes it', () => {
+    const context = sosaStreamContext['@context'] as Record<string, unknown>;
+    expect(context['@version']).toBe(1.1);
+    expect(context.sosa).toBe(namespaces.sosa);
+    expect(context.prov).toBe(namespaces.prov);
+    expect(context.qudt).toBe(namespaces.qudt);
+    expect(context.generatedAtTime).toEqual({ '@id': 'prov:generatedAtTime', '@type': 'xsd:dateTime' });
+    expect(Object.keys(context)).not.toContain('@vocab');
+    expect(Object.isFrozen(sosaStreamContext) && Object.isFrozen(context) && Object.isFrozen(context.hasResult)).toBe(true);
+  });
+
+  it('names the Solid notification contexts, Activity Streams first in a notification', () => {
+    expect(solidNotifications.notificationContexts).toEqual(['https://www.w3.org/ns/activitystreams', solidNotifications.context]);
+    expect(solidNotifications.servicePaths.eventSource.startsWith(`${solidNotifications.path}/`)).toBe(true);
   });
 });

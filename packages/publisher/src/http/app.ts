@@ -2,6 +2,7 @@ import cors from '@fastify/cors';
 import underPressure from '@fastify/under-pressure';
 import websocket from '@fastify/websocket';
 import { createServer } from 'node:http';
+import { streamPath } from '@rdf-stream/protocol';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import type { PublisherConfig } from '../config/config-schema.js';
 import { PublisherError } from '../errors.js';
@@ -26,7 +27,7 @@ import { UnusedConnections } from './unused-connections.js';
  * Push subscribers are told to come back later in their own terms at shutdown (the route
  * answers: SSE `retry:` in a `shed` stream, WebSocket close 1012), never a 503.
  */
-const PUSH_ROUTES = new Set(['/streams/:id/events', '/streams/:id/patches', WEBSOCKET_ROUTE]);
+const PUSH_ROUTES = new Set([streamPath(':id', 'events'), streamPath(':id', 'patches'), WEBSOCKET_ROUTE]);
 /** Milliseconds between Node's checks for requests past `headersTimeoutMs` / `requestTimeoutMs`. */
 const TIMEOUT_CHECK_INTERVAL_MS = 1_000;
 const knownMethods = new Set(['GET', 'HEAD', 'OPTIONS', 'POST', 'PUT', 'PATCH', 'DELETE']);

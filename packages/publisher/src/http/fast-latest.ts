@@ -1,12 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { idSyntax } from '@rdf-stream/protocol';
+import { streamPath, streamPathPattern } from '@rdf-stream/protocol';
 import { PublisherError } from '../errors.js';
 import type { AppContext } from './app-context.js';
 import type { WaitOutcome } from '../publish/latest/long-poll-waiters.js';
 import type { StreamHub } from '../publish/stream-hub.js';
 import type { LatestOutcome, LatestRequestHeaders, LatestResponder } from './latest-responder.js';
 
-const latestPath = new RegExp(`^/streams/(${idSyntax.stream})/latest(?:\\?(.*))?$`);
+const latestPath = streamPathPattern('latest');
+const latestRoute = streamPath(':id', 'latest');
 
 /**
  * The polling hot path, answered before Fastify's routing and hooks: a GET or HEAD of
@@ -69,7 +70,7 @@ function answer(context: AppContext, method: string, response: ServerResponse, o
   if (outcome.kind !== 'send') throw new Error('a long-poll must be resolved before sending');
   response.writeHead(outcome.status, outcome.headers);
   response.end(method === 'HEAD' ? undefined : outcome.body);
-  context.metrics.requestAnswered('/streams/:id/latest', method, outcome.status);
+  context.metrics.requestAnswered(latestRoute, method, outcome.status);
 }
 
 /**

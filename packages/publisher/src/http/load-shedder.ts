@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { type IntervalHistogram, monitorEventLoopDelay } from 'node:perf_hooks';
+import { streamPathPattern } from '@rdf-stream/protocol';
 import { PublisherError } from '../errors.js';
 import { problemBody, PROBLEM_JSON } from './problem.js';
 import { eventStreamHeaders, shedStream } from './sse-headers-and-retries.js';
@@ -25,7 +26,7 @@ const RESOLUTION_MS = 10;
 const OPERATOR_PARK_MS = 1_000;
 
 const operatorPath = /^\/(?:health|metrics)(?:\?|$)/;
-const eventsPath = /^\/streams\/[^/?]+\/(?:events|patches)(?:\?|$)/;
+const eventsPath = streamPathPattern('events', 'patches');
 
 /**
  * Sheds new requests when the event loop is saturated, before any routing, with pre-built bytes.

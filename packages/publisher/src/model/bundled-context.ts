@@ -1,5 +1,6 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { sosaStreamContext } from '@rdf-stream/protocol';
 
 /** The path of a file of `ontologies/`, in an installed package or in a repository checkout. */
 export function bundledOntologyFile(relative: string): string {
@@ -14,10 +15,9 @@ export function bundledOntologyFile(relative: string): string {
   return file;
 }
 
-/** The bundled context document (bytes as served, and parsed). Never fetched from anywhere. */
+/** The JSON-LD context (`@rdf-stream/protocol`'s `sosaStreamContext`): bytes as served, and parsed. Never fetched from anywhere. */
 export function loadBundledContext(): { bytes: Buffer; document: { '@context': Record<string, unknown> } } {
-  const bytes = readFileSync(bundledOntologyFile('context/sosa-stream.jsonld'));
-  return { bytes, document: JSON.parse(bytes.toString('utf8')) as { '@context': Record<string, unknown> } };
+  return { bytes: Buffer.from(`${JSON.stringify(sosaStreamContext, null, 2)}\n`), document: sosaStreamContext };
 }
 
 /** The bundled SHACL shapes of a stream element. */

@@ -1,5 +1,5 @@
 import type { Quad } from '@rdfjs/types';
-import { elementId } from '@rdf-stream/protocol';
+import { elementId, streamIri, streamResourceSegments } from '@rdf-stream/protocol';
 
 /**
  * One update of a stream (RSP-QL / TripleWave style): a named graph of observations, its
@@ -18,7 +18,5 @@ export interface StreamElement {
   readonly quads: readonly Quad[];
 }
 
-export const streamIri = (baseUrl: string, streamId: string) => `${baseUrl}/streams/${streamId}`;
-
 export const elementGraphIri = (baseUrl: string, streamId: string, epoch: string, seq: number) =>
-  `${streamIri(baseUrl, streamId)}/elements/${elementId(epoch, seq)}`;
+  `${streamIri(baseUrl, streamId)}/${streamResourceSegments.elements}/${elementId(epoch, seq)}`;

@@ -1,20 +1,14 @@
-import { streamTerms } from '@rdf-stream/protocol';
+import { namespaces, streamTerms } from '@rdf-stream/protocol';
 
-/** Namespaces of the vocabulary we emit (see ontologies/sosa-profile.ttl). */
+/**
+ * Namespaces of the vocabulary we emit (see ontologies/sosa-profile.ttl): those clients read too
+ * are the protocol's (`@rdf-stream/protocol`), the others only the publisher writes.
+ */
 export const ns = Object.freeze({
-  rdf: 'http://www.w3.org/1999/02/22-rdf-syntax-ns#',
-  rdfs: 'http://www.w3.org/2000/01/rdf-schema#',
-  xsd: 'http://www.w3.org/2001/XMLSchema#',
-  sosa: 'http://www.w3.org/ns/sosa/',
+  ...namespaces,
   ssn: 'http://www.w3.org/ns/ssn/',
-  prov: 'http://www.w3.org/ns/prov#',
   datex: 'http://vocab.datex.org/terms#',
-  qudt: 'http://qudt.org/schema/qudt/',
   unit: 'http://qudt.org/vocab/unit/',
-  dcterms: 'http://purl.org/dc/terms/',
-  dcat: 'http://www.w3.org/ns/dcat#',
-  ldes: 'https://w3id.org/ldes#',
-  tree: 'https://w3id.org/tree#',
   vocals: 'http://w3id.org/rsp/vocals#',
   formats: 'http://www.w3.org/ns/formats/',
 });

@@ -8,7 +8,7 @@ import {
   mediaTypeIri,
   mediaTypes,
   RDF_PATCH_MEDIA_TYPE,
-  streamFeeds,
+  streamResources,
 } from '@rdf-stream/protocol';
 import { ns, prov, rdf, rdfStream, xsd } from '../model/vocabulary.js';
 import type { StreamDefinition } from './stream-hub.js';
@@ -36,18 +36,6 @@ const formatIri: Readonly<Record<FormatName, string>> = {
 
 const mediaType = (type: string) => namedNode(mediaTypeIri(type));
 
-/** Where each interface of a stream lives. */
-export const streamLinks = (streamIri: string) => ({
-  latest: `${streamIri}/latest`,
-  events: `${streamIri}/${streamFeeds.events}`,
-  /** Server-Sent Events carrying RDF Patch: what changed in `/latest` from one element to the next. */
-  patches: `${streamIri}/${streamFeeds.patches}`,
-  /** The data WebSocket, as a `ws:` (or `wss:`) URL that any WebSocket client opens as it is. */
-  webSocket: `${streamIri.replace(/^http/, 'ws')}/ws`,
-  /** The LDES view: the root node of the history pages. */
-  history: `${streamIri}/history`,
-});
-
 /**
  * The stream descriptor: an LDES `ldes:EventStream` (members timestamped by
  * `prov:generatedAtTime`, numbered by `rdfStream:sequenceNumber`) whose one `tree:view` is the
@@ -56,7 +44,7 @@ export const streamLinks = (streamIri: string) => ({
  */
 export function descriptorQuads(stream: StreamDefinition): Quad[] {
   const subject = namedNode(stream.iri);
-  const links = streamLinks(stream.iri);
+  const links = streamResources(stream.iri);
   const quads: Quad[] = [
     quad(subject, a, namedNode(`${ns.ldes}EventStream`)),
     quad(subject, a, namedNode(`${ns.vocals}RDFStream`)),
@@ -106,7 +94,7 @@ export function descriptorQuads(stream: StreamDefinition): Quad[] {
  */
 function formatDistributions(streamIri: string, format: FormatName): { readonly links: Quad[]; readonly descriptions: Quad[] } {
   const subject = namedNode(streamIri);
-  const links = streamLinks(streamIri);
+  const links = streamResources(streamIri);
   const latest = namedNode(`${streamIri}#latest-${format}`);
   const events = namedNode(`${streamIri}#events-${format}`);
   const history = namedNode(`${streamIri}#history-${format}`);
@@ -153,7 +141,7 @@ function formatDistributions(streamIri: string, format: FormatName): { readonly 
 /** The two RDF Patch distributions (`/patches` over SSE, the WebSocket's `?format=patch`): links and descriptions. */
 function patchDistributions(streamIri: string): { readonly links: Quad[]; readonly descriptions: Quad[] } {
   const subject = namedNode(streamIri);
-  const links = streamLinks(streamIri);
+  const links = streamResources(streamIri);
   const patches = namedNode(`${streamIri}#patches`);
   const webSocketPatches = namedNode(`${streamIri}#ws-patch`);
   return {

@@ -1,6 +1,6 @@
 import type { PublisherConfig } from '../config/config-schema.js';
 import type { StreamConfig } from '../config/stream-config.js';
-import { streamIri } from '../model/stream-element.js';
+import { streamIri } from '@rdf-stream/protocol';
 import type { ElementSource } from './element-source.js';
 import { ManualSource } from './manual-source.js';
 import { MqttSource } from './mqtt-source.js';

@@ -117,7 +117,6 @@ describe('the packed tarballs', () => {
     expect(files).toEqual(
       expect.arrayContaining([
         'package/page-assets/index.html',
-        'package/ontologies/context/sosa-stream.jsonld',
         'package/ontologies/shapes/stream-element.shacl.ttl',
         'package/bin/rdf-stream-publisher.js',
         'package/dist/cli.js',

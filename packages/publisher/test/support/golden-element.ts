@@ -1,5 +1,6 @@
 import { elementQuads } from '../../src/model/observation.js';
-import { elementGraphIri, type StreamElement, streamIri } from '../../src/model/stream-element.js';
+import { streamIri } from '@rdf-stream/protocol';
+import { elementGraphIri, type StreamElement } from '../../src/model/stream-element.js';
 import { ParkingSimulator } from '../../src/source/parking-simulator.js';
 
 /** The epoch of the log that the golden element (and the examples in ontologies/) comes from. */

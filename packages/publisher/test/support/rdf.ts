@@ -1,21 +1,16 @@
-import { readFileSync } from 'node:fs';
 import type { Quad } from '@rdfjs/types';
 import jsonld from 'jsonld';
 import { DataFactory, Parser } from 'n3';
 import { isomorphic } from 'rdf-isomorphic';
-import type { FormatName } from '@rdf-stream/protocol';
-
-const bundledContext = JSON.parse(
-  readFileSync(new URL('../../../../ontologies/context/sosa-stream.jsonld', import.meta.url), 'utf8'),
-) as object;
+import { CONTEXT_PATH, type FormatName, sosaStreamContext } from '@rdf-stream/protocol';
 
 /** Outbound fetches that a JSON-LD document tried (there must never be any). */
 export const refusedContextUrls: string[] = [];
 
 /** Serves our bundled context for its served path, refuses everything else: no remote fetch. */
 export const bundledDocumentLoader = async (url: string) => {
-  if (new URL(url).pathname === '/contexts/sosa-stream.jsonld') {
-    return { contextUrl: undefined, documentUrl: url, document: bundledContext };
+  if (new URL(url).pathname === CONTEXT_PATH) {
+    return { contextUrl: undefined, documentUrl: url, document: sosaStreamContext };
   }
   refusedContextUrls.push(url);
   throw new Error(`refusing to load remote document ${url}`);

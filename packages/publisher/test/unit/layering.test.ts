@@ -32,6 +32,17 @@ describe('the layering rule (eslint.config.js)', () => {
     ['packages/protocol/src/fixture.ts', "import { subscribe } from '@rdf-stream/client';", /@rdf-stream\/protocol imports nothing from outside itself/],
     ['packages/protocol/src/fixture.ts', "import { readFileSync } from 'node:fs';", /@rdf-stream\/protocol imports nothing from outside itself/],
     ['packages/protocol/src/fixture.ts', "import { Parser } from 'n3';", /@rdf-stream\/protocol imports nothing from outside itself/],
+    // The package order: protocol ← client ← bench, dashboard; protocol ← publisher; no src/ imports the publisher.
+    ['packages/client/src/decode/fixture.ts', "import { createPublisher } from '@rdf-stream/publisher';", /client may not import @rdf-stream\/publisher/],
+    ['packages/client/src/fixture.ts', "import type { Publisher } from '@rdf-stream/publisher';", /client may not import @rdf-stream\/publisher/],
+    ['packages/client/src/fixture.ts', "import { run } from '@rdf-stream/bench';", /client may not import @rdf-stream\/bench/],
+    ['packages/bench/src/fleet/fixture.ts', "import { createPublisher } from '@rdf-stream/publisher';", /bench may not import @rdf-stream\/publisher/],
+    ['packages/bench/src/fixture.ts', "import { helpers } from '@rdf-stream/publisher/testing';", /bench may not import @rdf-stream\/publisher/],
+    ['packages/bench/src/fixture.ts', "import { StreamView } from '@rdf-stream/dashboard';", /bench may not import @rdf-stream\/dashboard/],
+    ['packages/dashboard/src/page/fixture.ts', "import { createPublisher } from '@rdf-stream/publisher';", /dashboard may not import @rdf-stream\/publisher/],
+    ['packages/dashboard/src/page/fixture.ts', "import { run } from '@rdf-stream/bench';", /dashboard may not import @rdf-stream\/bench/],
+    ['packages/publisher/src/fixture.ts', "import { subscribe } from '@rdf-stream/client';", /publisher may not import @rdf-stream\/client/],
+    ['packages/publisher/src/http/fixture.ts', "import { subscribe } from '@rdf-stream/client/live';", /publisher may not import @rdf-stream\/client/],
   ])('%s: %s fails', async (path, source, message) => {
     expect(await layeringErrors(path, source)).toEqual([expect.stringMatching(message)]);
   });
@@ -43,12 +54,15 @@ describe('the layering rule (eslint.config.js)', () => {
     ['packages/publisher/src/publish/fixture.ts', "import { PublisherError } from '../errors.js';"],
     ['packages/publisher/src/config/fixture.ts', "import { ABSOLUTE_IRI } from '../model/vocabulary.js';"],
     ['packages/client/src/query/fixture.ts', "import { subscribe } from '../subscribe.js';"],
-    ['packages/client/src/transport/fixture.ts', "import { parseElementId } from '../element-id.js';"],
-    ['packages/client/src/decode/fixture.ts', "import { createPublisher } from '@rdf-stream/publisher';"],
     ['packages/publisher/src/model/fixture.ts', "import { mediaTypes } from '@rdf-stream/protocol';"],
     ['packages/client/src/transport/fixture.ts', "import { parseGapEventData } from '@rdf-stream/protocol';"],
     ['packages/dashboard/src/page/fixture.ts', "import { mediaTypes } from '@rdf-stream/protocol';"],
     ['packages/protocol/src/fixture.ts', "import { mediaTypes } from './index.js';"],
+    ['packages/bench/src/fleet/fixture.ts', "import { SseSession } from '@rdf-stream/client';"],
+    ['packages/dashboard/src/page/fixture.ts', "import { subscribe } from '@rdf-stream/client/live';"],
+    // Tests may start a publisher.
+    ['packages/client/test/support/fixture.ts', "import { createPublisher } from '@rdf-stream/publisher';"],
+    ['packages/dashboard/test/integration/fixture.ts', "import { createPublisher } from '@rdf-stream/publisher';"],
   ])('%s: %s is allowed', async (path, source) => {
     expect(await layeringErrors(path, source)).toEqual([]);
   });

@@ -3,10 +3,10 @@ import type { RemoteDocument } from 'jsonld/jsonld-spec.js';
 import jsonld from 'jsonld';
 import { DataFactory, Parser } from 'n3';
 import { describe, expect, it } from 'vitest';
-import { formatNames } from '@rdf-stream/protocol';
+import { formatNames, sosaStreamContext, streamIri } from '@rdf-stream/protocol';
 import { loadBundledContext } from '../../src/model/bundled-context.js';
 import { elementQuads } from '../../src/model/observation.js';
-import { elementGraphIri, streamIri } from '../../src/model/stream-element.js';
+import { elementGraphIri } from '../../src/model/stream-element.js';
 import { formats } from '../../src/render/output-formats.js';
 import { JsonLdWriter } from '../../src/render/jsonld-writer.js';
 import { renderElement } from '../../src/render/render-element.js';
@@ -30,7 +30,7 @@ function offlineLoader() {
   const documentLoader = async (url: string): Promise<RemoteDocument> => {
     requested.push(url);
     if (url === CONTEXT_URL) {
-      return { contextUrl: undefined, documentUrl: url, document: JSON.parse(ontologies('context/sosa-stream.jsonld')) as RemoteDocument['document'] };
+      return { contextUrl: undefined, documentUrl: url, document: sosaStreamContext as RemoteDocument['document'] };
     }
     throw new Error(`refusing to load ${url}: only the bundled context is available`);
   };
@@ -84,8 +84,7 @@ describe('ontologies/', () => {
 
 describe('the JSON-LD context', () => {
   it('is JSON-LD 1.1 with exactly the terms and coercions the JSON-LD writer relies on', () => {
-    const document = JSON.parse(ontologies('context/sosa-stream.jsonld')) as unknown;
-    expect(document).toEqual({
+    expect(sosaStreamContext).toEqual({
       '@context': {
         '@version': 1.1,
         sosa: 'http://www.w3.org/ns/sosa/',

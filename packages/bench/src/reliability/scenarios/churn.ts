@@ -1,3 +1,4 @@
+import { streamIri, streamResources } from '@rdf-stream/protocol';
 import { freePort } from '../free-port.js';
 import { PublisherProcess } from '../publisher-process.js';
 import { between, check, progress, type ScenarioResult, sleep } from '../scenario-result.js';
@@ -40,7 +41,7 @@ export async function churnScenario(options: ChurnOptions = churnDefaults): Prom
     relayPorts.push(await relay.listen());
   }
   const fleet = new SseFleet({
-    eventsUrl: (index) => `http://127.0.0.1:${relayPorts[index]}/streams/parking/events`,
+    eventsUrl: (index) => streamResources(streamIri(`http://127.0.0.1:${relayPorts[index]}`, 'parking')).events,
     subscribers: options.subscribers,
     backoff: { initialDelayMs: 500, maxDelayMs: 5_000 },
   });

@@ -1,4 +1,4 @@
-import { parseElementId } from '@rdf-stream/protocol';
+import { parseElementId, streamIri, streamResources } from '@rdf-stream/protocol';
 import { freePort } from '../free-port.js';
 import { type IngestAttempt, Ingester, markerOf, type ResendAnswer } from '../ingester.js';
 import { watchFirstAnswer } from '../probe.js';
@@ -44,7 +44,7 @@ export async function crashScenario(options: CrashOptions = crashDefaults): Prom
     flags: ['--max-subscribers', String(options.subscribers + 100)],
   });
   await publisher.start();
-  const eventsUrl = `${publisher.url}/streams/sensors/events`;
+  const eventsUrl = streamResources(streamIri(publisher.url, 'sensors')).events;
   const fleet = new SseFleet({ eventsUrl, subscribers: options.subscribers, backoff: { initialDelayMs: 500, maxDelayMs: 5_000 } });
   // Four requests in flight at once: the kill finds some stored but not yet answered.
   const ingester = new Ingester(publisher.url, 'sensors', TOKEN, { idempotencyKeys: true, concurrency: 4 });

@@ -1,3 +1,4 @@
+import { streamIri, streamResources } from '@rdf-stream/protocol';
 import { freePort } from '../free-port.js';
 import { percentile } from '../process-probe.js';
 import { PublisherProcess } from '../publisher-process.js';
@@ -40,7 +41,7 @@ export async function drainScenario(options: DrainOptions = drainDefaults): Prom
   });
   await publisher.start();
   const fleet = new SseFleet({
-    eventsUrl: `${publisher.url}/streams/parking/events`,
+    eventsUrl: streamResources(streamIri(publisher.url, 'parking')).events,
     subscribers: options.subscribers,
     backoff: CLIENT_BACKOFF,
   });

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { streamIri, streamResources } from '@rdf-stream/protocol';
 import { freePort } from '../free-port.js';
 import { percentile } from '../process-probe.js';
 import { probe, probeEvery, type ProbeResult } from '../probe.js';
@@ -60,11 +61,11 @@ export async function overloadScenario(options: OverloadOptions = overloadDefaul
   const started = performance.now();
   const publisher = new PublisherProcess({ port: await freePort(), flags: ['--interval', String(INTERVAL_SECONDS), '--max-subscribers', '5000'] });
   await publisher.start();
-  const fleet = new SseFleet({ eventsUrl: `${publisher.url}/streams/parking/events`, subscribers: options.subscribers });
+  const fleet = new SseFleet({ eventsUrl: streamResources(streamIri(publisher.url, 'parking')).events, subscribers: options.subscribers });
   let largestGapMs = 0;
   const lastArrival = new Map<number, number>();
   const watch = new SseFleet({
-    eventsUrl: `${publisher.url}/streams/parking/events`,
+    eventsUrl: streamResources(streamIri(publisher.url, 'parking')).events,
     subscribers: 1,
     onElement: (subscriber, _seq, _text, receivedAt) => {
       const previous = lastArrival.get(subscriber.index);
@@ -79,10 +80,10 @@ export async function overloadScenario(options: OverloadOptions = overloadDefaul
     await sleep(2_000);
     const overflowsBefore = listenOverflows();
     progress('overload', `flood: ${options.latestConnections} connections on /latest, ${options.healthConnections} on /health, for ${options.burstSeconds} s`);
-    floods.push(flood(`${publisher.url}/streams/parking/latest`, options.latestConnections, options.burstSeconds));
+    floods.push(flood(streamResources(streamIri(publisher.url, 'parking')).latest, options.latestConnections, options.burstSeconds));
     floods.push(flood(`${publisher.url}/health`, options.healthConnections, options.burstSeconds));
     await sleep(2_000);
-    const probing = probeEvery([`${publisher.url}/streams/parking/latest`, `${publisher.url}/health`, `${publisher.url}/metrics`], 300);
+    const probing = probeEvery([streamResources(streamIri(publisher.url, 'parking')).latest, `${publisher.url}/health`, `${publisher.url}/metrics`], 300);
     await Promise.all(floods.map((child) => once(child, 'exit')));
     const during = await probing.stop();
     const overflows = listenOverflows() - overflowsBefore;
@@ -90,7 +91,7 @@ export async function overloadScenario(options: OverloadOptions = overloadDefaul
     const endedAt = performance.now();
     let recoveryMs = Number.NaN;
     for (let attempt = 0; attempt < 600; attempt++) {
-      if ((await probe(`${publisher.url}/streams/parking/latest`, 5_000)).status === 200) {
+      if ((await probe(streamResources(streamIri(publisher.url, 'parking')).latest, 5_000)).status === 200) {
         recoveryMs = Math.round(performance.now() - endedAt);
         break;
       }

@@ -1,4 +1,5 @@
 import { request } from 'undici';
+import { streamIri, streamResources } from '@rdf-stream/protocol';
 import { PollFleetProcess } from '../poll-fleet-process.js';
 import { freePort } from '../free-port.js';
 import { Ingester, markerIri } from '../ingester.js';
@@ -85,8 +86,8 @@ export async function soakScenario(options: SoakOptions): Promise<ScenarioResult
   });
   await publisher.start();
   const warmUpElements = await warmUpBurst(publisher.url, options.burst);
-  const sse = new SseFleet({ eventsUrl: `${publisher.url}/streams/parking/events`, subscribers: options.subscribers });
-  const polls = new PollFleetProcess({ latestUrl: `${publisher.url}/streams/parking/latest`, pollers: options.pollers, pollIntervalMs: POLL_INTERVAL_MS });
+  const sse = new SseFleet({ eventsUrl: streamResources(streamIri(publisher.url, 'parking')).events, subscribers: options.subscribers });
+  const polls = new PollFleetProcess({ latestUrl: streamResources(streamIri(publisher.url, 'parking')).latest, pollers: options.pollers, pollIntervalMs: POLL_INTERVAL_MS });
   const memory = new MemoryProfile(publisher.pid, `${publisher.url}/metrics`, SAMPLE_INTERVAL_MS);
   const files = new Sampler(() => publisher.openFiles(), SAMPLE_INTERVAL_MS);
   const everySecond = new Sampler(() => rssBytes(publisher.pid), FLOOR_SAMPLE_MS);
@@ -182,7 +183,7 @@ export async function soakScenario(options: SoakOptions): Promise<ScenarioResult
  * are the same) to the warm-up stream; resolves with how many were acknowledged.
  */
 async function warmUpBurst(baseUrl: string, count: number): Promise<number> {
-  const element = await firstElement(`${baseUrl}/streams/parking/latest`);
+  const element = await firstElement(streamResources(streamIri(baseUrl, 'parking')).latest);
   const ingester = new Ingester(baseUrl, 'warm-up', TOKEN);
   progress('soak', `warm-up: posting ${count} elements of ${Math.round(element.length / 1024)} kB, ${WARM_UP_BURST_PER_SECOND} a second`);
   const started = performance.now();

@@ -1,4 +1,5 @@
 import { connect, type Socket } from 'node:net';
+import { streamIri, streamPath, streamResources } from '@rdf-stream/protocol';
 import { freePort } from '../free-port.js';
 import { kernelQueuedBytes, metricSum, percentile, rssBytes, Sampler, tcpMemoryBytes } from '../process-probe.js';
 import { PublisherProcess } from '../publisher-process.js';
@@ -75,7 +76,7 @@ async function run(options: StalledOptions, stalledCount: number, seconds: numbe
   /** When each latency was measured (ms on the performance clock), to split the run in phases. */
   const measuredAt: number[] = [];
   const fleet = new SseFleet({
-    eventsUrl: `${publisher.url}/streams/parking/events`,
+    eventsUrl: streamResources(streamIri(publisher.url, 'parking')).events,
     subscribers: options.healthy,
     onElement: (_subscriber, _seq, text, receivedAt) => {
       const match = GENERATED_AT.exec(text);
@@ -105,7 +106,7 @@ async function run(options: StalledOptions, stalledCount: number, seconds: numbe
       const socket = connect(port, '127.0.0.1');
       socket.on('error', () => undefined);
       socket.on('connect', () => clientPorts.add(socket.localPort ?? 0));
-      socket.write('GET /streams/parking/events HTTP/1.1\r\nHost: reliability\r\nAccept: text/event-stream\r\n\r\n');
+      socket.write(`GET ${streamPath('parking', 'events')} HTTP/1.1\r\nHost: reliability\r\nAccept: text/event-stream\r\n\r\n`);
       socket.pause();
       stalled.push(socket);
       if (index % STALLED_BATCH === STALLED_BATCH - 1) await sleep(250);

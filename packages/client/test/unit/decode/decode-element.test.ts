@@ -2,7 +2,6 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { FormatName } from '@rdf-stream/protocol';
 import { DecodeError, decodeElement } from '../../../src/decode/decode-element.js';
-import { sosaStreamContext } from '../../../src/decode/sosa-stream-context.js';
 
 const example = (extension: string) =>
   readFileSync(new URL(`../../../../../ontologies/examples/parking-element.${extension}`, import.meta.url), 'utf8');
@@ -25,10 +24,5 @@ describe('decodeElement', () => {
   it('reports invalid RDF as a DecodeError naming the format', async () => {
     await expect(decodeElement('<a> <b> .', 'turtle')).rejects.toThrow(DecodeError);
     await expect(decodeElement('{not json', 'jsonld')).rejects.toThrow(/invalid jsonld/);
-  });
-
-  it('the bundled context is the one the publisher serves', () => {
-    const served = JSON.parse(readFileSync(new URL('../../../../../ontologies/context/sosa-stream.jsonld', import.meta.url), 'utf8'));
-    expect(sosaStreamContext).toEqual(served);
   });
 });

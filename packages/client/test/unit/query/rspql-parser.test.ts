@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { durationMs, parseRspQl, RspQlSyntaxError } from '../../../src/query/rspql-parser.js';
+import { parseRspQl, RspQlSyntaxError } from '../../../src/query/rspql-parser.js';
 
 const example = readFileSync(new URL('../../../examples/average-free-spaces.rq', import.meta.url), 'utf8');
 
@@ -46,21 +46,5 @@ WHERE { WINDOW :a { ?x ?p ?o } WINDOW :b { ?x ?q ?r } }`);
   ])('rejects %j with the position', (text, message) => {
     expect(() => parseRspQl(text)).toThrow(RspQlSyntaxError);
     expect(() => parseRspQl(text)).toThrow(message);
-  });
-});
-
-describe('durationMs', () => {
-  it.each([
-    ['PT30S', 30_000],
-    ['PT1M30S', 90_000],
-    ['PT0.5S', 500],
-    ['PT2H', 7_200_000],
-    ['P1D', 86_400_000],
-  ])('%s = %d ms', (text, ms) => {
-    expect(durationMs(text)).toBe(ms);
-  });
-
-  it.each(['30S', 'P', 'PT', 'PT-1S', 'P1Y'])('rejects %s', (text) => {
-    expect(durationMs(text)).toBeUndefined();
   });
 });

@@ -1,7 +1,16 @@
 import type { FastifyInstance } from 'fastify';
-import { CONTEXT_PATH, elementId, EVENT_STREAM_MEDIA_TYPE, mediaTypes, parseElementId } from '@rdf-stream/protocol';
-import { streamLinks } from '../../publish/descriptor.js';
-import { STORAGE_DESCRIPTION_REL, subscriptionServiceLinks } from '../../publish/notifications/service-description.js';
+import {
+  CONTEXT_PATH,
+  elementId,
+  EVENT_STREAM_MEDIA_TYPE,
+  mediaTypes,
+  parseElementId,
+  solidNotifications,
+  streamPath,
+  STREAMS_PATH,
+  streamResources,
+} from '@rdf-stream/protocol';
+import { subscriptionServiceLinks } from '../../publish/notifications/service-description.js';
 import { type AppContext, hubOf } from '../app-context.js';
 import { PublisherError } from '../../errors.js';
 import { elementNotModified, entityTag } from '../../render/headers/etag.js';
@@ -13,11 +22,11 @@ import { negotiatedFormat, sendStaticDocument } from '../static-document-reply.j
 export function documentsRoute(app: FastifyInstance, context: AppContext): void {
   const { negotiation } = context;
 
-  app.get('/streams', (request, reply) => sendStaticDocument(request, reply, context.catalogue, negotiation));
+  app.get(STREAMS_PATH, (request, reply) => sendStaticDocument(request, reply, context.catalogue, negotiation));
 
-  app.get<{ Params: { id: string } }>('/streams/:id', (request, reply) => {
+  app.get<{ Params: { id: string } }>(streamPath(':id'), (request, reply) => {
     const hub = hubOf(context, request.params.id);
-    const links = streamLinks(hub.definition.iri);
+    const links = streamResources(hub.definition.iri);
     const descriptor = context.descriptors.get(hub.definition.id);
     if (descriptor === undefined) throw new Error(`No descriptor rendered for ${hub.definition.id}`);
     return sendStaticDocument(request, reply, descriptor, negotiation, {
@@ -27,7 +36,7 @@ export function documentsRoute(app: FastifyInstance, context: AppContext): void 
         `<${links.webSocket}>; rel="alternate"`,
         `<${links.history}>; rel="https://w3id.org/tree#view"`,
         `<${context.config.baseUrl}${CONTEXT_PATH}>; rel="http://www.w3.org/ns/json-ld#context"; type="${mediaTypes.jsonld}"`,
-        `<${subscriptionServiceLinks(context.config.baseUrl).description}>; rel="${STORAGE_DESCRIPTION_REL}"`,
+        `<${subscriptionServiceLinks(context.config.baseUrl).description}>; rel="${solidNotifications.storageDescriptionRel}"`,
       ].join(', '),
     });
   });
@@ -35,7 +44,7 @@ export function documentsRoute(app: FastifyInstance, context: AppContext): void 
   // An element of the history (the URL of its graph, and of an ingest answer's Location), read
   // from the log and rebuilt from its SSE frame. Its id carries the log's epoch, so the URL never
   // names another element: immutable. One of an earlier epoch, or removed by retention: 410.
-  app.get<{ Params: { id: string; elementId: string } }>('/streams/:id/elements/:elementId', async (request, reply) => {
+  app.get<{ Params: { id: string; elementId: string } }>(`${streamPath(':id', 'elements')}/:elementId`, async (request, reply) => {
     const hub = hubOf(context, request.params.id);
     const { log } = hub;
     const id = parseElementId(request.params.elementId);

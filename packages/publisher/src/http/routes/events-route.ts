@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { type FormatName, formatNames, isFormatName, STREAM_GAP_HEADER, streamFeeds } from '@rdf-stream/protocol';
+import { type FormatName, formatNames, isFormatName, STREAM_GAP_HEADER, streamPath } from '@rdf-stream/protocol';
 import { PublisherError } from '../../errors.js';
 import type { Feed } from '../../publish/sse/element-patches.js';
-import { gapFrame, parseEventId, selectResume, streamGapHeader } from '../../publish/sse/resume.js';
+import { gapFrame, parseLastEventId, selectResume, streamGapHeader } from '../../publish/sse/resume.js';
 import { EventStreamEncoder, type SseEncoding } from '../../render/event-stream-encoder.js';
 import { sseFrame } from '../../render/sse-frame.js';
 import { eventStreamOutput } from '../event-stream-sink.js';
@@ -40,12 +40,12 @@ export function eventsRoute(app: FastifyInstance, context: AppContext): void {
       },
     },
   };
-  app.get<EventsRequest>(`/streams/:id/${streamFeeds.events}`, options, (request, reply) =>
+  app.get<EventsRequest>(streamPath(':id', 'events'), options, (request, reply) =>
     subscribe(request, reply, () => formatOf(first(request.query.format))),
   );
   // The same machinery (resume, limits, eviction, shedding, gzip once per event), fed each
   // element's RDF Patch instead of the element (see `preparePatch`); `?format=` does not apply.
-  app.get<EventsRequest>(`/streams/:id/${streamFeeds.patches}`, options, (request, reply) => subscribe(request, reply, () => 'patch'));
+  app.get<EventsRequest>(streamPath(':id', 'patches'), options, (request, reply) => subscribe(request, reply, () => 'patch'));
 
   function subscribe(request: FastifyRequest<EventsRequest>, reply: FastifyReply, feedOf: () => Feed): void {
     const hub = hubOf(context, request.params.id);
@@ -56,7 +56,7 @@ export function eventsRoute(app: FastifyInstance, context: AppContext): void {
         acceptable: ['gzip', 'identity'],
       });
     }
-    const lastEventId = parseEventId(first(request.headers['last-event-id']) ?? first(request.query.lastEventId));
+    const lastEventId = parseLastEventId(first(request.headers['last-event-id']) ?? first(request.query.lastEventId));
     if (lastEventId === null) {
       throw new PublisherError('PUB_ERR_INVALID_EVENT_ID', 'Last-Event-ID must be an element id ({epoch}-{seq}) sent by this publisher');
     }

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import type { FormatName } from '@rdf-stream/protocol';
+import { type FormatName, streamPath } from '@rdf-stream/protocol';
 import { PublisherError } from '../../errors.js';
 import { type HistoryBody, HistoryPageCache, type HistorySource } from '../../publish/history/history-page-cache.js';
 import {
@@ -43,7 +43,7 @@ export function historyRoute(app: FastifyInstance, context: AppContext): void {
     return { ...cacheHeaders(freshness, nowMs) };
   };
 
-  app.get<{ Params: { id: string } }>('/streams/:id/history', async (request, reply) => {
+  app.get<{ Params: { id: string } }>(streamPath(':id', 'history'), async (request, reply) => {
     const hub = hubOf(context, request.params.id);
     const format = negotiatedFormat(request, negotiation);
     for (let attempt = 1; ; attempt++) {
@@ -56,7 +56,7 @@ export function historyRoute(app: FastifyInstance, context: AppContext): void {
     }
   });
 
-  app.get<{ Params: { id: string; pageId: string } }>('/streams/:id/history/:pageId', async (request, reply) => {
+  app.get<{ Params: { id: string; pageId: string } }>(`${streamPath(':id', 'history')}/:pageId`, async (request, reply) => {
     const hub = hubOf(context, request.params.id);
     const format = negotiatedFormat(request, negotiation);
     const id = parsePageId(request.params.pageId);

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { CONTEXT_PATH } from '@rdf-stream/protocol';
+import { CONTEXT_PATH, streamPath } from '@rdf-stream/protocol';
 import { PublisherError } from '../../errors.js';
 import { LogAppendError } from '../../log/event-log.js';
 import type { InputFormat } from '../../model/input-formats.js';
@@ -98,7 +98,7 @@ export function ingestRoute(app: FastifyInstance, context: AppContext): void {
     );
   });
 
-  app.post<{ Params: { id: string }; Body: Buffer }>('/streams/:id', async (request, reply) => {
+  app.post<{ Params: { id: string }; Body: Buffer }>(streamPath(':id'), async (request, reply) => {
     const { hub, endpoint, format, key } = ingestRequests.get(request) as IngestRequest;
     const body = request.body;
     const fingerprint = createHash('sha256').update(format).update('\0').update(body).digest('base64url');

@@ -1,3 +1,4 @@
+import { streamPath } from '@rdf-stream/protocol';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { PublisherError } from '../../errors.js';
 import { TooManyWaitersError } from '../../publish/latest/long-poll-waiters.js';
@@ -13,7 +14,7 @@ import { formatParamOf } from '../../render/headers/requested-format.js';
  * through the same `LatestResponder`.
  */
 export function latestRoute(app: FastifyInstance, context: AppContext, responder: LatestResponder): void {
-  app.get<{ Params: { id: string } }>('/streams/:id/latest', async (request, reply) => {
+  app.get<{ Params: { id: string } }>(streamPath(':id', 'latest'), async (request, reply) => {
     const hub = hubOf(context, request.params.id);
     const headers = { ...request.headers, format: formatParamOf(request.query) };
     let outcome = responder.respond(hub, headers, Date.now(), !context.lifecycle.closing);

@@ -2,17 +2,14 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type {} from '@fastify/websocket';
 import type { WebSocket } from 'ws';
 import { PublisherError } from '../../errors.js';
-import { streamIri } from '../../model/stream-element.js';
 import { ns } from '../../model/vocabulary.js';
-import { formatDuration } from '@rdf-stream/protocol';
+import { formatDuration, matchStreamPath, solidNotifications, streamIri } from '@rdf-stream/protocol';
 import type { NotificationChannel, NotificationChannels } from '../../publish/notifications/notification-channels.js';
 import { type NotificationTopic, parseSubscriptionRequest } from '../../publish/notifications/notification-request.js';
 import {
   allSubscriptionServiceQuads,
   type ChannelType,
   EVENT_SOURCE_CHANNEL,
-  NOTIFICATION_CONTEXT,
-  NOTIFY,
   subscriptionServiceLinks,
   WEB_SOCKET_CHANNEL,
 } from '../../publish/notifications/service-description.js';
@@ -23,8 +20,8 @@ import { renderStaticDocument } from '../../render/static-document.js';
 import type { AppContext } from '../app-context.js';
 import { sendStaticDocument } from '../static-document-reply.js';
 
-const SERVICE_PATH = '/notifications/eventsource';
-const WEB_SOCKET_SERVICE_PATH = '/notifications/websocket';
+const SERVICE_PATH = solidNotifications.servicePaths.eventSource;
+const WEB_SOCKET_SERVICE_PATH = solidNotifications.servicePaths.webSocket;
 /** Requests that arrived while the process was under pressure (marked by under-pressure's hook). */
 const arrivedUnderPressure = new WeakSet<FastifyRequest>();
 
@@ -42,11 +39,11 @@ export function notificationsRoute(app: FastifyInstance, context: AppContext): v
   const channels = context.notifications;
 
   const description = renderStaticDocument(allSubscriptionServiceQuads(links.description, config.baseUrl), context.jsonLd, {
-    notify: NOTIFY,
+    notify: solidNotifications.vocabulary,
     xsd: ns.xsd,
   });
   const describe = (request: FastifyRequest, reply: FastifyReply) => sendStaticDocument(request, reply, description, context.negotiation);
-  app.get('/notifications', describe);
+  app.get(solidNotifications.path, describe);
   app.get(SERVICE_PATH, describe);
   app.get(WEB_SOCKET_SERVICE_PATH, describe);
 
@@ -157,18 +154,17 @@ const channelNotFound = () =>
 
 /** The topic an IRI names: `{base}/streams/{id}` or `{base}/streams/{id}/latest` of a configured stream. */
 function topicOf(context: AppContext, iri: string): NotificationTopic | undefined {
-  const prefix = `${context.config.baseUrl}/streams/`;
-  if (!iri.startsWith(prefix)) return undefined;
-  const [streamId = '', rest, ...extra] = iri.slice(prefix.length).split('/');
-  if (!context.hubs.has(streamId) || extra.length > 0) return undefined;
-  if (rest === undefined) return { iri: streamIri(context.config.baseUrl, streamId), streamId, kind: 'stream' };
-  return rest === 'latest' ? { iri, streamId, kind: 'latest' } : undefined;
+  const base = context.config.baseUrl;
+  const path = iri.startsWith(`${base}/`) ? matchStreamPath(iri.slice(base.length)) : undefined;
+  if (path === undefined || path.query !== undefined || !context.hubs.has(path.streamId)) return undefined;
+  if (path.resource === undefined) return { iri: streamIri(base, path.streamId), streamId: path.streamId, kind: 'stream' };
+  return path.resource === 'latest' ? { iri, streamId: path.streamId, kind: 'latest' } : undefined;
 }
 
 /** The channel as the subscription answer describes it: the request's features, with the server's choices. */
 function channelDocument(channel: NotificationChannel, receiveFrom: string, state: string | undefined): Record<string, unknown> {
   return {
-    '@context': [NOTIFICATION_CONTEXT],
+    '@context': [solidNotifications.context],
     id: receiveFrom,
     type: channel.channelType,
     topic: channel.topic.iri,

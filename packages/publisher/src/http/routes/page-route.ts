@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { streamPath, STREAMS_PATH } from '@rdf-stream/protocol';
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { compressOnce, type EncodedBodies } from '../../render/compress.js';
 import { parseAccept, preferredMediaType } from '../../render/headers/media-range.js';
@@ -103,7 +104,7 @@ export function pageNegotiationHook(context: AppContext, assets: PageAssets | un
   return (request, reply, done) => {
     if (
       (request.method === 'GET' || request.method === 'HEAD') &&
-      request.routeOptions.url === '/streams/:id' &&
+      request.routeOptions.url === streamPath(':id') &&
       context.hubs.has((request.params as { id: string }).id) &&
       prefersHtml(request.headers.accept)
     ) {
@@ -132,7 +133,7 @@ export async function registerPage(app: FastifyInstance, context: AppContext, di
 export function pageRoute(app: FastifyInstance, assets: PageAssets | undefined): void {
   app.get('/', (request, reply) => {
     if (prefersHtml(request.headers.accept)) return sendPage(request, reply, assets);
-    return reply.code(303).headers({ location: '/streams', vary: 'Accept' }).send();
+    return reply.code(303).headers({ location: STREAMS_PATH, vary: 'Accept' }).send();
   });
 
   app.get<{ Params: { file: string } }>(`${PAGE_ASSETS_PATH}:file`, (request, reply) => {

@@ -1,10 +1,10 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type {} from '@fastify/websocket';
 import type { WebSocket } from 'ws';
-import { formatNames, isFormatName } from '@rdf-stream/protocol';
+import { formatNames, isFormatName, streamPath } from '@rdf-stream/protocol';
 import { PublisherError } from '../../errors.js';
 import type { Feed } from '../../publish/sse/element-patches.js';
-import { parseEventId, type RequestedEventId, selectResume } from '../../publish/sse/resume.js';
+import { parseLastEventId, type RequestedEventId, selectResume } from '../../publish/sse/resume.js';
 import type { StreamHub } from '../../publish/stream-hub.js';
 import { type AppContext, hubOf } from '../app-context.js';
 import { originAllowed } from '../cors-policy.js';
@@ -12,7 +12,7 @@ import { closeForShutdown, closeShed, refuseClientMessages, WebSocketConnection 
 import { first, formatOf } from './events-route.js';
 
 /** The route of the data WebSocket. */
-export const WEBSOCKET_ROUTE = '/streams/:id/ws';
+export const WEBSOCKET_ROUTE = streamPath(':id', 'webSocket');
 
 interface WebSocketRequest {
   Params: { id: string };
@@ -83,7 +83,7 @@ export function webSocketRoute(app: FastifyInstance, context: AppContext, sheddi
     if (!allowed(request)) throw new PublisherError('PUB_ERR_ORIGIN_NOT_ALLOWED', 'This origin may not open the data WebSocket');
     const hub = hubOf(context, request.params.id);
     const format = feedOf(first(request.query.format));
-    const lastEventId = parseEventId(first(request.query.lastEventId));
+    const lastEventId = parseLastEventId(first(request.query.lastEventId));
     if (lastEventId === null) {
       throw new PublisherError('PUB_ERR_INVALID_EVENT_ID', 'lastEventId must be an element id ({epoch}-{seq}) sent by this publisher');
     }

@@ -1,13 +1,12 @@
 import type { Quad } from '@rdfjs/types';
 import { DataFactory, Parser } from 'n3';
-import { type FormatName, parseElementId } from '@rdf-stream/protocol';
+import { type FormatName, parseElementId, streamResources } from '@rdf-stream/protocol';
 import type { EventLog } from '../../log/event-log.js';
 import { pageFirstSeq, pageLastSeq, pageOf } from '../../log/log-pages.js';
 import { ns, prov, rdf, rdfStream, turtlePrefixes, xsd } from '../../model/vocabulary.js';
 import type { JsonLdWriter } from '../../render/jsonld-writer.js';
 import { type LoggedElement, writeRdf } from '../../render/render-element.js';
 import { frameDocument } from '../../render/sse-frame.js';
-import { streamLinks } from '../descriptor.js';
 import type { StreamDefinition } from '../stream-hub.js';
 
 /**
@@ -63,7 +62,7 @@ export function parsePageId(value: string): PageId | undefined {
 }
 
 export const historyPageIri = (streamIri: string, epoch: string, page: number) =>
-  `${streamLinks(streamIri).history}/${epoch}-${page}`;
+  streamResources(streamIri).historyPage(`${epoch}-${page}`);
 
 /** The page new elements go to: the newest page while it has room, else the next, empty one. */
 export function openPage(position: LogPosition): number {
@@ -145,7 +144,7 @@ function relationQuads(node: string, target: string, from: Date): Quad[] {
  */
 export function historyRootQuads(stream: HistoryStream, epoch: string, pageElements: number, oldest: HistoryMember | undefined): Quad[] {
   const streamNode = namedNode(stream.iri);
-  const root = streamLinks(stream.iri).history;
+  const root = streamResources(stream.iri).history;
   const quads: Quad[] = [
     quad(streamNode, a, ldes('EventStream')),
     quad(streamNode, ldes('timestampPath'), namedNode(prov.generatedAtTime)),

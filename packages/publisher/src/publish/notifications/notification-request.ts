@@ -1,6 +1,9 @@
 import { echoed, PublisherError } from '../../errors.js';
-import { parseDayTimeDuration } from '@rdf-stream/protocol';
-import { type ChannelType, EVENT_SOURCE_CHANNEL, NOTIFICATION_CONTEXT, NOTIFY } from './service-description.js';
+import { parseDayTimeDuration, solidNotifications } from '@rdf-stream/protocol';
+import { type ChannelType, EVENT_SOURCE_CHANNEL } from './service-description.js';
+
+const NOTIFY = solidNotifications.vocabulary;
+const NOTIFICATION_CONTEXT = solidNotifications.context;
 
 /** What a topic IRI names: a stream (each element is an `Add`) or its `/latest` (an `Update`). */
 export interface NotificationTopic {

@@ -1,16 +1,13 @@
 import type { Quad } from '@rdfjs/types';
 import { DataFactory } from 'n3';
+import { solidNotifications, STREAMS_PATH } from '@rdf-stream/protocol';
 
 const { namedNode, quad } = DataFactory;
 
-/** The Solid Notifications vocabulary (https://www.w3.org/ns/solid/notifications). */
-export const NOTIFY = 'http://www.w3.org/ns/solid/notifications#';
-/** The JSON-LD context of subscription requests, channels and notifications. */
-export const NOTIFICATION_CONTEXT = 'https://www.w3.org/ns/solid/notification/v1';
-/** `Link` relation to the description resource that lists the subscription services. */
-export const STORAGE_DESCRIPTION_REL = 'http://www.w3.org/ns/solid/terms#storageDescription';
-export const EVENT_SOURCE_CHANNEL = 'EventSourceChannel2023';
-export const WEB_SOCKET_CHANNEL = 'WebSocketChannel2023';
+const NOTIFY = solidNotifications.vocabulary;
+const { path, servicePaths } = solidNotifications;
+export const EVENT_SOURCE_CHANNEL = solidNotifications.channelTypes.eventSource;
+export const WEB_SOCKET_CHANNEL = solidNotifications.channelTypes.webSocket;
 
 /** The channel types offered, one subscription service each. */
 export type ChannelType = typeof EVENT_SOURCE_CHANNEL | typeof WEB_SOCKET_CHANNEL;
@@ -21,19 +18,19 @@ export const notificationFeatures = ['state', 'endAt', 'rate'] as const;
 /** Where the Solid notification resources of a publisher live. */
 export const subscriptionServiceLinks = (baseUrl: string) => ({
   /** The description resource (`rel=storageDescription` from every stream). */
-  description: `${baseUrl}/notifications`,
+  description: `${baseUrl}${path}`,
   /** `POST` here to subscribe (EventSourceChannel2023); `GET` describes it. */
-  service: `${baseUrl}/notifications/eventsource`,
+  service: `${baseUrl}${servicePaths.eventSource}`,
   /** A channel's `receiveFrom` (and `id`): the service followed by the channel's secret. */
-  channel: (channelId: string) => `${baseUrl}/notifications/eventsource/${channelId}`,
+  channel: (channelId: string) => `${baseUrl}${servicePaths.eventSource}/${channelId}`,
   /** `POST` here to subscribe (WebSocketChannel2023); `GET` describes it. */
-  webSocketService: `${baseUrl}/notifications/websocket`,
+  webSocketService: `${baseUrl}${servicePaths.webSocket}`,
   /** A WebSocket channel's `receiveFrom`: a `ws:` (or `wss:`) URL, the service's followed by the channel's secret. */
-  webSocketChannel: (channelId: string) => `${baseUrl.replace(/^http/, 'ws')}/notifications/websocket/${channelId}`,
+  webSocketChannel: (channelId: string) => `${baseUrl.replace(/^http/, 'ws')}${servicePaths.webSocket}/${channelId}`,
 });
 
 /** A stream IRI is `{base}/streams/{id}` (see `streamIri`): its publisher's base URL. */
-export const baseUrlOfStream = (streamIri: string) => streamIri.slice(0, streamIri.lastIndexOf('/streams/'));
+export const baseUrlOfStream = (streamIri: string) => streamIri.slice(0, streamIri.lastIndexOf(`${STREAMS_PATH}/`));
 
 /**
  * `<subject> notify:subscription <service>` and the service's channel type and features: the

@@ -1,6 +1,7 @@
+import { solidNotifications } from '@rdf-stream/protocol';
 import { sseFrame } from '../../render/sse-frame.js';
 
-const contexts = ['https://www.w3.org/ns/activitystreams', 'https://www.w3.org/ns/solid/notification/v1'];
+const contexts = [...solidNotifications.notificationContexts];
 
 /** What a notification says about one element of a stream. */
 export interface NotificationSubject {

@@ -3,7 +3,7 @@ import {
   type Gap,
   gapEventData,
   type GapReason,
-  parseElementId,
+  parseEventId,
   sseEvents,
   streamGapHeaderValue,
 } from '@rdf-stream/protocol';
@@ -31,19 +31,16 @@ export interface RequestedEventId {
 
 /**
  * Parses a `Last-Event-ID` header or `lastEventId` query value: `undefined` when absent or
- * empty (the EventSource way of saying "no id"), `null` when it is neither an element id
- * (`{epoch}-{seq}`) nor a non-negative decimal integer.
+ * empty (the EventSource way of saying "no id"), `null` when it is not an event id of the
+ * protocol (`parseEventId`: an element id, or a bare number).
  */
-export function parseEventId(raw: string | undefined): RequestedEventId | undefined | null {
+export function parseLastEventId(raw: string | undefined): RequestedEventId | undefined | null {
   if (raw === undefined) return undefined;
   const trimmed = raw.replace(/^[ \t]+|[ \t]+$/g, '');
   if (trimmed === '') return undefined;
   if (trimmed.length > maxEventIdLength) return null;
-  const id = parseElementId(trimmed);
-  if (id !== undefined) return { raw: trimmed, ...id };
-  if (!/^\d{1,16}$/.test(trimmed)) return null;
-  const seq = Number(trimmed);
-  return Number.isSafeInteger(seq) ? { raw: trimmed, epoch: undefined, seq } : null;
+  const id = parseEventId(trimmed);
+  return id === undefined ? null : { raw: trimmed, ...id };
 }
 
 /** What `selectResume` needs to know of the log. */

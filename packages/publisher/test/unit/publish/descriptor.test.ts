@@ -2,7 +2,7 @@ import type { Quad } from '@rdfjs/types';
 import { describe, expect, it } from 'vitest';
 import { EVENT_STREAM_MEDIA_TYPE, formatNames, mediaTypeIri, mediaTypes, RDF_PATCH_MEDIA_TYPE } from '@rdf-stream/protocol';
 import { ns } from '../../../src/model/vocabulary.js';
-import { catalogueQuads, descriptorQuads, streamLinks } from '../../../src/publish/descriptor.js';
+import { catalogueQuads, descriptorQuads } from '../../../src/publish/descriptor.js';
 import type { StreamDefinition } from '../../../src/publish/stream-hub.js';
 
 const iri = 'http://127.0.0.1:8080/streams/parking';
@@ -11,19 +11,6 @@ const stream: StreamDefinition = { id: 'parking', title: 'Parking', iri, expecte
 const objects = (quads: readonly Quad[], subject: string, predicate: string) =>
   quads.filter((q) => q.subject.value === subject && q.predicate.value === predicate).map((q) => q.object.value);
 const dcat = (local: string) => `${ns.dcat}${local}`;
-
-describe('streamLinks', () => {
-  it("names every interface under the stream's IRI, the WebSocket with a ws: scheme", () => {
-    expect(streamLinks(iri)).toEqual({
-      latest: `${iri}/latest`,
-      events: `${iri}/events`,
-      patches: `${iri}/patches`,
-      webSocket: 'ws://127.0.0.1:8080/streams/parking/ws',
-      history: `${iri}/history`,
-    });
-    expect(streamLinks('https://example.org/streams/a').webSocket).toBe('wss://example.org/streams/a/ws');
-  });
-});
 
 describe('descriptorQuads', () => {
   const quads = descriptorQuads(stream);

@@ -8,7 +8,7 @@ import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { elementId } from '@rdf-stream/protocol';
-import { gapFrame, parseEventId, selectResume } from '../../../../src/publish/sse/resume.js';
+import { gapFrame, parseLastEventId, selectResume } from '../../../../src/publish/sse/resume.js';
 import { FUZZ_RUNS, FUZZ_TIMEOUT_MS, headerValue, trickyString } from '../../../support/fuzz.js';
 
 const epoch = fc.stringMatching(/^[a-z0-9]{1,32}$/);
@@ -30,7 +30,7 @@ describe('Last-Event-ID (property)', () => {
   it('any value parses to none, invalid, or a well-formed id of at most 64 characters', () => {
     fc.assert(
       fc.property(lastEventId, (value) => {
-        const parsed = parseEventId(value);
+        const parsed = parseLastEventId(value);
         const trimmed = value.replace(/^[ \t]+|[ \t]+$/g, '');
         if (parsed === undefined) expect(trimmed).toBe('');
         if (parsed === null || parsed === undefined) return;
@@ -47,7 +47,7 @@ describe('Last-Event-ID (property)', () => {
   it('an id the publisher sent parses back to its epoch and sequence number, spaces and tabs around it or not', () => {
     fc.assert(
       fc.property(epoch, seq, fc.constantFrom('', ' ', '\t', '  \t'), (e, s, padding) => {
-        expect(parseEventId(`${padding}${elementId(e, s)}${padding}`)).toEqual({ raw: elementId(e, s), epoch: e, seq: s });
+        expect(parseLastEventId(`${padding}${elementId(e, s)}${padding}`)).toEqual({ raw: elementId(e, s), epoch: e, seq: s });
       }),
       { numRuns: FUZZ_RUNS },
     );
@@ -59,7 +59,7 @@ describe('Last-Event-ID (property)', () => {
       .map(([e, latestSeq, retained]) => ({ epoch: e, latestSeq, oldestSeq: latestSeq === 0 ? undefined : Math.max(1, latestSeq - retained) }));
     fc.assert(
       fc.property(lastEventId, log, (value, state) => {
-        const parsed = parseEventId(value);
+        const parsed = parseLastEventId(value);
         if (parsed === null || parsed === undefined) return;
         const plan = selectResume(parsed, state);
         const oldest = state.oldestSeq ?? state.latestSeq + 1;

@@ -1,27 +1,27 @@
 import { describe, expect, it } from 'vitest';
-import { gapData, parseEventId, type RequestedEventId, selectResume, streamGapHeader } from '../../../../src/publish/sse/resume.js';
+import { gapData, parseLastEventId, type RequestedEventId, selectResume, streamGapHeader } from '../../../../src/publish/sse/resume.js';
 
 const id = (seq: number, epoch = 'life1'): RequestedEventId => ({ raw: `${epoch}-${seq}`, epoch, seq });
 /** A bare number, as sent by a client that last saw an id from before ids carried their epoch. */
 const bareId = (seq: number): RequestedEventId => ({ raw: String(seq), epoch: undefined, seq });
 
-describe('parseEventId', () => {
+describe('parseLastEventId', () => {
   it('accepts element ids ({epoch}-{seq}) and, for ids of no known life, bare integers', () => {
-    expect(parseEventId('life1-42')).toEqual({ raw: 'life1-42', epoch: 'life1', seq: 42 });
-    expect(parseEventId(' life1-42 ')).toEqual({ raw: 'life1-42', epoch: 'life1', seq: 42 });
-    expect(parseEventId('0')).toEqual({ raw: '0', epoch: undefined, seq: 0 });
-    expect(parseEventId('42')).toEqual({ raw: '42', epoch: undefined, seq: 42 });
+    expect(parseLastEventId('life1-42')).toEqual({ raw: 'life1-42', epoch: 'life1', seq: 42 });
+    expect(parseLastEventId(' life1-42 ')).toEqual({ raw: 'life1-42', epoch: 'life1', seq: 42 });
+    expect(parseLastEventId('0')).toEqual({ raw: '0', epoch: undefined, seq: 0 });
+    expect(parseLastEventId('42')).toEqual({ raw: '42', epoch: undefined, seq: 42 });
   });
 
   it('treats an absent or empty id as no id', () => {
-    expect(parseEventId(undefined)).toBeUndefined();
-    expect(parseEventId('')).toBeUndefined();
+    expect(parseLastEventId(undefined)).toBeUndefined();
+    expect(parseLastEventId('')).toBeUndefined();
   });
 
   it.each(['-1', '1.5', '1e3', 'abc', '0x10', '99999999999999999', '12\n', '\u0000', 'Life-1', 'life1-0', 'life1-', '-life1-3', `${'a'.repeat(33)}-1`])(
     'rejects %j',
     (raw) => {
-      expect(parseEventId(raw)).toBeNull();
+      expect(parseLastEventId(raw)).toBeNull();
     },
   );
 });
