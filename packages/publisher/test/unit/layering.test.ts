@@ -36,7 +36,7 @@ describe('the layering rule (eslint.config.js)', () => {
   });
 
   it.each([
-    ['packages/publisher/src/log/fixture.ts', "import type { LoggedElement } from '../render/render-element.js';"],
+    ['packages/publisher/src/log/fixture.ts', "import type { LoggedElement } from '../model/stream-element.js';"],
     ['packages/publisher/src/http/routes/fixture.ts', "import { StreamHub } from '../../publish/stream-hub.js';"],
     ['packages/publisher/src/publish/fixture.ts', "import { PublisherError } from '../errors.js';"],
     ['packages/publisher/src/config/fixture.ts', "import { ABSOLUTE_IRI } from '../model/vocabulary.js';"],
