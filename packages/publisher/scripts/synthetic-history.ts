@@ -1,6 +1,6 @@
 /**
  * A data directory filled with `total` demo-size elements, for measurements of a long history:
- * 100 rendered demo elements whose frames are reused with their own ids, IRIs and times (rendering
+ * 100 rendered demo elements whose documents are reused with their own ids, IRIs and times (rendering
  * 100 000 elements would take minutes; their size and compression are the demo stream's).
  */
 import { mkdtempSync } from 'node:fs';
