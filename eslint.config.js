@@ -9,8 +9,9 @@ import tseslint from 'typescript-eslint';
  * checked; `test/layering.test.ts` proves a backward import fails.
  *
  * Publisher: model (the vocabulary and element types every layer speaks) ← config ← source ←
- * render ← log (it stores rendered bytes) ← publish ← http ← composition (publisher.ts,
- * cluster.ts, server.ts, cli.ts, index.ts); errors.ts and clock-and-logger.ts are leaves any layer may use.
+ * render ← log (it stores render's documents, typed in model, and imports nothing from render) ←
+ * publish ← http ← composition (publisher.ts, cluster.ts, server.ts, cli.ts, index.ts);
+ * errors.ts and clock-and-logger.ts are leaves any layer may use.
  * Client: transport ← decode ← latency ← subscribe.ts ← window ← query ← cli.ts, index.ts, live.ts.
  *
  * Packages: `@rdf-stream/protocol` (the facts of the HTTP protocol) imports nothing from outside

@@ -15,6 +15,6 @@ const jsonLd = new JsonLdWriter(loadBundledContext().document, 'http://127.0.0.1
 const rendered = renderElement(goldenElement(), jsonLd);
 for (const format of formatNames) {
   const file = new URL(`../../../ontologies/examples/parking-element.${formats[format].extension}`, import.meta.url);
-  writeFileSync(file, rendered.bodies[format]);
+  writeFileSync(file, rendered.documents[format]);
   console.log(`wrote ${file.pathname}`);
 }

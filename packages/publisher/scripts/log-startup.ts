@@ -2,7 +2,7 @@
  * Start-up with a long history: fills a data directory with `--elements` demo-size elements
  * (100 000 by default, about a week of the demo stream), then starts the publisher CLI on it and
  * on an empty one, and reports the time to "publishing", the RSS once started, and the data
- * directory's size. The elements are synthetic: 100 rendered demo elements whose frames are
+ * directory's size. The elements are synthetic: 100 rendered demo elements whose documents are
  * reused with their own ids, so that building the history takes seconds, not minutes.
  *
  *   cd packages/publisher && ../../node_modules/.bin/tsx scripts/log-startup.ts --elements 100000

@@ -1,6 +1,6 @@
 /**
  * A data directory filled with `total` demo-size elements, for measurements of a long history:
- * 100 rendered demo elements whose frames are reused with their own ids, IRIs and times (rendering
+ * 100 rendered demo elements whose documents are reused with their own ids, IRIs and times (rendering
  * 100 000 elements would take minutes; their size and compression are the demo stream's).
  */
 import { mkdtempSync } from 'node:fs';
@@ -43,16 +43,16 @@ export async function syntheticHistory(total: number, base: string, pageElements
   const element = (seq: number): LoggedElement => {
     const template = templates[seq % templates.length]!;
     const generatedAt = new Date(startMs + seq * 5_000);
-    const frames = Object.fromEntries(
+    const documents = Object.fromEntries(
       formatNames.map((format) => {
-        const frame = template.frames[format].toString('utf8');
+        const document = template.documents[format].toString('utf8');
         // The template's own id and IRI become this element's.
         const templateId = elementId(log.epoch, (seq % templates.length) + 1);
-        const text = frame.replace(new RegExp(`${templateId}(?=[>#"\\n])`, 'g'), elementId(log.epoch, seq));
+        const text = document.replace(new RegExp(`${templateId}(?=[>#"])`, 'g'), elementId(log.epoch, seq));
         return [format, Buffer.from(text.replaceAll(template.generatedAt.toISOString(), generatedAt.toISOString()))];
       }),
-    ) as LoggedElement['frames'];
-    return { streamId: 'parking', seq, graph: elementGraphIri(base, 'parking', log.epoch, seq), generatedAt, frames };
+    ) as LoggedElement['documents'];
+    return { streamId: 'parking', epoch: log.epoch, seq, graph: elementGraphIri(base, 'parking', log.epoch, seq), generatedAt, documents };
   };
 
   const filling = Date.now();

@@ -255,7 +255,7 @@ const mapValues = <T, U>(record: Readonly<Record<string, T>>, map: (value: T) =>
   Object.fromEntries(Object.entries(record).map(([key, value]) => [key, map(value)]));
 
 function revivedElement(element: LoggedElement): LoggedElement {
-  return { ...element, frames: mapValues(element.frames, asBuffer) as LoggedElement['frames'] };
+  return { ...element, documents: mapValues(element.documents, asBuffer) as LoggedElement['documents'] };
 }
 
 function revivedLatest(latest: LatestElement): LatestElement {

@@ -1,4 +1,4 @@
-import type { IdempotencyStamp, LoggedElement } from '../render/render-element.js';
+import type { IdempotencyStamp, LoggedElement } from '../model/stream-element.js';
 
 /** A retained element that an ingest request with an `Idempotency-Key` created. */
 export interface StampedElement {

@@ -6,11 +6,12 @@ import { promisify } from 'node:util';
 import { deflateRaw, inflateRaw } from 'node:zlib';
 import { LRUCache } from 'lru-cache';
 import type { FormatName } from '@rdf-stream/protocol';
-import type { LoggedElement } from '../render/render-element.js';
+import type { LoggedElement } from '../model/stream-element.js';
 import { type EventLog, LogAppendError, LogOpenError, type RetentionPolicy, type StampedElement } from './event-log.js';
-import { type LogMeta, openLogMeta, syncDirectory } from './log-directory.js';
+import { LOG_FORMAT_VERSION, type LogMeta, openLogMeta, syncDirectory } from './log-directory.js';
 import { oldestRetainedByCount, pageFirstSeq, pageLastSeq, pageOf } from './log-pages.js';
-import { decodeRecord, encodeRecord, framesPayload, payloadFrames, type RecordFields } from './log-record.js';
+import { decodeRecord, documentsPayload, encodeRecord, type RecordFields, splitPayload } from './log-record.js';
+import { finishUpgrade, upgradeLog } from './log-upgrade.js';
 import type { Logger } from '../clock-and-logger.js';
 
 const deflate = promisify(deflateRaw);
@@ -24,7 +25,7 @@ export interface FileEventLogOptions {
   /** Elements per page and segment file, for a log created now (an existing log keeps its own). */
   readonly pageElements: number;
   readonly retention: RetentionPolicy;
-  /** Decoded elements kept in memory for readers (bytes of frames). */
+  /** Decoded elements kept in memory for readers (bytes of documents). */
   readonly cacheBytes: number;
   /** Least milliseconds between two syncs; appends made meanwhile share the next one. */
   readonly syncIntervalMs: number;
@@ -58,8 +59,8 @@ interface TailSegment {
 
 const SEGMENT_SUFFIX = '.seg';
 const segmentName = (page: number) => `${String(page).padStart(12, '0')}${SEGMENT_SUFFIX}`;
-const frameBytes = (element: LoggedElement) =>
-  Object.values(element.frames).reduce((sum, frame) => sum + frame.length, 0) + element.graph.length + 64;
+const documentBytes = (element: LoggedElement) =>
+  Object.values(element.documents).reduce((sum, document) => sum + document.length, 0) + element.graph.length + 64;
 
 /**
  * A stream's durable log: append-only segment files, one per page of `pageElements` elements
@@ -103,7 +104,7 @@ export class FileEventLog implements EventLog {
     this.#oldestPage = oldestPage;
     this.#cache = new LRUCache<number, LoggedElement>({
       maxSize: Math.max(1, options.cacheBytes),
-      sizeCalculation: (element) => Math.max(1, frameBytes(element)),
+      sizeCalculation: (element) => Math.max(1, documentBytes(element)),
     });
   }
 
@@ -113,12 +114,15 @@ export class FileEventLog implements EventLog {
    */
   static async open(options: FileEventLogOptions): Promise<FileEventLog> {
     const replica = options.role === 'replica';
-    const { meta, created } = openLogMeta(
-      options.directory,
-      replica ? undefined : { pageElements: options.pageElements, formats: options.formats },
-    );
+    const opened = openLogMeta(options.directory, replica ? undefined : { pageElements: options.pageElements, formats: options.formats });
+    const { created } = opened;
+    let { meta } = opened;
     const missing = options.formats.filter((format) => !meta.formats.includes(format));
-    if (missing.length > 0) throw new LogOpenError(`${options.directory}: the log has no ${missing.join(', ')} frames (written by an older publisher)`);
+    if (missing.length > 0) throw new LogOpenError(`${options.directory}: the log has no ${missing.join(', ')} documents (written by an older publisher)`);
+    if (!replica) {
+      if (meta.version < LOG_FORMAT_VERSION) meta = await upgradeLog(options.directory, meta, options.logger);
+      else await finishUpgrade(options.directory);
+    }
     if (!created && meta.pageElements !== options.pageElements) {
       options.logger.warn(
         { directory: options.directory, pageElements: meta.pageElements, configured: options.pageElements },
@@ -169,7 +173,7 @@ export class FileEventLog implements EventLog {
     if (element.seq !== this.#nextSeq) {
       return Promise.reject(new RangeError(`Expected sequence number ${this.#nextSeq}, got ${element.seq}`));
     }
-    const bytes = frameBytes(element);
+    const bytes = documentBytes(element);
     if (this.#pendingBytes + bytes > this.#options.maxPendingBytes && this.#pending.length > 0) {
       return Promise.reject(
         new LogAppendError(`${this.#pendingBytes} bytes are already waiting to be written (maxPendingBytes)`, 'EBACKLOG'),
@@ -177,7 +181,7 @@ export class FileEventLog implements EventLog {
     }
     this.#nextSeq++;
     return new Promise<void>((resolve, reject) => {
-      const record = deflate(framesPayload(element, this.#formats)).then((payload) =>
+      const record = deflate(documentsPayload(element, this.#formats)).then((payload) =>
         encodeRecord({ seq: element.seq, generatedAtMs: element.generatedAt.getTime(), graph: element.graph, idempotency: element.idempotency, payload }),
       );
       // Awaited in the flush; a failure there rejects the append.
@@ -426,19 +430,20 @@ export class FileEventLog implements EventLog {
         problem = `sequence number ${fields.seq} where ${expected} was expected`;
         break;
       }
-      let frames: Record<FormatName, Buffer>;
+      let documents: Record<FormatName, Buffer>;
       try {
-        frames = payloadFrames(await inflate(fields.payload), this.#formats);
+        documents = splitPayload(await inflate(fields.payload), this.#formats);
       } catch (error) {
         problem = `payload: ${(error as Error).message}`;
         break;
       }
       elements.push({
         streamId: this.#options.streamId,
+        epoch: this.epoch,
         seq: fields.seq,
         graph: fields.graph,
         generatedAt: new Date(fields.generatedAtMs),
-        frames: Object.freeze(frames),
+        documents: Object.freeze(documents),
         ...(fields.idempotency === undefined ? {} : { idempotency: fields.idempotency }),
       });
       offset += decoded.bytes;

@@ -6,15 +6,16 @@ import { EPOCH } from '@rdf-stream/protocol';
 import { LogOpenError } from './event-log.js';
 
 /**
- * The on-disk format this code reads and writes; another one stops start-up. Version 2 records
- * may carry an ingest request's `Idempotency-Key` (see log-record.ts); version 1 logs hold none
- * and read unchanged: a writer opening one marks it version 2 before it appends (a publisher
- * that reads only version 1 then refuses it, instead of cutting a keyed record as torn).
+ * The on-disk format this code reads and writes; another one stops start-up. Version 3 records
+ * hold each format's document (see log-record.ts). Versions 1 and 2 held SSE frames instead (2
+ * added an ingest request's `Idempotency-Key`): a writer opening such a log upgrades it to
+ * version 3 first (`log-upgrade.ts`); a replica refuses it, since only the writer rewrites
+ * files. A publisher that reads only version 2 refuses an upgraded log.
  */
 export const LOG_FORMAT = 'rdf-stream-log';
-export const LOG_FORMAT_VERSION = 2;
-/** Versions this code reads. */
-const READABLE_VERSIONS: readonly number[] = [1, 2];
+export const LOG_FORMAT_VERSION = 3;
+/** Older versions a writer upgrades when it opens them. */
+export const UPGRADABLE_VERSIONS: readonly number[] = [1, 2];
 
 /** What `log.json` says of a log: written once, when the log is created. */
 export interface LogMeta {
@@ -22,7 +23,7 @@ export interface LogMeta {
   readonly version: number;
   readonly epoch: string;
   readonly pageElements: number;
-  /** The order of the frames in each record's payload. */
+  /** The order of the documents in each record's payload. */
   readonly formats: readonly string[];
   readonly createdAt: string;
 }
@@ -38,7 +39,8 @@ const describe = (error: unknown) => (error as NodeJS.ErrnoException).code ?? (e
 /**
  * Reads `log.json` of the log in `directory`, creating the directory and the file if the log is
  * new (`create`). Throws `LogOpenError` for a directory that cannot be created or written, or a
- * log of another format or version.
+ * log of another format or version. A writer (`create`) is handed a version 1 or 2 log as it is,
+ * to upgrade it (`upgradeLog`); a replica is refused one.
  */
 export function openLogMeta(
   directory: string,
@@ -55,8 +57,12 @@ export function openLogMeta(
   }
   if (text !== undefined) {
     const meta = parseMeta(file, text);
-    if (create === undefined || meta.version === LOG_FORMAT_VERSION) return { meta, created: false };
-    return { meta: upgrade(file, meta), created: false };
+    if (meta.version !== LOG_FORMAT_VERSION && create === undefined) {
+      throw new LogOpenError(
+        `${file} has format version ${meta.version}; a cluster worker reads version ${LOG_FORMAT_VERSION} only (the writer upgrades the log when it opens it)`,
+      );
+    }
+    return { meta, created: false };
   }
   if (create === undefined) throw new LogOpenError(`no log in ${directory} (log.json is missing)`);
   const meta: LogMeta = {
@@ -76,17 +82,6 @@ export function openLogMeta(
   return { meta, created: true };
 }
 
-/** Marks an older log as the current version (its records read unchanged), durably. */
-function upgrade(file: string, meta: LogMeta): LogMeta {
-  const upgraded: LogMeta = { ...meta, version: LOG_FORMAT_VERSION };
-  try {
-    writeDurably(file, `${JSON.stringify(upgraded, null, 2)}\n`);
-  } catch (error) {
-    throw new LogOpenError(`cannot upgrade ${file} to format version ${LOG_FORMAT_VERSION}: ${describe(error)}`);
-  }
-  return upgraded;
-}
-
 function parseMeta(file: string, text: string): LogMeta {
   let meta: Partial<LogMeta>;
   try {
@@ -95,9 +90,9 @@ function parseMeta(file: string, text: string): LogMeta {
     throw new LogOpenError(`${file} is not JSON: not a log of this publisher`);
   }
   if (meta.format !== LOG_FORMAT) throw new LogOpenError(`${file} is not a log of this publisher (format ${String(meta.format)})`);
-  if (!READABLE_VERSIONS.includes(meta.version as number)) {
+  if (meta.version !== LOG_FORMAT_VERSION && !UPGRADABLE_VERSIONS.includes(meta.version as number)) {
     throw new LogOpenError(
-      `${file} has format version ${String(meta.version)}; this publisher reads versions ${READABLE_VERSIONS.join(' and ')}. Use the publisher that wrote it, or another --data-dir`,
+      `${file} has format version ${String(meta.version)}; this publisher reads version ${LOG_FORMAT_VERSION} and upgrades versions ${UPGRADABLE_VERSIONS.join(' and ')}. Use the publisher that wrote it, or another --data-dir`,
     );
   }
   const valid =

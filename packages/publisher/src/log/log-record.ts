@@ -1,24 +1,29 @@
 import { crc32 } from 'node:zlib';
 import type { FormatName } from '@rdf-stream/protocol';
-import type { IdempotencyStamp, LoggedElement } from '../render/render-element.js';
+import type { IdempotencyStamp, LoggedElement } from '../model/stream-element.js';
 
 /**
- * One element on disk (log format version 2):
+ * One element on disk (log format version 3):
  *
  * ```
  * u32 LE  body length
  * u32 LE  CRC-32 of the body
  * body:   f64 LE seq · f64 LE generatedAt (ms) · u16 LE flags and graph length · graph (UTF-8)
  *         · if flagged KEYED: u8 key length · key (ASCII) · u8 fingerprint length · fingerprint (ASCII)
- *         · deflated payload: for each format of the log, u32 LE length · SSE frame bytes
+ *         · deflated payload: for each format of the log, u32 LE length · document bytes
  * ```
  *
- * The frames are stored as rendered (compressed together: the five formats of a demo element,
- * 47 kB, deflate to about 1.8 kB), so that no reader ever renders an element again. The key is
- * the ingest request's `Idempotency-Key` with the fingerprint of its body, stored with the
- * element in the same write, so that a retry after a crash finds it; it is outside the deflated
- * payload, so that start-up reads keys without inflating anything. Version 1 records are
- * version 2 records without the flag (graphs were never 32 KiB long): they read unchanged.
+ * The documents are stored as rendered (compressed together: the five documents of the golden
+ * test element, 12 kB, deflate to 0.83 kB), so that no reader ever renders an element again;
+ * the wire forms (SSE frames, WebSocket messages) are made from them on first use, so that a
+ * change of framing is no change of the log. The key is the ingest request's `Idempotency-Key`
+ * with the fingerprint of its body, stored with the element in the same write, so that a retry
+ * after a crash finds it; it is outside the deflated payload, so that start-up reads keys
+ * without inflating anything.
+ *
+ * Versions 1 and 2 had the same records with each format's SSE frame in the payload instead of
+ * its document (version 1 without the KEYED flag: graphs were never 32 KiB long); a writer
+ * upgrades such a log when it opens it (`log-upgrade.ts`).
  */
 export const RECORD_HEADER_BYTES = 8;
 const FIXED_BODY_BYTES = 8 + 8 + 2;
@@ -39,32 +44,39 @@ export interface RecordFields {
   readonly payload: Buffer;
 }
 
-/** The frames of every format, concatenated with their lengths, ready to be compressed. */
-export function framesPayload(element: Pick<LoggedElement, 'frames'>, formats: readonly FormatName[]): Buffer {
-  const parts: Buffer[] = [];
-  for (const format of formats) {
-    const frame = element.frames[format];
-    const length = Buffer.allocUnsafe(4);
-    length.writeUInt32LE(frame.length);
-    parts.push(length, frame);
-  }
-  return Buffer.concat(parts);
+/** The documents of every format, concatenated with their lengths, ready to be compressed. */
+export function documentsPayload(element: Pick<LoggedElement, 'documents'>, formats: readonly FormatName[]): Buffer {
+  return joinPayload(formats.map((format) => element.documents[format]));
 }
 
-/** Splits a decompressed payload back into frames; throws on a payload that does not add up. */
-export function payloadFrames(payload: Buffer, formats: readonly FormatName[]): Record<FormatName, Buffer> {
-  const frames = {} as Record<FormatName, Buffer>;
+/** `parts` concatenated, each after its u32 LE length: a record's payload, uncompressed. */
+export function joinPayload(parts: readonly Buffer[]): Buffer {
+  const pieces: Buffer[] = [];
+  for (const part of parts) {
+    const length = Buffer.allocUnsafe(4);
+    length.writeUInt32LE(part.length);
+    pieces.push(length, part);
+  }
+  return Buffer.concat(pieces);
+}
+
+/**
+ * Splits a decompressed payload back into one part per format (documents; frames in a version
+ * 1 or 2 record); throws on a payload that does not add up.
+ */
+export function splitPayload(payload: Buffer, formats: readonly FormatName[]): Record<FormatName, Buffer> {
+  const parts = {} as Record<FormatName, Buffer>;
   let offset = 0;
   for (const format of formats) {
     if (offset + 4 > payload.length) throw new RangeError('record payload too short');
     const length = payload.readUInt32LE(offset);
     offset += 4;
-    if (offset + length > payload.length) throw new RangeError('record frame too long');
-    frames[format] = payload.subarray(offset, offset + length);
+    if (offset + length > payload.length) throw new RangeError('record part too long');
+    parts[format] = payload.subarray(offset, offset + length);
     offset += length;
   }
   if (offset !== payload.length) throw new RangeError('record payload has trailing bytes');
-  return frames;
+  return parts;
 }
 
 export function encodeRecord(fields: RecordFields): Buffer {

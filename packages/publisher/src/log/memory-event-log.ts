@@ -1,4 +1,4 @@
-import type { LoggedElement } from '../render/render-element.js';
+import type { LoggedElement } from '../model/stream-element.js';
 import type { EventLog, LogAppendError, RetentionPolicy, StampedElement } from './event-log.js';
 import { newEpoch } from './log-directory.js';
 import { oldestRetainedByCount, pageFirstSeq, pageLastSeq, pageOf } from './log-pages.js';

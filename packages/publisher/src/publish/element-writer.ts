@@ -5,7 +5,7 @@ import { elementQuads, elementQuadsFromTriples, type Observation } from '../mode
 import { skolemise } from '../model/skolemise.js';
 import { elementGraphIri, type StreamElement } from '../model/stream-element.js';
 import type { JsonLdWriter } from '../render/jsonld-writer.js';
-import { type IdempotencyStamp, type LoggedElement, renderFrames } from '../render/render-element.js';
+import { type IdempotencyStamp, type LoggedElement, renderElement } from '../render/render-element.js';
 import type { StreamMetrics } from './stream-metrics.js';
 
 export interface ElementWriterOptions {
@@ -63,7 +63,7 @@ export class ElementWriter {
       const seq = log.nextSeq;
       const graph = elementGraphIri(baseUrl, streamId, log.epoch, seq);
       const element: StreamElement = { streamId, epoch: log.epoch, seq, graph, generatedAt, quads: quadsOf(graph) };
-      logged = renderFrames(element, jsonLd);
+      logged = renderElement(element, jsonLd);
       if (idempotency !== undefined) logged = { ...logged, idempotency };
     } catch (error) {
       return Promise.reject(error);

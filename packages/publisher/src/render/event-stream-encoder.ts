@@ -1,6 +1,7 @@
 import type { FormatName } from '@rdf-stream/protocol';
 import { GZIP_HEADER, type GzipFragment, gzipFragment, GzipTrail } from './gzip-fragment.js';
 import type { LoggedElement } from './render-element.js';
+import { elementSseFrame } from './sse-frame.js';
 
 /**
  * How an event stream travels: as written, or gzip-compressed (`Content-Encoding: gzip`, which
@@ -31,18 +32,19 @@ export const wireBytes = (frame: WireFrame): Buffer => (Buffer.isBuffer(frame) ?
 const fragments = new WeakMap<LoggedElement, Partial<Record<FormatName, GzipFragment>>>();
 
 /**
- * An element's SSE frame in `format` and `encoding`. Its gzip fragment is made once per element
- * and format, when a gzip subscriber first needs it, and lives as long as the element object
- * (the log's cache holds the recent ones): a broadcast compresses once, not per subscriber.
+ * An element's SSE frame in `format` and `encoding`. The frame (`elementSseFrame`) and its gzip
+ * fragment are each made once per element and format, when a subscriber first needs them, and
+ * live as long as the element object (the log's cache holds the recent ones): a broadcast
+ * frames and compresses once, not per subscriber.
  */
 export function elementFrame(element: LoggedElement, format: FormatName, encoding: SseEncoding): WireFrame {
-  if (encoding === 'identity') return element.frames[format];
+  if (encoding === 'identity') return elementSseFrame(element, format);
   let byFormat = fragments.get(element);
   if (byFormat === undefined) {
     byFormat = {};
     fragments.set(element, byFormat);
   }
-  return (byFormat[format] ??= gzipFragment(element.frames[format]));
+  return (byFormat[format] ??= gzipFragment(elementSseFrame(element, format)));
 }
 
 /** HTTP/1.1 chunked framing of shared bytes, made once per Buffer (`chunkFramed`). */

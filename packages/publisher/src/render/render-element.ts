@@ -1,23 +1,12 @@
 import type { Quad } from '@rdfjs/types';
 import { DataFactory, Writer } from 'n3';
-import { elementId, type FormatName, formatNames } from '@rdf-stream/protocol';
-import { type StreamElement } from '../model/stream-element.js';
+import { type FormatName, formatNames } from '@rdf-stream/protocol';
+import type { RenderedElement, StreamElement } from '../model/stream-element.js';
 import { turtlePrefixes } from '../model/vocabulary.js';
 import { formats } from './output-formats.js';
 import type { JsonLdWriter } from './jsonld-writer.js';
-import { sseFrame, trimFinalNewline } from './sse-frame.js';
 
-/** An element rendered once per format: the bytes every request and subscriber reuses. */
-export interface RenderedElement {
-  readonly streamId: string;
-  readonly seq: number;
-  readonly graph: string;
-  readonly generatedAt: Date;
-  /** Document bodies (for `/latest`). */
-  readonly bodies: Readonly<Record<FormatName, Buffer>>;
-  /** Complete SSE messages (`id:` + `data:` lines), ready to be written to any subscriber. */
-  readonly frames: Readonly<Record<FormatName, Buffer>>;
-}
+export type { IdempotencyStamp, LoggedElement, RenderedElement } from '../model/stream-element.js';
 
 /** Serialises quads in one of the n3-supported formats (everything but JSON-LD). */
 export function writeRdf(
@@ -41,53 +30,21 @@ export function writeRdf(
 }
 
 /**
- * Renders an element in every format, once. Formats without graphs (Turtle, N-Triples) carry
- * the graph's triples in the default graph next to the `prov:generatedAtTime` triple.
+ * Renders an element in every format, once: the documents the log keeps, from which every
+ * representation is made. Formats without graphs (Turtle, N-Triples) carry the graph's triples
+ * in the default graph next to the `prov:generatedAtTime` triple.
  */
 export function renderElement(element: StreamElement, jsonLd: JsonLdWriter): RenderedElement {
-  return render(element, jsonLd, true);
-}
-
-/**
- * Renders an element's SSE frames only: what the log keeps, and every document is rebuilt from
- * them (`frameDocument`), so the writer need not build the bodies too.
- */
-export function renderFrames(element: StreamElement, jsonLd: JsonLdWriter): LoggedElement {
-  const { bodies: _bodies, ...logged } = render(element, jsonLd, false);
-  return logged;
-}
-
-function render(element: StreamElement, jsonLd: JsonLdWriter, withBodies: boolean): RenderedElement {
-  const bodies = {} as Record<FormatName, Buffer>;
-  const frames = {} as Record<FormatName, Buffer>;
+  const documents = {} as Record<FormatName, Buffer>;
   for (const format of formatNames) {
-    const text = format === 'jsonld' ? jsonLd.write(element.quads) : writeRdf(element.quads, format);
-    if (withBodies) bodies[format] = Buffer.from(text);
-    frames[format] = Buffer.from(sseFrame({ id: elementId(element.epoch, element.seq), data: trimFinalNewline(text) }));
+    documents[format] = Buffer.from(format === 'jsonld' ? jsonLd.write(element.quads) : writeRdf(element.quads, format));
   }
   return {
     streamId: element.streamId,
+    epoch: element.epoch,
     seq: element.seq,
     graph: element.graph,
     generatedAt: element.generatedAt,
-    bodies: Object.freeze(bodies),
-    frames: Object.freeze(frames),
+    documents: Object.freeze(documents),
   };
 }
-
-/**
- * An ingest request's `Idempotency-Key` and the fingerprint of what it sent (format and body),
- * kept with the element it created, so that a retry finds its element after a restart.
- */
-export interface IdempotencyStamp {
-  /** 1–255 visible ASCII characters. */
-  readonly key: string;
-  /** At most 255 ASCII characters (a base64url SHA-256). */
-  readonly fingerprint: string;
-}
-
-/**
- * What the log keeps of an element: its SSE frames, for replay (the bodies only serve
- * `/latest`), and the idempotency key of the ingest request that created it, if it sent one.
- */
-export type LoggedElement = Omit<RenderedElement, 'bodies'> & { readonly idempotency?: IdempotencyStamp | undefined };

@@ -1,3 +1,6 @@
+import { elementId, type FormatName } from '@rdf-stream/protocol';
+import type { RenderedElement } from '../model/stream-element.js';
+
 /** A Server-Sent Events message (WHATWG HTML §9.2). */
 export interface SseMessage {
   readonly id?: string | number;
@@ -43,12 +46,24 @@ function field(name: string, value: string): string {
 /** Turtle and the other line-based formats end with a newline; SSE data need not repeat it. */
 export const trimFinalNewline = (text: string) => text.replace(/(?:\r\n|\r|\n)$/, '');
 
+/** An element's SSE data payload in `format`: its document, without the final newline. */
+export const elementData = (element: RenderedElement, format: FormatName): string =>
+  trimFinalNewline(element.documents[format].toString('utf8'));
+
+/** Each element's SSE frames by format, made on first use and dropped with the element. */
+const framesByElement = new WeakMap<RenderedElement, Partial<Record<FormatName, Buffer>>>();
+
 /**
- * The document an element's SSE frame carries: its `data:` lines joined again, with the final
- * newline `trimFinalNewline` took off when `endsWithNewline` (every format but JSON-LD).
+ * An element's SSE message in `format` (`id: {epoch}-{seq}` and its document as `data:` lines),
+ * made from its document when first needed and kept as long as the element object (the log's
+ * cache holds the recent ones): a broadcast writes one buffer per element and format to every
+ * subscriber, never one per subscriber.
  */
-export function frameDocument(frame: Buffer, endsWithNewline: boolean): string {
-  const lines = frame.toString('utf8').split('\n');
-  const data = lines.filter((line) => line.startsWith('data: ')).map((line) => line.slice('data: '.length));
-  return `${data.join('\n')}${endsWithNewline ? '\n' : ''}`;
+export function elementSseFrame(element: RenderedElement, format: FormatName): Buffer {
+  let byFormat = framesByElement.get(element);
+  if (byFormat === undefined) {
+    byFormat = {};
+    framesByElement.set(element, byFormat);
+  }
+  return (byFormat[format] ??= Buffer.from(sseFrame({ id: elementId(element.epoch, element.seq), data: elementData(element, format) })));
 }

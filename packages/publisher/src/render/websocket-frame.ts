@@ -2,7 +2,7 @@ import { constants, deflateRawSync } from 'node:zlib';
 import { elementId, type FormatName, type Gap, gapEventData, webSocketMessageTypes } from '@rdf-stream/protocol';
 import * as ws from 'ws';
 import type { LoggedElement } from './render-element.js';
-import { frameDocument } from './sse-frame.js';
+import { elementData } from './sse-frame.js';
 
 interface FrameOptions {
   readonly fin: boolean;
@@ -101,7 +101,7 @@ function closeReasonBytes(reason: string): number {
 
 /** An element's message payload: `element {epoch}-{seq}\n` and its SSE data payload. */
 export function elementMessage(element: LoggedElement, epoch: string, format: FormatName): Buffer {
-  return elementDataMessage(elementId(epoch, element.seq), frameDocument(element.frames[format], false));
+  return elementDataMessage(elementId(epoch, element.seq), elementData(element, format));
 }
 
 /** `element {id}\n{data}`: the message of an element whose SSE data payload is `data` (a document, or its RDF Patch). */

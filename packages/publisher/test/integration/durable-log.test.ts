@@ -1,16 +1,18 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
+import { formatNames, mediaTypes } from '@rdf-stream/protocol';
 import { readProblem } from '../support/problem.js';
 import { freePort, startConfiguredPublisher, startPublisher } from '../support/publisher-fixture.js';
 import { openSse } from '../support/sse-client.js';
 import { mountSmallFilesystem } from '../support/small-filesystem.js';
+import { writeVersion2Log } from '../support/version-2-log.js';
 
 const packageDir = fileURLToPath(new URL('../..', import.meta.url));
 /** The publisher as a direct child (not behind tsx's wrapper), so that SIGKILL reaches it. */
@@ -53,6 +55,34 @@ describe('the durable log across restarts', () => {
     const events = await resumed.waitForEvents(3);
     expect(events.map((event) => event.id)).toEqual([`${epoch}-2`, `${epoch}-3`, `${epoch}-4`]);
     expect(resumed.response.headers['stream-gap']).toBeUndefined();
+  });
+
+  it('upgrades a data directory of log format version 2 (SSE frames) at start, keeping the epoch, the elements and their ids', async () => {
+    const dataDir = scratch();
+    const first = await startPublisher(fileLog(dataDir));
+    for (let index = 0; index < 3; index++) await first.push();
+    const elements = await first.hub.log.read(1, 3);
+    const epoch = first.hub.log.epoch;
+    await first.close();
+    // The same elements as a version 2 publisher wrote them.
+    const streamDir = join(dataDir, 'streams', 'parking');
+    rmSync(streamDir, { recursive: true });
+    writeVersion2Log(streamDir, { epoch, pageElements: first.hub.log.pageElements }, elements);
+
+    const second = await startPublisher(fileLog(dataDir));
+    cleanups.push(() => second.close());
+    expect(JSON.parse(readFileSync(join(streamDir, 'log.json'), 'utf8'))).toMatchObject({ version: 3, epoch });
+    expect([second.hub.log.epoch, second.hub.log.latestSeq]).toEqual([epoch, 3]);
+    for (const format of formatNames) {
+      const response = await fetch(`${second.url}/streams/parking/elements/${epoch}-2`, { headers: { accept: mediaTypes[format], 'accept-encoding': 'identity' } });
+      expect(await response.text(), format).toBe(elements[1]!.documents[format].toString());
+    }
+    const resumed = await openSse(`${second.url}/streams/parking/events?format=ntriples`, { 'last-event-id': `${epoch}-1` });
+    cleanups.push(() => resumed.close());
+    const events = await resumed.waitForEvents(2);
+    expect(events.map((event) => [event.id, `${event.data}\n`])).toEqual(
+      elements.slice(1).map((element) => [`${epoch}-${element.seq}`, element.documents.ntriples.toString()]),
+    );
   });
 
   it('a Last-Event-ID from another life of the log (data directory replaced) gets the explicit gap, even once the new log has passed its number', async () => {
@@ -169,11 +199,11 @@ describe('start-up refusals (exit code 2, a clear message)', () => {
     const streamDir = join(dataDir, 'streams', 'parking');
     rmSync(streamDir, { recursive: true, force: true });
     await import('node:fs').then((fs) => fs.mkdirSync(streamDir, { recursive: true }));
-    writeFileSync(join(streamDir, 'log.json'), JSON.stringify({ format: 'rdf-stream-log', version: 3 }));
+    writeFileSync(join(streamDir, 'log.json'), JSON.stringify({ format: 'rdf-stream-log', version: 99 }));
     const { child, output } = await start(['--port', String(await freePort()), '--data-dir', dataDir]);
     const [code] = await once(child, 'exit');
     expect(code).toBe(2);
-    expect(output()).toMatch(/format version 3; this publisher reads versions 1 and 2/);
+    expect(output()).toContain(`${join(streamDir, 'log.json')} has format version 99; this publisher reads version 3 and upgrades versions 1 and 2. Use the publisher that wrote it, or another --data-dir`);
   });
 });
 

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { elementSseFrame } from '../../src/render/sse-frame.js';
 import { type RunningPublisher, startPublisher } from '../support/publisher-fixture.js';
 import { parseRdf } from '../support/rdf.js';
 import { waitUntil } from '../support/wait-until.js';
@@ -39,7 +40,7 @@ async function publish(running: RunningPublisher, count: number): Promise<void> 
 /** The element IRI named by an element's SSE id (`id: {epoch}-{seq}`). */
 async function sseElementIri(running: RunningPublisher, seq: number): Promise<string> {
   const element = await running.hub.log.get(seq);
-  const id = /^id: (.+)$/m.exec(element!.frames.nquads.toString())?.[1];
+  const id = /^id: (.+)$/m.exec(elementSseFrame(element!, 'nquads').toString())?.[1];
   return `${running.hub.definition.iri}/elements/${id}`;
 }
 

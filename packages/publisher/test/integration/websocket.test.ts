@@ -4,7 +4,7 @@ import { WebSocket as UndiciWebSocket } from 'undici';
 import { WebSocket } from 'ws';
 import { afterEach, describe, expect, it } from 'vitest';
 import { formatNames } from '@rdf-stream/protocol';
-import { frameDocument } from '../../src/render/sse-frame.js';
+import { elementData } from '../../src/render/sse-frame.js';
 import { type RunningPublisher, sampleObservations, startPublisher } from '../support/publisher-fixture.js';
 import { elementIds, openSse } from '../support/sse-client.js';
 import { waitUntil } from '../support/wait-until.js';
@@ -222,7 +222,7 @@ describe('permessage-deflate, once per element for every socket', () => {
     for (const messages of decoded) expect(messages.map((message) => message.text)).toEqual(decoded[2]!.map((message) => message.text));
     // The payload is the element's SSE data.
     const logged = (await running.hub.log.get(2))!;
-    expect(decoded[0]![1]!.body).toBe(frameDocument(logged.frames.trig, false));
+    expect(decoded[0]![1]!.body).toBe(elementData(logged, 'trig'));
     // On the wire: the same compressed bytes (RSV1 set) to both, far fewer than uncompressed.
     const [first, second] = compressed.map((client) => Buffer.concat(client.wire));
     expect(first!.equals(second!)).toBe(true);

@@ -55,8 +55,8 @@ export class FakeSink extends EventEmitter implements SubscriberSink {
     this.emit('close');
   }
 
-  /** Ids of the element frames received, in order. */
+  /** Sequence numbers of the element frames received (`id: {seq}` or `id: {epoch}-{seq}`), in order. */
   ids(): number[] {
-    return this.received.flatMap((text) => [...text.matchAll(/^id: (\d+)$/gm)].map((match) => Number(match[1])));
+    return this.received.flatMap((text) => [...text.matchAll(/^id: (?:[a-z0-9]+-)?(\d+)$/gm)].map((match) => Number(match[1])));
   }
 }

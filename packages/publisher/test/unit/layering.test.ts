@@ -48,7 +48,7 @@ describe('the layering rule (eslint.config.js)', () => {
   });
 
   it.each([
-    ['packages/publisher/src/log/fixture.ts', "import type { LoggedElement } from '../render/render-element.js';"],
+    ['packages/publisher/src/log/fixture.ts', "import type { LoggedElement } from '../model/stream-element.js';"],
     ['packages/publisher/src/http/routes/fixture.ts', "import { StreamHub } from '../../publish/stream-hub.js';"],
     ['packages/publisher/src/model/fixture.ts', "import type { Clock, Logger } from '../clock-and-logger.js';"],
     ['packages/publisher/src/publish/fixture.ts', "import { PublisherError } from '../errors.js';"],

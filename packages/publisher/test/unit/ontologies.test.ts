@@ -71,7 +71,7 @@ describe('ontologies/', () => {
 
   it.each(formatNames)('the golden %s example is exactly what the renderer writes', (format) => {
     const rendered = renderElement(goldenElement(), jsonLd);
-    expect(rendered.bodies[format].toString()).toBe(ontologies(`examples/parking-element.${formats[format].extension}`));
+    expect(rendered.documents[format].toString()).toBe(ontologies(`examples/parking-element.${formats[format].extension}`));
   });
 
   it('the golden examples hold the same quads in every format', async () => {

@@ -15,7 +15,6 @@ import { type AppContext, hubOf } from '../app-context.js';
 import { PublisherError } from '../../errors.js';
 import { elementNotModified, entityTag } from '../../render/headers/etag.js';
 import { contentType } from '../../render/output-formats.js';
-import { frameDocument } from '../../render/sse-frame.js';
 import { negotiatedFormat, sendStaticDocument } from '../static-document-reply.js';
 
 /** The catalogue, the stream descriptors (with `Link` headers to every interface) and the JSON-LD context. */
@@ -64,7 +63,7 @@ export function documentsRoute(app: FastifyInstance, context: AppContext): void 
       'last-modified': element.generatedAt.toUTCString(),
     });
     if (elementNotModified(request.headers, log.epoch, seq, format, element.generatedAt.getTime())) return reply.code(304).send();
-    return reply.header('content-type', contentType(format)).send(frameDocument(element.frames[format], format !== 'jsonld'));
+    return reply.header('content-type', contentType(format)).send(element.documents[format]);
   });
 
   app.get(CONTEXT_PATH, (_request, reply) =>

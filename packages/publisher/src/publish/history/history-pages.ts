@@ -6,7 +6,6 @@ import { pageFirstSeq, pageLastSeq, pageOf } from '../../log/log-pages.js';
 import { ns, prov, rdf, rdfStream, turtlePrefixes, xsd } from '../../model/vocabulary.js';
 import type { JsonLdWriter } from '../../render/jsonld-writer.js';
 import { type LoggedElement, writeRdf } from '../../render/render-element.js';
-import { frameDocument } from '../../render/sse-frame.js';
 import type { StreamDefinition } from '../stream-hub.js';
 
 /**
@@ -194,7 +193,7 @@ export function historyPageQuads(
 
 /**
  * A history document: the node's own `quads`, then each element's document as the log keeps
- * it (its SSE frame), so that a page costs no re-serialisation of its members. Turtle and TriG
+ * it, so that a page costs no re-serialisation of its members. Turtle and TriG
  * allow `@prefix` again anywhere, and the line formats concatenate; JSON-LD puts the header's
  * nodes and each element's top node in one `@graph`, where an element's own `@graph` stays its
  * named graph.
@@ -220,12 +219,14 @@ function topNodes(document: JsonObject): unknown[] {
 
 /**
  * An element's document in `format`. Blank node labels are scoped to a document: an element
- * holding blank nodes (an ingested one) is written again with labels of its own, `e{seq}_…`,
- * so that two elements' `_:b0` stay two nodes on one page.
+ * holding blank nodes is written again with labels of its own, `e{seq}_…`, so that two
+ * elements' `_:b0` stay two nodes on one page. Elements written since ingest skolemises blank
+ * nodes hold none (their N-Quads have no `_:` outside literals, and a literal that has one only
+ * costs a needless rewrite); a log kept from before may still hold such elements.
  */
 function elementDocument(element: LoggedElement, format: FormatName, jsonLd: JsonLdWriter): string {
-  const nquads = frameDocument(element.frames.nquads, true);
-  if (!nquads.includes('_:')) return frameDocument(element.frames[format], format !== 'jsonld');
+  if (!element.documents.nquads.includes('_:')) return element.documents[format].toString('utf8');
+  const nquads = element.documents.nquads.toString('utf8');
   const quads = new Parser({ format: 'application/n-quads', blankNodePrefix: `e${element.seq}_` }).parse(nquads);
   return format === 'jsonld' ? jsonLd.write(quads) : writeRdf(quads, format, turtlePrefixes);
 }

@@ -2,7 +2,6 @@ import { type FormatName, formatNames } from '@rdf-stream/protocol';
 import { compressOnce, type EncodedBodies, type Encoding, encodings } from '../../render/compress.js';
 import { entityTag } from '../../render/headers/etag.js';
 import type { LoggedElement } from '../../render/render-element.js';
-import { frameDocument } from '../../render/sse-frame.js';
 import type { LongPollWaiters } from './long-poll-waiters.js';
 
 /** The latest element in every format and content coding, with its validators. */
@@ -17,8 +16,9 @@ export interface LatestElement {
 }
 
 /**
- * Builds `/latest`'s representations of a logged element: each format's document (the data of
- * its SSE frame, not a new serialisation) compressed once per content coding, on the thread pool.
+ * Builds `/latest`'s representations of a logged element: each format's document (made from the
+ * documents the log keeps, not a new serialisation) compressed once per content coding, on the
+ * thread pool.
  */
 export async function latestElement(element: LoggedElement, epoch: string, onError: (error: unknown) => void): Promise<LatestElement> {
   let compressed = true;
@@ -52,16 +52,16 @@ export async function latestElement(element: LoggedElement, epoch: string, onErr
  * triples in the default graph already. Formats with graphs carry the element (its named graph
  * and `prov:generatedAtTime`, as SSE and `/elements/{id}` do) **and** the same triples in the
  * default graph, so that a plain SPARQL query over `/latest` (Comunica with default settings,
- * which asks for N-Quads) sees the observations. Built from the frames: concatenating the
+ * which asks for N-Quads) sees the observations. Built from the logged documents: concatenating the
  * graph-less document is valid N-Quads and TriG; JSON-LD gets the observations at top level
  * beside the element's named-graph node.
  */
 export function latestDocument(element: LoggedElement, format: FormatName): Buffer {
-  const documentOf = (name: FormatName) => frameDocument(element.frames[name], name !== 'jsonld');
-  if (format === 'nquads') return Buffer.from(documentOf('ntriples') + documentOf('nquads'));
-  if (format === 'trig') return Buffer.from(documentOf('turtle') + documentOf('trig'));
-  if (format !== 'jsonld') return Buffer.from(documentOf(format));
-  const { '@context': context, ...node } = JSON.parse(documentOf('jsonld')) as Record<string, unknown>;
+  const { documents } = element;
+  if (format === 'nquads') return Buffer.concat([documents.ntriples, documents.nquads]);
+  if (format === 'trig') return Buffer.concat([documents.turtle, documents.trig]);
+  if (format !== 'jsonld') return documents[format];
+  const { '@context': context, ...node } = JSON.parse(documents.jsonld.toString('utf8')) as Record<string, unknown>;
   const observations = Array.isArray(node['@graph']) ? (node['@graph'] as unknown[]) : [];
   return Buffer.from(JSON.stringify({ '@context': context, '@graph': [...observations, node] }));
 }

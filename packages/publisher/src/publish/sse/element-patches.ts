@@ -4,7 +4,7 @@ import type { SseEncoding, WireFrame } from '../../render/event-stream-encoder.j
 import { type GzipFragment, gzipFragment } from '../../render/gzip-fragment.js';
 import { diffTriples, type TripleSet, tripleSetOf, writeRdfPatch } from '../../render/rdf-patch.js';
 import type { LoggedElement } from '../../render/render-element.js';
-import { frameDocument, sseFrame, trimFinalNewline } from '../../render/sse-frame.js';
+import { sseFrame, trimFinalNewline } from '../../render/sse-frame.js';
 import { elementDataMessage, messageFrames, type WebSocketFrames } from '../../render/websocket-frame.js';
 
 /**
@@ -34,11 +34,11 @@ interface PatchFrame {
 const tripleSets = new WeakMap<LoggedElement, TripleSet>();
 const patchFrames = new WeakMap<LoggedElement, PatchFrame>();
 
-/** The triples `/latest` serves for `element`: its N-Triples frame, parsed once. */
+/** The triples `/latest` serves for `element`: its N-Triples document, parsed once. */
 function triplesOf(element: LoggedElement): TripleSet {
   let triples = tripleSets.get(element);
   if (triples === undefined) {
-    triples = tripleSetOf(frameDocument(element.frames.ntriples, true));
+    triples = tripleSetOf(element.documents.ntriples.toString('utf8'));
     tripleSets.set(element, triples);
   }
   return triples;
@@ -63,7 +63,7 @@ export async function preparePatch(element: LoggedElement, log: Pick<EventLog, '
     const { deleted, added } = diffTriples(previous === undefined ? new Set() : triplesOf(previous), triplesOf(element));
     text = writeRdfPatch({ id: element.graph, ...(previous === undefined ? {} : { prev: previous.graph }), deleted, added });
   } catch {
-    // A frame that cannot be read back (it never happens to frames n3 wrote): a patch that
+    // A document that cannot be read back (it never happens to documents n3 wrote): a patch that
     // follows nothing, so that every client holding a state reads the snapshot again, and the
     // broadcast goes on.
     text = writeRdfPatch({ id: element.graph, deleted: [], added: [] });

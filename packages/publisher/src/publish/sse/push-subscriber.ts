@@ -65,4 +65,4 @@ export interface PushSubscriber {
   drained(): Promise<boolean>;
 }
 
-export const isElement = (chosen: LoggedElement | BroadcastMessage): chosen is LoggedElement => 'frames' in chosen;
+export const isElement = (chosen: LoggedElement | BroadcastMessage): chosen is LoggedElement => 'documents' in chosen;

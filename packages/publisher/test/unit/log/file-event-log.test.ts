@@ -1,12 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, appendFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, truncateSync, appendFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { formatNames } from '@rdf-stream/protocol';
 import { LogAppendError, LogOpenError } from '../../../src/log/event-log.js';
 import { FileEventLog, type FileEventLogOptions } from '../../../src/log/file-event-log.js';
+import type { LoggedElement } from '../../../src/render/render-element.js';
 import { loggedElement } from '../../support/logged-element.js';
+import { writeVersion2Log } from '../../support/version-2-log.js';
 import { mountSmallFilesystem } from '../../support/small-filesystem.js';
 
 const cleanups: Array<() => void> = [];
@@ -57,6 +59,35 @@ const appendRange = (log: FileEventLog, from: number, to: number, epoch = log.ep
 
 const segments = (directory: string) => readdirSync(directory).filter((name) => name.endsWith('.seg')).sort();
 
+/**
+ * Elements as an older publisher rendered them: multi-line documents that end with a newline
+ * (JSON-LD without one), blank lines and indentation included; element 2 carries a key.
+ */
+function oldLogElements(count: number): LoggedElement[] {
+  return Array.from({ length: count }, (_, index) => {
+    const seq = index + 1;
+    const element = loggedElement(seq, undefined, 'oldepoch01');
+    const documents = Object.fromEntries(
+      formatNames.map((format) => [
+        format,
+        Buffer.from(format === 'jsonld' ? `{\n  "@id": "${element.graph}",\n  "n": ${seq}\n}` : `@prefix ex: <http://example.org/> .\n\n<${element.graph}>\n    ex:${format} ${seq} .\n`),
+      ]),
+    ) as LoggedElement['documents'];
+    return { ...element, documents, ...(seq === 2 ? { idempotency: { key: 'key-2', fingerprint: 'f2' } } : {}) };
+  });
+}
+
+/** Every element of `expected` reads back from `log` with the same fields and documents. */
+async function expectSameElements(log: FileEventLog, expected: readonly LoggedElement[]): Promise<void> {
+  const read = await log.read(1, expected.length + 10);
+  expect(read.map((element) => element.seq)).toEqual(expected.map((element) => element.seq));
+  read.forEach((element, index) => {
+    const wanted = expected[index]!;
+    expect([element.epoch, element.graph, element.generatedAt, element.idempotency]).toEqual([wanted.epoch, wanted.graph, wanted.generatedAt, wanted.idempotency]);
+    for (const format of formatNames) expect(element.documents[format].toString(), format).toBe(wanted.documents[format].toString());
+  });
+}
+
 describe('FileEventLog', () => {
   it('keeps elements across a restart: same epoch, numbering continues, the same bytes read back', async () => {
     const dir = scratch();
@@ -72,7 +103,7 @@ describe('FileEventLog', () => {
     const expected = loggedElement(3, undefined, epoch);
     expect(element?.graph).toBe(expected.graph);
     expect(element?.generatedAt).toEqual(expected.generatedAt);
-    for (const format of formatNames) expect(element?.frames[format].equals(expected.frames[format])).toBe(true);
+    for (const format of formatNames) expect(element?.documents[format].equals(expected.documents[format])).toBe(true);
     await reopened.append(loggedElement(7, undefined, epoch));
     expect(reopened.latestSeq).toBe(7);
     // One segment file per page of 4: 1–4 and 5–7.
@@ -97,7 +128,7 @@ describe('FileEventLog', () => {
     const log = await open(dir, { cacheBytes: 1 });
     await appendRange(log, 1, 9);
     expect((await log.read(2, 5)).map((element) => element.seq)).toEqual([2, 3, 4, 5, 6]);
-    expect((await log.get(8))?.frames.turtle.toString()).toContain('turtle element 8');
+    expect((await log.get(8))?.documents.turtle.toString()).toContain('turtle element 8');
   });
 
   it('cuts off a record torn by a crash (the file truncated inside it), and goes on after the last whole one', async () => {
@@ -188,23 +219,75 @@ describe('FileEventLog', () => {
     expect(await reopened.stampedElements(0, 0)).toEqual([]);
   });
 
-  it('reads a log of format version 1 (records without keys) and marks it version 2 before writing keyed records', async () => {
+  it('upgrades a version 2 log (SSE frames) to version 3 (documents) when a writer opens it: same epoch, elements, keys and numbering', async () => {
     const dir = scratch();
-    const first = await open(dir);
-    await appendRange(first, 1, 3);
-    await first.close();
-    // A version 1 log: the same record layout, without keys.
-    const meta = JSON.parse(readFileSync(join(dir, 'log.json'), 'utf8')) as { version: number };
-    writeFileSync(join(dir, 'log.json'), JSON.stringify({ ...meta, version: 1 }));
-    const replica = await FileEventLog.open(options(dir, { role: 'replica' }));
-    cleanups.push(() => void replica.close());
-    expect(JSON.parse(readFileSync(join(dir, 'log.json'), 'utf8'))).toMatchObject({ version: 1 }); // a reader writes nothing
+    const elements = oldLogElements(6);
+    writeVersion2Log(dir, { epoch: 'oldepoch01', pageElements: 4 }, elements);
+    // A replica never rewrites files: it refuses the old log, naming it and its version.
+    await expect(FileEventLog.open(options(dir, { role: 'replica' }))).rejects.toThrow(/log\.json has format version 2; a cluster worker reads version 3/);
 
+    const upgradeOptions = options(dir);
+    const log = await FileEventLog.open(upgradeOptions);
+    cleanups.push(() => void log.close());
+    expect(JSON.parse(readFileSync(join(dir, 'log.json'), 'utf8'))).toMatchObject({ version: 3, epoch: 'oldepoch01', pageElements: 4 });
+    expect(readdirSync(dir).filter((name) => name.includes('.v3'))).toEqual([]);
+    expect(upgradeOptions.logged).toContainEqual(expect.objectContaining({ level: 'info', message: 'upgraded the log', fields: expect.objectContaining({ from: 2, to: 3, segments: 2, elements: 6 }) }));
+    expect([log.epoch, log.oldestSeq, log.latestSeq, log.nextSeq]).toEqual(['oldepoch01', 1, 6, 7]);
+    await expectSameElements(log, elements);
+    expect((await log.stampedElements(0, 10)).map((element) => element.idempotency.key)).toEqual(['key-2']);
+
+    await log.append(loggedElement(7, undefined, log.epoch));
+    await log.close();
     const reopened = await open(dir);
-    expect(JSON.parse(readFileSync(join(dir, 'log.json'), 'utf8'))).toMatchObject({ version: 2 });
-    expect([reopened.latestSeq, (await reopened.get(2))?.idempotency]).toEqual([3, undefined]);
-    await reopened.append({ ...loggedElement(4, undefined, reopened.epoch), idempotency: { key: 'after-upgrade', fingerprint: 'p' } });
-    expect((await reopened.stampedElements(0, 10)).map((element) => element.seq)).toEqual([4]);
+    await expectSameElements(reopened, [...elements, loggedElement(7, undefined, 'oldepoch01')]);
+  });
+
+  it('upgrades a version 1 log the same way', async () => {
+    const dir = scratch();
+    const elements = oldLogElements(3).map(({ idempotency: _key, ...element }) => element);
+    writeVersion2Log(dir, { epoch: 'oldepoch01', pageElements: 4, version: 1 }, elements);
+    const log = await open(dir);
+    expect(JSON.parse(readFileSync(join(dir, 'log.json'), 'utf8'))).toMatchObject({ version: 3 });
+    await expectSameElements(log, elements);
+  });
+
+  it('an upgrade cut short before log.json said version 3 runs again; one cut short after it is completed', async () => {
+    // Before the commit: a stray upgraded segment of garbage beside the version 2 ones.
+    const before = scratch();
+    const elements = oldLogElements(6);
+    writeVersion2Log(before, { epoch: 'oldepoch01', pageElements: 4 }, elements);
+    writeFileSync(join(before, '000000000001.seg.v3'), randomBytes(100));
+    await expectSameElements(await open(before), elements);
+
+    // After the commit: log.json says 3, the segments are still the version 2 ones, and their
+    // upgraded copies wait beside them.
+    const after = scratch();
+    const first = await open(after);
+    await appendRange(first, 1, 6);
+    await first.close();
+    for (const name of segments(after)) renameSync(join(after, name), join(after, `${name}.v3`));
+    const meta = JSON.parse(readFileSync(join(after, 'log.json'), 'utf8')) as { epoch: string };
+    const old = Array.from({ length: 6 }, (_, index) => loggedElement(index + 1, undefined, meta.epoch));
+    const staging = scratch();
+    writeVersion2Log(staging, { epoch: meta.epoch, pageElements: 4 }, old);
+    for (const name of segments(staging)) writeFileSync(join(after, name), readFileSync(join(staging, name)));
+    const reopened = await open(after);
+    expect(readdirSync(after).filter((name) => name.includes('.v3'))).toEqual([]);
+    await expectSameElements(reopened, old);
+  });
+
+  it('leaves out a torn tail of a version 2 segment when it upgrades it, as recovery would cut it', async () => {
+    const dir = scratch();
+    const elements = oldLogElements(3);
+    writeVersion2Log(dir, { epoch: 'oldepoch01', pageElements: 4 }, elements);
+    const file = join(dir, '000000000001.seg');
+    truncateSync(file, statSync(file).size - 7);
+    const upgradeOptions = options(dir);
+    const log = await FileEventLog.open(upgradeOptions);
+    cleanups.push(() => void log.close());
+    expect(log.latestSeq).toBe(2);
+    await expectSameElements(log, elements.slice(0, 2));
+    expect(upgradeOptions.logged).toContainEqual(expect.objectContaining({ level: 'warn', message: 'the upgrade left out a torn tail of the log' }));
   });
 
   it('refuses to open a log of another format version, or a damaged log.json', async () => {
@@ -230,9 +313,9 @@ describe('FileEventLog', () => {
   });
 
   it('refuses appends beyond maxPendingBytes (the limit) while earlier ones wait for their sync', async () => {
-    const log = await open(scratch(), { maxPendingBytes: 700 });
+    const log = await open(scratch(), { maxPendingBytes: 500 });
     const first = log.append(loggedElement(1, undefined, log.epoch));
-    // The first is pending (~330 bytes): a second fits, a third would exceed 700.
+    // The first is pending (~215 bytes): a second fits, a third would exceed 500.
     const second = log.append(loggedElement(2, undefined, log.epoch));
     const third = log.append(loggedElement(3, undefined, log.epoch));
     await expect(third).rejects.toMatchObject({ name: 'LogAppendError', code: 'EBACKLOG' });
@@ -253,7 +336,7 @@ describe('FileEventLog', () => {
       const element = loggedElement(seq, undefined, log.epoch);
       const bytes = noise.get(seq) ?? randomBytes(16 * 1024);
       noise.set(seq, bytes);
-      return { ...element, frames: { ...element.frames, turtle: Buffer.concat([element.frames.turtle, bytes]) } };
+      return { ...element, documents: { ...element.documents, turtle: Buffer.concat([element.documents.turtle, bytes]) } };
     };
     let acknowledged = 0;
     let failure: unknown;
@@ -282,6 +365,6 @@ describe('FileEventLog', () => {
     const reopened = await open(dir);
     const elements = await reopened.read(1, 100);
     expect(elements.map((element) => element.seq)).toEqual(Array.from({ length: acknowledged + 1 }, (_, index) => index + 1));
-    for (const element of elements) expect(element.frames.turtle.subarray(-16 * 1024).equals(noise.get(element.seq)!)).toBe(true);
+    for (const element of elements) expect(element.documents.turtle.subarray(-16 * 1024).equals(noise.get(element.seq)!)).toBe(true);
   });
 });

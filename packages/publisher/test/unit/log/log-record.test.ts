@@ -1,7 +1,7 @@
 import { crc32 } from 'node:zlib';
 import { type FormatName, formatNames } from '@rdf-stream/protocol';
 import { describe, expect, it } from 'vitest';
-import { decodeRecord, encodeRecord, framesPayload, payloadFrames, RECORD_HEADER_BYTES, type RecordFields } from '../../../src/log/log-record.js';
+import { decodeRecord, documentsPayload, encodeRecord, RECORD_HEADER_BYTES, splitPayload, type RecordFields } from '../../../src/log/log-record.js';
 import { loggedElement } from '../../support/logged-element.js';
 
 /** seq · generatedAt · graph length: the body's fixed part (bytes). */
@@ -11,7 +11,7 @@ const fields = (overrides: Partial<RecordFields> = {}): RecordFields => ({
   seq: 42,
   generatedAtMs: 1_800_000_042_000.5,
   graph: 'http://127.0.0.1:8080/streams/parking/elements/testepoch-42',
-  payload: Buffer.from('deflated frames, as the caller compressed them'),
+  payload: Buffer.from('deflated documents, as the caller compressed them'),
   ...overrides,
 });
 
@@ -147,46 +147,46 @@ describe('encodeRecord / decodeRecord', () => {
   });
 });
 
-describe('framesPayload / payloadFrames', () => {
+describe('documentsPayload / splitPayload', () => {
   const element = loggedElement(7);
 
-  it('round-trips the frames of every format, in the order of the log\'s formats', () => {
-    const payload = framesPayload(element, formatNames);
-    const frames = payloadFrames(payload, formatNames);
-    expect(Object.keys(frames)).toEqual([...formatNames]);
-    for (const format of formatNames) expect(frames[format].equals(element.frames[format]), format).toBe(true);
+  it('round-trips the documents of every format, in the order of the log\'s formats', () => {
+    const payload = documentsPayload(element, formatNames);
+    const documents = splitPayload(payload, formatNames);
+    expect(Object.keys(documents)).toEqual([...formatNames]);
+    for (const format of formatNames) expect(documents[format].equals(element.documents[format]), format).toBe(true);
   });
 
-  it('stores each frame as a u32 LE length and its bytes, and only the formats asked for', () => {
-    const payload = framesPayload(element, ['turtle', 'jsonld']);
-    const turtle = element.frames.turtle;
+  it('stores each document as a u32 LE length and its bytes, and only the formats asked for', () => {
+    const payload = documentsPayload(element, ['turtle', 'jsonld']);
+    const turtle = element.documents.turtle;
     expect(payload.readUInt32LE(0)).toBe(turtle.length);
     expect(payload.subarray(4, 4 + turtle.length).equals(turtle)).toBe(true);
-    expect(payload.length).toBe(8 + turtle.length + element.frames.jsonld.length);
-    expect(Object.keys(payloadFrames(payload, ['turtle', 'jsonld']))).toEqual(['turtle', 'jsonld']);
+    expect(payload.length).toBe(8 + turtle.length + element.documents.jsonld.length);
+    expect(Object.keys(splitPayload(payload, ['turtle', 'jsonld']))).toEqual(['turtle', 'jsonld']);
   });
 
-  it('keeps an empty frame', () => {
-    const empty = { frames: { ...element.frames, trig: Buffer.alloc(0) } };
+  it('keeps an empty document', () => {
+    const empty = { documents: { ...element.documents, trig: Buffer.alloc(0) } };
     const formats: FormatName[] = ['turtle', 'trig', 'nquads'];
-    expect(payloadFrames(framesPayload(empty, formats), formats).trig.length).toBe(0);
+    expect(splitPayload(documentsPayload(empty, formats), formats).trig.length).toBe(0);
   });
 
   it('refuses a payload too short for the next length', () => {
-    const payload = framesPayload(element, ['turtle']);
-    expect(() => payloadFrames(payload, ['turtle', 'trig'])).toThrow(new RangeError('record payload too short'));
-    expect(() => payloadFrames(Buffer.concat([payload, Buffer.alloc(3)]), ['turtle', 'trig'])).toThrow(new RangeError('record payload too short'));
-    expect(() => payloadFrames(Buffer.alloc(0), ['turtle'])).toThrow(new RangeError('record payload too short'));
+    const payload = documentsPayload(element, ['turtle']);
+    expect(() => splitPayload(payload, ['turtle', 'trig'])).toThrow(new RangeError('record payload too short'));
+    expect(() => splitPayload(Buffer.concat([payload, Buffer.alloc(3)]), ['turtle', 'trig'])).toThrow(new RangeError('record payload too short'));
+    expect(() => splitPayload(Buffer.alloc(0), ['turtle'])).toThrow(new RangeError('record payload too short'));
   });
 
-  it('refuses a frame longer than what is left of the payload', () => {
-    const payload = framesPayload(element, ['turtle']);
-    expect(() => payloadFrames(payload.subarray(0, payload.length - 1), ['turtle'])).toThrow(new RangeError('record frame too long'));
+  it('refuses a part longer than what is left of the payload', () => {
+    const payload = documentsPayload(element, ['turtle']);
+    expect(() => splitPayload(payload.subarray(0, payload.length - 1), ['turtle'])).toThrow(new RangeError('record part too long'));
   });
 
-  it('refuses bytes left over after the last frame, even one', () => {
-    const payload = framesPayload(element, ['turtle', 'trig']);
-    expect(() => payloadFrames(Buffer.concat([payload, Buffer.alloc(1)]), ['turtle', 'trig'])).toThrow(new RangeError('record payload has trailing bytes'));
-    expect(() => payloadFrames(payload, ['turtle'])).toThrow(new RangeError('record payload has trailing bytes'));
+  it('refuses bytes left over after the last part, even one', () => {
+    const payload = documentsPayload(element, ['turtle', 'trig']);
+    expect(() => splitPayload(Buffer.concat([payload, Buffer.alloc(1)]), ['turtle', 'trig'])).toThrow(new RangeError('record payload has trailing bytes'));
+    expect(() => splitPayload(payload, ['turtle'])).toThrow(new RangeError('record payload has trailing bytes'));
   });
 });

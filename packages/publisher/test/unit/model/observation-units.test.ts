@@ -73,9 +73,9 @@ describe('an element of observations with units and phenomenon times', () => {
 
   it('its JSON-LD expands back to the same quads, and every other format parses back to them', async () => {
     const rendered = renderElement(element, jsonLd);
-    expectIsomorphic(await parseRdf('jsonld', rendered.bodies.jsonld.toString()), quads);
+    expectIsomorphic(await parseRdf('jsonld', rendered.documents.jsonld.toString()), quads);
     for (const format of formatNames) {
-      const parsed = await parseRdf(format, rendered.bodies[format].toString());
+      const parsed = await parseRdf(format, rendered.documents[format].toString());
       const expected = format === 'turtle' || format === 'ntriples' ? flatten(quads) : quads;
       expectIsomorphic(parsed, expected);
     }

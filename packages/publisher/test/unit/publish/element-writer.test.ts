@@ -7,7 +7,6 @@ import { ElementWriter } from '../../../src/publish/element-writer.js';
 import type { StreamMetrics } from '../../../src/publish/stream-metrics.js';
 import { JsonLdWriter } from '../../../src/render/jsonld-writer.js';
 import type { LoggedElement } from '../../../src/render/render-element.js';
-import { frameDocument } from '../../../src/render/sse-frame.js';
 import { noMetrics } from '../../support/no-metrics.js';
 import { sampleObservations } from '../../support/publisher-fixture.js';
 import { parseRdf } from '../../support/rdf.js';
@@ -23,7 +22,7 @@ function setup(log = new MemoryEventLog(10, { retainedElements: 100, retainedSec
   return { log, published, writer: new ElementWriter({ baseUrl, streamId: 'parking', log, jsonLd, metrics }) };
 }
 
-const turtleOf = (element: LoggedElement) => parseRdf('turtle', frameDocument(element.frames.turtle, true));
+const turtleOf = (element: LoggedElement) => parseRdf('turtle', element.documents.turtle.toString());
 
 describe('ElementWriter', () => {
   it('numbers elements in the order of the calls, appends them and counts each once durable', async () => {

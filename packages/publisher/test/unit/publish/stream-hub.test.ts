@@ -7,7 +7,7 @@ import type { StreamMetrics } from '../../../src/publish/stream-metrics.js';
 import { elementQuads, type Observation } from '../../../src/model/observation.js';
 import { EventStreamEncoder } from '../../../src/render/event-stream-encoder.js';
 import { JsonLdWriter } from '../../../src/render/jsonld-writer.js';
-import { type LoggedElement, renderFrames } from '../../../src/render/render-element.js';
+import { type LoggedElement, renderElement } from '../../../src/render/render-element.js';
 import type { ObservationSink } from '../../../src/source/element-source.js';
 import { ManualSource } from '../../../src/source/manual-source.js';
 import { FakeSink } from '../../support/fake-sink.js';
@@ -39,7 +39,7 @@ const limits = {
 function rendered(seq: number): LoggedElement {
   const graph = `${definition.iri}/elements/e1-${seq}`;
   const generatedAt = new Date(Date.UTC(2026, 10, 22, 16, 0, seq));
-  return renderFrames({ streamId: 'parking', epoch: 'e1', seq, graph, generatedAt, quads: elementQuads(graph, generatedAt, sampleObservations(definition.iri, [seq])) }, jsonLd);
+  return renderElement({ streamId: 'parking', epoch: 'e1', seq, graph, generatedAt, quads: elementQuads(graph, generatedAt, sampleObservations(definition.iri, [seq])) }, jsonLd);
 }
 
 /** A source that produces its first observations as soon as it starts, as the simulator does. */

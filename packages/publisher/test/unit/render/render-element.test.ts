@@ -6,6 +6,7 @@ import { loadBundledContext } from '../../../src/model/bundled-context.js';
 import { elementQuads } from '../../../src/model/observation.js';
 import { JsonLdWriter } from '../../../src/render/jsonld-writer.js';
 import { renderElement } from '../../../src/render/render-element.js';
+import { elementSseFrame } from '../../../src/render/sse-frame.js';
 import { sampleObservations } from '../../support/publisher-fixture.js';
 import { expectIsomorphic, flatten, parseRdf, refusedContextUrls } from '../../support/rdf.js';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
@@ -29,13 +30,13 @@ describe('renderElement', () => {
   const rendered = renderElement(element, jsonLd);
 
   it.each(formatNames)('%s body parses back to the element quads', async (format) => {
-    const parsed = await parseRdf(format, rendered.bodies[format].toString());
+    const parsed = await parseRdf(format, rendered.documents[format].toString());
     const graphs = format === 'trig' || format === 'nquads' || format === 'jsonld';
     expectIsomorphic(parsed, graphs ? element.quads : flatten(element.quads));
   });
 
-  it.each(formatNames)('%s SSE frame carries the same document under id = seq', async (format) => {
-    const events = sseData(rendered.frames[format]);
+  it.each(formatNames)('%s SSE frame, made from the document, carries it under id = {epoch}-{seq}', async (format) => {
+    const events = sseData(elementSseFrame(rendered, format));
     expect(events).toHaveLength(1);
     expect(events[0]?.id).toBe('e1-7');
     const parsed = await parseRdf(format, events[0]!.data);
@@ -44,7 +45,7 @@ describe('renderElement', () => {
   });
 
   it('JSON-LD is compact: context by reference, terms for our vocabulary, one line', () => {
-    const text = rendered.bodies.jsonld.toString();
+    const text = rendered.documents.jsonld.toString();
     expect(text).not.toContain('\n');
     const document = JSON.parse(text);
     expect(document['@context']).toBe(`${base}/contexts/sosa-stream.jsonld`);
@@ -63,7 +64,7 @@ describe('renderElement', () => {
   });
 
   it('Turtle uses prefixes and the default graph', () => {
-    const text = rendered.bodies.turtle.toString();
+    const text = rendered.documents.turtle.toString();
     expect(text).toContain('@prefix sosa: <http://www.w3.org/ns/sosa/>.');
     expect(text).toContain(`<${graph}> prov:generatedAtTime "2026-11-22T16:20:05.123Z"^^xsd:dateTime.`);
   });

@@ -1,6 +1,8 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { describe, expect, it } from 'vitest';
-import { sseFrame, trimFinalNewline } from '../../../src/render/sse-frame.js';
+import { elementData, elementSseFrame, sseFrame, trimFinalNewline } from '../../../src/render/sse-frame.js';
+import type { LoggedElement } from '../../../src/render/render-element.js';
+import { loggedElement } from '../../support/logged-element.js';
 
 /** Parses frames the way a browser does (WHATWG rules, via eventsource-parser). */
 function parse(text: string) {
@@ -51,5 +53,29 @@ describe('sseFrame', () => {
     expect(trimFinalNewline('a\n\n')).toBe('a\n');
     expect(trimFinalNewline('a\r\n')).toBe('a');
     expect(trimFinalNewline('a')).toBe('a');
+  });
+});
+
+describe('elementSseFrame', () => {
+  const element = (turtle: string, jsonld: string): LoggedElement => {
+    const base = loggedElement(4, new Date(0), 'e1');
+    return { ...base, documents: { ...base.documents, turtle: Buffer.from(turtle), jsonld: Buffer.from(jsonld) } };
+  };
+
+  it("carries the element's id and its document, whose lines the parser joins again without the final newline", () => {
+    const logged = element('@prefix ex: <http://example.org/> .\n\nex:s\n    ex:p ex:o .\n', '{"@id":"x"}');
+    const turtle = elementSseFrame(logged, 'turtle');
+    expect(turtle.toString()).toBe('id: e1-4\ndata: @prefix ex: <http://example.org/> .\ndata: \ndata: ex:s\ndata:     ex:p ex:o .\n\n');
+    expect(parse(turtle.toString()).events).toEqual([{ id: 'e1-4', event: undefined, data: '@prefix ex: <http://example.org/> .\n\nex:s\n    ex:p ex:o .' }]);
+    expect(elementSseFrame(logged, 'jsonld').toString()).toBe('id: e1-4\ndata: {"@id":"x"}\n\n');
+    expect(elementData(logged, 'turtle')).toBe('@prefix ex: <http://example.org/> .\n\nex:s\n    ex:p ex:o .');
+  });
+
+  it('is made once per element and format: every subscriber is written the same buffer', () => {
+    const logged = element('<s> <p> <o> .\n', '{}');
+    const frame = elementSseFrame(logged, 'turtle');
+    expect(elementSseFrame(logged, 'turtle')).toBe(frame);
+    expect(elementSseFrame(logged, 'ntriples')).not.toBe(frame);
+    expect(elementSseFrame({ ...logged }, 'turtle')).not.toBe(frame);
   });
 });

@@ -14,8 +14,8 @@ import {
 } from '../../../src/render/websocket-frame.js';
 import { loadBundledContext } from '../../../src/model/bundled-context.js';
 import { JsonLdWriter } from '../../../src/render/jsonld-writer.js';
-import { renderFrames } from '../../../src/render/render-element.js';
-import { frameDocument } from '../../../src/render/sse-frame.js';
+import { renderElement } from '../../../src/render/render-element.js';
+import { trimFinalNewline } from '../../../src/render/sse-frame.js';
 import { GOLDEN_EPOCH, goldenElement } from '../../support/golden-element.js';
 
 const jsonLd = new JsonLdWriter(loadBundledContext().document, 'http://127.0.0.1:8080/contexts/sosa-stream.jsonld');
@@ -57,13 +57,13 @@ describe('data WebSocket frames', () => {
   });
 
   it("makes each element's frames once per format, the compressed one on first use, and ws decodes both to the SSE data", async () => {
-    const element = renderFrames(goldenElement(), jsonLd);
+    const element = renderElement(goldenElement(), jsonLd);
     for (const format of formatNames) {
       const frames = elementFrames(element, GOLDEN_EPOCH, format);
       expect(elementFrames(element, GOLDEN_EPOCH, format)).toBe(frames);
       expect(frames.deflated()).toBe(frames.deflated());
       expect(frames.deflated()[0]).toBe(0xc1);
-      const expected = `element ${GOLDEN_EPOCH}-${element.seq}\n${frameDocument(element.frames[format], false)}`;
+      const expected = `element ${GOLDEN_EPOCH}-${element.seq}\n${trimFinalNewline(element.documents[format].toString())}`;
       expect(elementMessage(element, GOLDEN_EPOCH, format).toString()).toBe(expected);
       expect(await receive(frames.plain, false)).toBe(expected);
       expect(await receive(frames.deflated(), true)).toBe(expected);

@@ -6,7 +6,7 @@ import { elementQuads } from '../../../../src/model/observation.js';
 import { LatestElementCache, latestDocument, latestElement } from '../../../../src/publish/latest/latest-element-cache.js';
 import { LongPollWaiters } from '../../../../src/publish/latest/long-poll-waiters.js';
 import { JsonLdWriter } from '../../../../src/render/jsonld-writer.js';
-import { type LoggedElement, renderFrames } from '../../../../src/render/render-element.js';
+import { type LoggedElement, renderElement } from '../../../../src/render/render-element.js';
 import { sampleObservations } from '../../../support/publisher-fixture.js';
 import { parseRdf } from '../../../support/rdf.js';
 
@@ -18,7 +18,7 @@ const epoch = 'e1';
 function element(seq: number): LoggedElement {
   const graph = `${stream}/elements/${epoch}-${seq}`;
   const generatedAt = new Date(Date.UTC(2026, 10, 22, 16, 0, seq));
-  return renderFrames({ streamId: 'parking', epoch, seq, graph, generatedAt, quads: elementQuads(graph, generatedAt, sampleObservations(stream, [seq, 2 * seq])) }, jsonLd);
+  return renderElement({ streamId: 'parking', epoch, seq, graph, generatedAt, quads: elementQuads(graph, generatedAt, sampleObservations(stream, [seq, 2 * seq])) }, jsonLd);
 }
 
 const ignoreErrors = () => {};

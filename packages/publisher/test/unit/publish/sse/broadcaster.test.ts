@@ -9,17 +9,18 @@ import { noMetrics } from '../../../support/no-metrics.js';
 import { Subscriber } from '../../../../src/publish/sse/subscriber.js';
 import type { LoggedElement } from '../../../../src/render/render-element.js';
 import { EventStreamEncoder, type SseEncoding } from '../../../../src/render/event-stream-encoder.js';
-import { sseFrame } from '../../../../src/render/sse-frame.js';
+import { elementSseFrame, sseFrame } from '../../../../src/render/sse-frame.js';
 import { FakeSink } from '../../../support/fake-sink.js';
 
 function element(seq: number, size = 100): LoggedElement {
-  const frame = Buffer.from(sseFrame({ id: seq, data: 'x'.repeat(size) }));
+  const document = Buffer.from('x'.repeat(size));
   return {
     streamId: 's',
+    epoch: 'e',
     seq,
     graph: `g${seq}`,
     generatedAt: new Date(0),
-    frames: Object.fromEntries(formatNames.map((format) => [format, frame])) as LoggedElement['frames'],
+    documents: Object.fromEntries(formatNames.map((format) => [format, document])) as LoggedElement['documents'],
   };
 }
 
@@ -77,7 +78,7 @@ describe('Broadcaster', () => {
     }
     await publish();
     expect(written).toHaveLength(2);
-    expect(written[0]).toBe((await log.get(1))!.frames.turtle);
+    expect(written[0]).toBe(elementSseFrame((await log.get(1))!, 'turtle'));
     expect(written[1]).toBe(written[0]);
   });
 
@@ -90,13 +91,13 @@ describe('Broadcaster', () => {
     await publish();
     await publish();
     const [first, second] = [(await log.get(1))!, (await log.get(2))!];
-    expect(identity.written).toEqual([first.frames.turtle, second.frames.turtle]);
+    expect(identity.written).toEqual([elementSseFrame(first, 'turtle'), elementSseFrame(second, 'turtle')]);
     expect(gzipped[1]!.written[0]).toBe(gzipped[0]!.written[0]);
     expect(gzipped[1]!.written[1]).toBe(gzipped[0]!.written[1]);
     for (const sink of gzipped) {
       expect(sink.written.map((fragment) => inflateRawSync(fragment, { finishFlush: constants.Z_SYNC_FLUSH }))).toEqual([
-        first.frames.turtle,
-        second.frames.turtle,
+        elementSseFrame(first, 'turtle'),
+        elementSseFrame(second, 'turtle'),
       ]);
     }
   });
@@ -121,7 +122,7 @@ describe('Broadcaster', () => {
     await broadcaster.closeAll(() => 1234);
     expect(sink.ended).toBe(true);
     const body = gunzipSync(Buffer.concat([start, ...sink.written])).toString();
-    expect(body).toBe(`: ok\n\n:\n\n${(await log.get(1))!.frames.turtle.toString()}: shutting down\nretry: 1234\n\n`);
+    expect(body).toBe(`: ok\n\n:\n\n${elementSseFrame((await log.get(1))!, 'turtle').toString()}: shutting down\nretry: 1234\n\n`);
   });
 
   it('yields to the event loop between batches of `batchSize` subscribers', async () => {
@@ -152,7 +153,7 @@ describe('Broadcaster', () => {
     const reader = new FakeSink();
     const stalled = new FakeSink(false);
     live(reader);
-    const frameBytes = sseFrame({ id: 1, data: 'x'.repeat(1000) }).length;
+    const frameBytes = sseFrame({ id: 'e-1', data: 'x'.repeat(1000) }).length;
     // Limit: exactly two frames may wait unsent.
     live(stalled, 2 * frameBytes);
     await publish(1000);

@@ -6,7 +6,7 @@ import { patchFrame, patchWebSocketFrames, preparePatch } from '../../../../src/
 import { constants, inflateRawSync } from 'node:zlib';
 import { JsonLdWriter } from '../../../../src/render/jsonld-writer.js';
 import type { GzipFragment } from '../../../../src/render/gzip-fragment.js';
-import { renderFrames } from '../../../../src/render/render-element.js';
+import { renderElement } from '../../../../src/render/render-element.js';
 import { deflateMessage, textFrame } from '../../../../src/render/websocket-frame.js';
 import { loggedElement } from '../../../support/logged-element.js';
 import { sampleObservations } from '../../../support/publisher-fixture.js';
@@ -21,7 +21,7 @@ describe('preparePatch', () => {
     for (const [index, values] of [[1, 2], [1, 3]].entries()) {
       const seq = index + 1;
       const graph = `${stream}/elements/${log.epoch}-${seq}`;
-      await log.append(renderFrames({ streamId: 'parking', epoch: log.epoch, seq, graph, generatedAt: new Date(seq * 1000), quads: elementQuads(graph, new Date(seq * 1000), sampleObservations(stream, values)) }, jsonLd));
+      await log.append(renderElement({ streamId: 'parking', epoch: log.epoch, seq, graph, generatedAt: new Date(seq * 1000), quads: elementQuads(graph, new Date(seq * 1000), sampleObservations(stream, values)) }, jsonLd));
     }
     const element = (await log.get(2))!;
     expect(() => patchFrame(element, 'identity')).toThrow(/not prepared/);
