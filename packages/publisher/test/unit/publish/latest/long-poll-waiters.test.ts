@@ -3,7 +3,7 @@ import type { EvictionReason } from '../../../../src/publish/sse/guarded-sink.js
 import { connectionKey, type KernelSendQueues } from '../../../../src/publish/sse/kernel-send-queues.js';
 import { LongPollWaiters, TooManyWaitersError, type WaitOutcome } from '../../../../src/publish/latest/long-poll-waiters.js';
 import { SendProgressMonitor } from '../../../../src/publish/sse/send-progress-monitor.js';
-import { manualClock } from '../../../support/manual-clock.js';
+import { manualClock } from '../../../../src/testing/manual-clock.js';
 
 /** What a wait has come to so far: its outcome, or `pending` (checked after the microtasks already queued). */
 const state = (wait: Promise<WaitOutcome>) => Promise.race([wait, Promise.resolve('pending' as const)]);
