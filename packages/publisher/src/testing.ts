@@ -29,9 +29,11 @@ export interface TestPublisherOptions {
   readonly flags?: readonly string[];
   /**
    * Where the first stream's elements come from: `manual` (default) publishes only what `push`
-   * is given; `simulator` is the parking simulator, one element every `intervalMs` on `clock`.
+   * is given; `simulator` is the parking simulator, one element every `intervalMs` on `clock`;
+   * or a source of the caller's (e.g. a `WebApiSource` polling the test's own upstream), which
+   * `restart` stops and starts again.
    */
-  readonly source?: 'manual' | 'simulator';
+  readonly source?: 'manual' | 'simulator' | ElementSource;
   /** The simulator's clock: the wall clock by default, or a `manualClock()`'s (elements come as the test advances it). */
   readonly clock?: Clock;
   /** Milliseconds between two elements, as announced to caches (and the simulator's period); null: irregular. Default 5000. */
@@ -146,6 +148,7 @@ export async function startTestPublisher(options: TestPublisherOptions = {}): Pr
   const streamUrl = streamIri(url, firstId);
   const makeSource = (): ElementSource | undefined => {
     if (options.config !== undefined) return undefined;
+    if (typeof options.source === 'object') return options.source;
     if (options.source !== 'simulator') return new ManualSource(intervalMs);
     return new ParkingSimulator({
       streamIri: streamUrl,

@@ -3,8 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { DataFactory, Store } from 'n3';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { loadConfig } from '../../src/config/load-config.js';
-import { createPublisher, type Publisher } from '../../src/publisher.js';
+import type { Publisher } from '../../src/publisher.js';
 import { WebApiSource } from '../../src/source/web-api-source.js';
 import { applyPatch, canonical, parseNTriples, readPatch } from '../support/patch-oracle.js';
 import { RecordingLogger } from '../support/source-recorder.js';
@@ -285,9 +284,9 @@ async function startStatePublisher(): Promise<{ publisher: Publisher; stream: st
     api.server.closeAllConnections();
     api.server.close();
   });
+  // The source mints its observations' IRIs under the stream's: the port is chosen first.
   const port = await freePort();
-  const config = loadConfig({ argv: ['--port', String(port), '--log-level', 'silent', '--log', 'memory', '--max-event-loop-turn-ms', '0'], env: {} });
-  const stream = `${config.baseUrl}/streams/${config.streamId}`;
+  const stream = `http://127.0.0.1:${port}/streams/parking`;
   const source = new WebApiSource({
     url: apiUrl,
     pollIntervalMs: 20,
@@ -304,11 +303,10 @@ async function startStatePublisher(): Promise<{ publisher: Publisher; stream: st
     stateIriBase: `${stream}/observations/`,
     logger: new RecordingLogger(),
   });
-  const publisher = await createPublisher(config, { source, processMetrics: false });
-  await publisher.start();
-  await publisher.listen();
-  cleanups.push(() => publisher.shutdown());
-  return { publisher, stream, api, url: config.baseUrl };
+  const started = await startTestPublisher({ port, source });
+  cleanups.push(() => started.close());
+  expect(started.streamUrl).toBe(stream);
+  return { publisher: started.publisher, stream, api, url: started.url };
 }
 
 describe('/patches of a state source (a web API of 13 facilities)', () => {
