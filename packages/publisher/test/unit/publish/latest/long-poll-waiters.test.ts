@@ -33,6 +33,24 @@ describe('LongPollWaiters', () => {
     expect(counts).toEqual([1, 2, 0]);
   });
 
+  it('tells each size listener what it tells onChange, until it stops listening', async () => {
+    const seen: number[] = [];
+    const stop = waiters.onSizeChanged(() => seen.push(waiters.size));
+    const timedOut = waiters.wait(1_000, new AbortController().signal);
+    const released = waiters.wait(30_000, new AbortController().signal);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(await timedOut).toBe('timeout');
+    waiters.release();
+    expect(await released).toBe('element');
+    expect(seen).toEqual([1, 2, 1, 0]);
+    expect(counts).toEqual(seen);
+    stop();
+    void waiters.wait(30_000, new AbortController().signal);
+    expect(seen).toEqual([1, 2, 1, 0]);
+    expect(waiters.size).toBe(1);
+    waiters.release();
+  });
+
   it('answers with the outcome release() is given', async () => {
     const wait = waiters.wait(30_000, new AbortController().signal);
     waiters.release('aborted');
