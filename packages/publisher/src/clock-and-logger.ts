@@ -3,7 +3,7 @@
  * and a logger. A leaf like `errors.ts`: it imports nothing, and any layer may import it.
  */
 
-/** Time and timers: `realClock` (or `monotonicClock`), or a manual clock in tests (`test/support/manual-clock.ts`). */
+/** Time and timers: `realClock` (or `monotonicClock`), or a manual clock in tests (`testing/manual-clock.ts`). */
 export interface Clock {
   /** Milliseconds. */
   now(): number;

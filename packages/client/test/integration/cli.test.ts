@@ -5,8 +5,7 @@ import { createServer } from 'node:net';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startTestPublisher, type TestPublisher } from '../support/publisher.js';
-import { waitUntil } from '../support/wait-until.js';
+import { startTestPublisher, type TestPublisher } from '@rdf-stream/publisher/testing';
 
 let running: TestPublisher | undefined;
 afterEach(async () => {
@@ -77,7 +76,7 @@ describe('rdf-stream', () => {
     const publisher = await startTestPublisher();
     running = publisher;
     const { finished } = rdfStream('subscribe', publisher.streamUrl, '--transport', transport, '--count', '2');
-    await waitUntil(() => publisher.publisher.hubs.get('parking')!.broadcaster.size === 1);
+    await publisher.untilSubscribers(1);
     await publisher.push();
     await publisher.push();
     const { code, stdout, stderr } = await finished;

@@ -3,8 +3,7 @@ import { isomorphic } from 'rdf-isomorphic';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { DeltaEvent, PatchEvent, SnapshotEvent } from '../../src/decode/delta-feed.js';
 import { subscribe } from '../../src/subscribe.js';
-import { startTestPublisher, type TestPublisher } from '../support/publisher.js';
-import { waitUntil } from '../support/wait-until.js';
+import { startTestPublisher, type TestPublisher } from '@rdf-stream/publisher/testing';
 
 let running: TestPublisher | undefined;
 let stop: AbortController;
@@ -15,7 +14,7 @@ afterEach(async () => {
 });
 
 const fastBackoff = { initialDelayMs: 20, maxDelayMs: 100 };
-const epochOf = (publisher: TestPublisher) => publisher.publisher.hubs.get('parking')!.log.epoch;
+const epochOf = (publisher: TestPublisher) => publisher.hub.log.epoch;
 
 /** `/latest` as N-Triples once it serves element `id` (it follows the broadcast by a moment). */
 async function latestOf(streamUrl: string, id: string) {
@@ -82,8 +81,7 @@ describe('subscribe(stream, { deltas: true })', () => {
     await feed.until(() => feed.events.some((event) => event.type === 'snapshot'));
     expect(feed.events[0]).toMatchObject({ type: 'snapshot', id: `${epochOf(running)}-1`, element: `${running.streamUrl}/elements/${epochOf(running)}-1` });
     expect(isomorphic(feed.snapshots[0]!, await latestOf(running.streamUrl, `${epochOf(running)}-1`))).toBe(true);
-    const hub = running.publisher.hubs.get('parking')!;
-    await waitUntil(() => hub.broadcaster.size === 1);
+    await running.untilSubscribers(1);
     for (const values of [[1, 5], [7, 8, 9], [4]]) {
       const seq = await running.push(values);
       const id = `${epochOf(running)}-${seq}`;
@@ -118,8 +116,7 @@ describe('subscribe(stream, { deltas: true })', () => {
     };
     const feed = collect(subscribe(running.streamUrl, { deltas: true, signal: stop.signal, backoff: fastBackoff, fetch: lossyFetch }));
     await feed.until(() => feed.events.some((event) => event.type === 'snapshot'));
-    const hub = running.publisher.hubs.get('parking')!;
-    await waitUntil(() => hub.broadcaster.size === 1);
+    await running.untilSubscribers(1);
     await running.push([2]);
     await running.push([3]);
     await running.push([4]);
@@ -137,7 +134,7 @@ describe('subscribe(stream, { deltas: true })', () => {
     expect([`${epoch}-3`, `${epoch}-4`]).toContain(second.id);
     expect(isomorphic(feed.snapshots[feed.events.indexOf(second)]!, await elementOf(running.streamUrl, second.id!))).toBe(true);
     // And patches apply again from there, on a new connection that resumed after element 4.
-    await waitUntil(() => hub.broadcaster.size === 1);
+    await running.untilSubscribers(1);
     const seq = await running.push([5]);
     await feed.until(() => patchesOf(feed.events).some((patch) => patch.id === `${epoch}-${seq}`));
     expect(isomorphic(feed.snapshots.at(-1)!, await latestOf(running.streamUrl, `${epoch}-${seq}`))).toBe(true);

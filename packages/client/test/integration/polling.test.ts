@@ -1,7 +1,9 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type StreamUpdate, subscribe } from '../../src/subscribe.js';
-import { startTestPublisher, type TestPublisher } from '../support/publisher.js';
-import { waitUntil } from '../support/wait-until.js';
+import { startTestPublisher, type TestPublisher } from '@rdf-stream/publisher/testing';
+
+/** For state no event announces: checked every 10 ms, with a deadline for a broken server, not a measure of speed. */
+const patience = { timeout: 30_000, interval: 10 };
 
 let running: TestPublisher | undefined;
 let stop: AbortController;
@@ -50,14 +52,14 @@ const smartSubscription = (streamUrl: string, log: Exchange[], schedule: { jitte
 
 describe('smart polling', () => {
   it('makes no request while the fragment is fresh, revalidates with If-None-Match (304), then gets the next element', async () => {
-    running = await startTestPublisher([], 3_000);
+    running = await startTestPublisher({ intervalMs: 3_000 });
     await running.push();
     const log: Exchange[] = [];
     const updates: StreamUpdate[] = [];
     stop = new AbortController();
     const subscription = smartSubscription(running.streamUrl, log, { jitterMs: 0, minPollIntervalMs: 200 });
     const consuming = consume(subscription, updates);
-    await waitUntil(() => log.some((exchange) => exchange.status === 304), 10_000);
+    await vi.waitUntil(() => log.some((exchange) => exchange.status === 304), { timeout: 10_000, interval: 10 });
     const [first, second] = log;
     const maxAge = Number(/max-age=(\d+)/.exec(first!.cacheControl!)?.[1]);
     // Not before the answer's max-age (whole seconds, rounded down to the next element's due time), less a second of slack.
@@ -65,7 +67,7 @@ describe('smart polling', () => {
     expect(second!.ifNoneMatch).toMatch(/-1-turtle/);
     expect(updates.map((update) => update.seq)).toEqual([1]);
     await running.push();
-    await waitUntil(() => updates.length === 2, 10_000);
+    await vi.waitUntil(() => updates.length === 2, { timeout: 10_000, interval: 10 });
     expect(updates.map((update) => update.seq)).toEqual([1, 2]);
     expect(subscription.stats.notModified).toBeGreaterThanOrEqual(1);
     stop.abort();
@@ -79,7 +81,7 @@ describe('smart polling', () => {
  * nothing skipped) and the exchanges.
  */
 async function pollRegularStream(count: number, pollHold: boolean): Promise<{ log: Exchange[]; updates: StreamUpdate[] }> {
-  running = await startTestPublisher([], 800);
+  running = await startTestPublisher({ intervalMs: 800 });
   await running.push();
   const source = setInterval(() => void running?.push(), 800);
   try {
@@ -87,7 +89,7 @@ async function pollRegularStream(count: number, pollHold: boolean): Promise<{ lo
     const updates: StreamUpdate[] = [];
     stop = new AbortController();
     const consuming = consume(smartSubscription(running.streamUrl, log, { jitterMs: 50, minPollIntervalMs: 50, pollHold }), updates);
-    await waitUntil(() => updates.length >= count, 30_000);
+    await vi.waitUntil(() => updates.length >= count, { timeout: 30_000, interval: 10 });
     stop.abort();
     await consuming;
     const seqs = updates.map((update) => update.seq!);
@@ -124,7 +126,7 @@ describe('smart polling on a regular stream', () => {
 
 describe('fixed polling (the study\'s clients)', () => {
   it('pauses after each response and asks nothing while its cached copy is fresh', async () => {
-    running = await startTestPublisher([], 3_000);
+    running = await startTestPublisher({ intervalMs: 3_000 });
     await running.push();
     const log: Exchange[] = [];
     const updates: StreamUpdate[] = [];
@@ -133,7 +135,7 @@ describe('fixed polling (the study\'s clients)', () => {
       subscribe(running.streamUrl, { transport: 'poll', pollStrategy: 'fixed', pollIntervalMs: 100, clockOffset: false, signal: stop.signal, fetch: loggingFetch(log) }),
       updates,
     );
-    await waitUntil(() => log.length >= 2, 10_000);
+    await vi.waitUntil(() => log.length >= 2, { timeout: 10_000, interval: 10 });
     const maxAge = Number(/max-age=(\d+)/.exec(log[0]!.cacheControl!)?.[1]);
     expect(log[1]!.sentAt - log[0]!.answeredAt).toBeGreaterThanOrEqual(Math.max(100, (maxAge - 1) * 1000));
     stop.abort();
@@ -150,11 +152,10 @@ describe('long-polling', () => {
     stop = new AbortController();
     const subscription = subscribe(running.streamUrl, { transport: 'long-poll', clockOffset: false, signal: stop.signal });
     const consuming = consume(subscription, updates);
-    const hub = running.publisher.hubs.get('parking')!;
     for (let seq = 2; seq <= 4; seq++) {
-      await waitUntil(() => hub.waiters.size === 1);
+      await running.untilWaiting(1);
       await running.push();
-      await waitUntil(() => updates.length === seq);
+      await vi.waitUntil(() => updates.length === seq, patience);
     }
     expect(updates.map((update) => update.seq)).toEqual([1, 2, 3, 4]);
     expect(updates.every((update) => update.transport === 'long-poll')).toBe(true);
@@ -171,9 +172,9 @@ describe('auto', () => {
     const subscription = subscribe(running.streamUrl, { signal: stop.signal, clockOffset: false });
     const updates: StreamUpdate[] = [];
     const consuming = consume(subscription, updates);
-    await waitUntil(() => running!.publisher.hubs.get('parking')!.broadcaster.size === 1);
+    await running!.untilSubscribers(1);
     await running.push();
-    await waitUntil(() => updates.length === 1);
+    await vi.waitUntil(() => updates.length === 1, patience);
     expect(subscription.transport).toBe('sse');
     stop.abort();
     await consuming;

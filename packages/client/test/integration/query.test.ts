@@ -4,11 +4,13 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { QueryResult } from '../../src/query/continuous-query.js';
 import { runContinuousQuery } from '../../src/query/run-continuous-query.js';
-import { startTestPublisher, type TestPublisher } from '../support/publisher.js';
-import { waitUntil } from '../support/wait-until.js';
+import { startTestPublisher, type TestPublisher } from '@rdf-stream/publisher/testing';
+
+/** For state no event announces: checked every 10 ms, with a deadline for a broken server, not a measure of speed. */
+const patience = { timeout: 30_000, interval: 10 };
 
 let running: TestPublisher | undefined;
 let stop: AbortController;
@@ -32,12 +34,12 @@ describe('continuous query against a real publisher', () => {
     const consuming = (async () => {
       for await (const result of runContinuousQuery(exampleOn(running!.streamUrl), { signal: stop.signal, transport: 'sse' })) results.push(result);
     })();
-    await waitUntil(() => running!.publisher.hubs.get('parking')!.broadcaster.size === 1);
+    await running!.untilSubscribers(1);
     await running.push([10, 100]);
     await running.push([20, 300]);
     await running.push([0, 0]);
     await running.push([40, 100]);
-    await waitUntil(() => results.length === 2);
+    await vi.waitUntil(() => results.length === 2, patience);
     const rows = results.map((result) =>
       (result.bindings ?? []).map((row) => [row.facility!.value.replace(/.*\//, ''), Number(row.averageFree!.value), Number(row.observations!.value)]),
     );
@@ -62,16 +64,15 @@ describe('continuous query against a real publisher', () => {
   it('closes its subscriptions when the consumer breaks out, without a signal', async () => {
     const publisher = await startTestPublisher();
     running = publisher;
-    const subscribers = () => publisher.publisher.hubs.get('parking')!.broadcaster.size;
     const consuming = (async () => {
       for await (const result of runContinuousQuery(exampleOn(publisher.streamUrl), { transport: 'sse', replayHistory: false })) return result;
       return undefined;
     })();
-    await waitUntil(() => subscribers() === 1);
+    await publisher.untilSubscribers(1);
     await publisher.push([10, 100]);
     await publisher.push([20, 300]);
     expect((await consuming)?.windows[0]!.elements).toBe(2);
-    await waitUntil(() => subscribers() === 0);
+    await publisher.untilSubscribers(0);
   });
 });
 
@@ -83,7 +84,7 @@ FROM NAMED WINDOW <http://example.org/w> ON <${streamUrl}> [RANGE PT30S]
 WHERE { WINDOW <http://example.org/w> { ?o sosa:hasSimpleResult ?free } }`;
 
   it('a RANGE PT30S query answers at once with the last 30 s, replayed from the history', async () => {
-    running = await startTestPublisher(['--page-elements', '3']);
+    running = await startTestPublisher({ flags: ['--page-elements', '3'] });
     const nowMs = Date.now();
     // One element too old for the window, then four within its 30 s, over two pages and a half.
     for (const [ageMs, free] of [[45_000, 1_000], [25_000, 1], [20_000, 2], [10_000, 3], [2_000, 4]] as const) {
@@ -106,7 +107,7 @@ WHERE { WINDOW <http://example.org/w> { ?o sosa:hasSimpleResult ?free } }`;
   });
 
   it('replayHistory: false keeps the old behaviour: windows fill from live elements only', async () => {
-    running = await startTestPublisher(['--page-elements', '3']);
+    running = await startTestPublisher({ flags: ['--page-elements', '3'] });
     await running.push([1_000], new Date(Date.now() - 500));
     stop = new AbortController();
     const fetched: string[] = [];
@@ -120,7 +121,7 @@ WHERE { WINDOW <http://example.org/w> { ?o sosa:hasSimpleResult ?free } }`;
       },
     });
     const first = results.next();
-    await waitUntil(() => running!.publisher.hubs.get('parking')!.broadcaster.size === 1);
+    await running!.untilSubscribers(1);
     await running.push([7]);
     const { value } = (await first) as { value: QueryResult };
     stop.abort();
@@ -139,10 +140,11 @@ describe('the rdf-stream command line', () => {
     const child = spawn(tsx, [cli, 'subscribe', running.streamUrl, '--transport', 'sse', '--duration', '30'], { stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-    await waitUntil(() => running!.publisher.hubs.get('parking')!.broadcaster.size === 1, 15_000);
-    await running.push();
-    await running.push();
-    await waitUntil(() => (output.match(/^seq=/gm) ?? []).length === 2, 10_000);
+    await running.untilSubscribers(1);
+    // Three observations: 19 triples.
+    await running.push([1, 2, 3]);
+    await running.push([1, 2, 3]);
+    await vi.waitUntil(() => (output.match(/^seq=/gm) ?? []).length === 2, { timeout: 10_000, interval: 10 });
     child.kill('SIGINT');
     await once(child, 'exit');
     expect(output).toMatch(/^seq=1\tlatency=-?\d+\.\d ms\ttriples=19\tsse$/m);

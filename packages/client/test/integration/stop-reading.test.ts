@@ -4,8 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { subscribe } from '../../src/subscribe.js';
 import type { TransportName } from '../../src/transport/transport-event.js';
-import { startTestPublisher, type TestPublisher } from '../support/publisher.js';
-import { waitUntil } from '../support/wait-until.js';
+import { startTestPublisher, type TestPublisher } from '@rdf-stream/publisher/testing';
 
 let running: TestPublisher | undefined;
 afterEach(async () => {
@@ -13,7 +12,6 @@ afterEach(async () => {
   running = undefined;
 });
 
-const subscribers = (publisher: TestPublisher) => publisher.publisher.hubs.get('parking')!.broadcaster.size;
 
 describe('a script that stops reading', () => {
   const script = fileURLToPath(new URL('../support/read-and-stop.ts', import.meta.url));
@@ -47,7 +45,7 @@ describe('a script that stops reading', () => {
     });
     const exited = once(child, 'exit');
     if (pushed) {
-      await waitUntil(() => subscribers(publisher) === 1);
+      await publisher.untilSubscribers(1);
       await publisher.push();
     }
     const [code] = await exited;
@@ -69,10 +67,10 @@ describe.each<TransportName>(['sse', 'websocket'])('breaking out of a %s subscri
       for await (const event of subscription) if (event.type === 'update') return event.seq;
       return undefined;
     })();
-    await waitUntil(() => subscribers(publisher) === 1);
+    await publisher.untilSubscribers(1);
     const seq = await publisher.push();
     expect(await reading).toBe(seq);
-    await waitUntil(() => subscribers(publisher) === 0);
+    await publisher.untilSubscribers(0);
   });
 
   it('return() while waiting for the next update closes the connection at once', async () => {
@@ -81,9 +79,9 @@ describe.each<TransportName>(['sse', 'websocket'])('breaking out of a %s subscri
     const iterator = subscribe(publisher.streamUrl, { transport, clockOffset: false })[Symbol.asyncIterator]();
     // Nothing is published: this next() waits on the open stream.
     const pending = iterator.next();
-    await waitUntil(() => subscribers(publisher) === 1);
+    await publisher.untilSubscribers(1);
     await iterator.return!(undefined);
     expect(await pending).toEqual({ done: true, value: undefined });
-    await waitUntil(() => subscribers(publisher) === 0);
+    await publisher.untilSubscribers(0);
   });
 });

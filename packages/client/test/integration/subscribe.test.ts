@@ -1,11 +1,13 @@
 import { createServer, type Server } from 'node:http';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { streamEvents, subscribe } from '../../src/subscribe.js';
 import type { TransportEvent } from '../../src/transport/transport-event.js';
 import { SubscriptionError } from '../../src/transport/subscription-error.js';
 import { collect } from '../support/collect.js';
-import { startTestPublisher, type TestPublisher } from '../support/publisher.js';
-import { waitUntil } from '../support/wait-until.js';
+import { startTestPublisher, type TestPublisher } from '@rdf-stream/publisher/testing';
+
+/** For state no event announces: checked every 10 ms, with a deadline for a broken server, not a measure of speed. */
+const patience = { timeout: 30_000, interval: 10 };
 
 let running: TestPublisher | undefined;
 let stop: AbortController;
@@ -17,7 +19,7 @@ afterEach(async () => {
 
 const fastBackoff = { initialDelayMs: 20, maxDelayMs: 100 };
 /** The epoch of the test stream's log: element ids are `{epoch}-{seq}`. */
-const epochOf = (publisher: TestPublisher) => publisher.publisher.hubs.get('parking')!.log.epoch;
+const epochOf = (publisher: TestPublisher) => publisher.hub.log.epoch;
 
 describe('subscribe over SSE', () => {
   it('receives pushed elements with their quads, sequence numbers and a small latency', async () => {
@@ -25,7 +27,7 @@ describe('subscribe over SSE', () => {
     stop = new AbortController();
     const subscription = subscribe(running.streamUrl, { transport: 'sse', signal: stop.signal, backoff: fastBackoff });
     const collected = collect(subscription);
-    await waitUntil(() => running!.publisher.hubs.get('parking')!.broadcaster.size === 1);
+    await running!.untilSubscribers(1);
     for (let index = 0; index < 3; index++) await running.push([index, index + 1]);
     await collected.next(3);
     const updates = collected.updates();
@@ -44,13 +46,12 @@ describe('subscribe over SSE', () => {
     running = await startTestPublisher();
     stop = new AbortController();
     const collected = collect(subscribe(running.streamUrl, { transport: 'sse', signal: stop.signal, backoff: fastBackoff }));
-    const hub = running.publisher.hubs.get('parking')!;
-    await waitUntil(() => hub.broadcaster.size === 1);
+    await running.untilSubscribers(1);
     await running.push();
     await running.push();
     await collected.next(2);
     // The server ends every stream (as at shutdown); elements published meanwhile must arrive.
-    await hub.broadcaster.closeAll(() => 10);
+    await running.hub.broadcaster.closeAll(() => 10);
     await running.push();
     await running.push();
     await collected.until(() => collected.events.some((event) => event.type === 'reconnect'));
@@ -63,7 +64,7 @@ describe('subscribe over SSE', () => {
 
   it('reports the server\'s explicit gap when the id it resumes from has expired', async () => {
     // Pages of one element: retention keeps exactly the 2 newest.
-    running = await startTestPublisher(['--retained-elements', '2', '--page-elements', '1']);
+    running = await startTestPublisher({ flags: ['--retained-elements', '2', '--page-elements', '1'] });
     for (let index = 0; index < 5; index++) await running.push();
     stop = new AbortController();
     const lastEventId = `${epochOf(running)}-1`;
@@ -114,7 +115,7 @@ describe('streamEvents (lean mode)', () => {
         if (events.length === 2) return;
       }
     })();
-    await waitUntil(() => running!.publisher.hubs.get('parking')!.broadcaster.size === 1);
+    await running!.untilSubscribers(1);
     const before = Date.now();
     await running.push([4, 2]);
     await running.push([5, 3]);
@@ -137,7 +138,7 @@ describe('subscribe from the history, then live', () => {
   const timeOf = (seq: number) => new Date(startMs + seq * 1_000);
   async function publisherWithEight(): Promise<TestPublisher> {
     // No client cache on `/latest` (irregular stream, no micro-cache): polls see each element.
-    const publisher = await startTestPublisher(['--page-elements', '3', '--micro-cache-seconds', '0'], null);
+    const publisher = await startTestPublisher({ flags: ['--page-elements', '3', '--micro-cache-seconds', '0'], intervalMs: null });
     for (let seq = 1; seq <= 8; seq++) await publisher.push([seq], timeOf(seq));
     return publisher;
   }
@@ -218,7 +219,7 @@ describe('subscribe from the history, then live', () => {
     const collected = collect(subscription);
     await collected.next(2);
     // The first poll answered element 8 again: skipped.
-    await waitUntil(() => subscription.stats.requests >= 1 + 3 + 2);
+    await vi.waitUntil(() => subscription.stats.requests >= 1 + 3 + 2, patience);
     await running.push([9]);
     await collected.next(3);
     expect(collected.updates().map((update) => [update.seq, update.replayed])).toEqual([
@@ -229,11 +230,11 @@ describe('subscribe from the history, then live', () => {
   });
 
   it('an empty history: goes live at once', async () => {
-    running = await startTestPublisher(['--page-elements', '3']);
+    running = await startTestPublisher({ flags: ['--page-elements', '3'] });
     stop = new AbortController();
     const subscription = subscribe(running.streamUrl, { transport: 'sse', from: new Date(Date.now() - 30_000), signal: stop.signal, backoff: fastBackoff });
     const collected = collect(subscription);
-    await waitUntil(() => running!.publisher.hubs.get('parking')!.broadcaster.size === 1);
+    await running!.untilSubscribers(1);
     expect(subscription.replaying).toBe(false);
     await running.push();
     await collected.next(1);
@@ -241,7 +242,7 @@ describe('subscribe from the history, then live', () => {
   });
 
   it('says `expired` first when the start is older than the log retains', async () => {
-    running = await startTestPublisher(['--page-elements', '2', '--retained-elements', '4']);
+    running = await startTestPublisher({ flags: ['--page-elements', '2', '--retained-elements', '4'] });
     for (let seq = 1; seq <= 8; seq++) await running.push([seq], timeOf(seq));
     stop = new AbortController();
     const collected = collect(subscribe(running.streamUrl, { transport: 'sse', from: 1, signal: stop.signal, backoff: fastBackoff }));

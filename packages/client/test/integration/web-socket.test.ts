@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import WebSocket from 'ws';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { subscribe } from '../../src/subscribe.js';
 import { SubscriptionError } from '../../src/transport/subscription-error.js';
 import type { TransportEvent } from '../../src/transport/transport-event.js';
@@ -11,9 +11,11 @@ import type { OpenWebSocket, WebSocketEnd } from '../../src/transport/web-socket
 import { webSocketTransport } from '../../src/transport/web-socket-transport.js';
 import { loadWebSocket } from '#open-web-socket';
 import { collect } from '../support/collect.js';
-import { startTestPublisher, type TestPublisher } from '../support/publisher.js';
+import { startTestPublisher, type TestPublisher } from '@rdf-stream/publisher/testing';
 import { TcpRelay } from '../support/tcp-relay.js';
-import { waitUntil } from '../support/wait-until.js';
+
+/** For state no event announces: checked every 10 ms, with a deadline for a broken server, not a measure of speed. */
+const patience = { timeout: 30_000, interval: 10 };
 
 /**
  * The WebSocket transport against the real publisher's data WebSocket on real sockets (on
@@ -33,12 +35,10 @@ afterEach(async () => {
 });
 
 const fastBackoff = { initialDelayMs: 20, maxDelayMs: 100 };
-const hubOf = (publisher: TestPublisher) => publisher.publisher.hubs.get('parking')!;
-const epochOf = (publisher: TestPublisher) => hubOf(publisher).log.epoch;
-const subscribersOf = (publisher: TestPublisher) => hubOf(publisher).broadcaster.size;
+const epochOf = (publisher: TestPublisher) => publisher.hub.log.epoch;
 
 async function start(flags: readonly string[] = [], port?: number): Promise<TestPublisher> {
-  const publisher = await startTestPublisher(flags, 5_000, port);
+  const publisher = await startTestPublisher({ flags, port });
   running.push(publisher);
   return publisher;
 }
@@ -80,7 +80,7 @@ describe('subscribe over the data WebSocket', () => {
     stop = new AbortController();
     const subscription = subscribe(publisher.streamUrl, { transport: 'websocket', format: 'jsonld', signal: stop.signal, backoff: fastBackoff });
     const collected = collect(subscription);
-    await waitUntil(() => subscribersOf(publisher) === 1);
+    await publisher.untilSubscribers(1);
     for (let index = 0; index < 3; index++) await publisher.push([index, index + 1]);
     await collected.next(3);
     const updates = collected.updates();
@@ -101,14 +101,14 @@ describe('subscribe over the data WebSocket', () => {
     const through = publisher.streamUrl.replace(/:\d+\//, `:${relay.port}/`);
     stop = new AbortController();
     const collected = collect(subscribe(through, { transport: 'websocket', signal: stop.signal, backoff: fastBackoff, clockOffset: false }));
-    await waitUntil(() => subscribersOf(publisher) === 1);
+    await publisher.untilSubscribers(1);
     await publisher.push();
     await publisher.push();
     await collected.next(2);
     relay.down = true;
     relay.cut();
     // Published while the client is away: it must get them when it resumes.
-    await waitUntil(() => subscribersOf(publisher) === 0);
+    await publisher.untilSubscribers(0);
     await publisher.push();
     await publisher.push();
     await collected.until(() => collected.events.some((event) => event.type === 'reconnect'));
@@ -124,7 +124,7 @@ describe('subscribe over the data WebSocket', () => {
   it('resumes with no gap and no duplicate after the server evicts it as a slow reader (4008)', async () => {
     const publisher = await start();
     // The publisher's own subscriber objects, as it adds them, so that the test can evict one.
-    const broadcaster = hubOf(publisher).broadcaster;
+    const broadcaster = publisher.hub.broadcaster;
     const added: Array<Parameters<typeof broadcaster.add>[0]> = [];
     const add = broadcaster.add.bind(broadcaster);
     broadcaster.add = (subscriber) => {
@@ -133,7 +133,7 @@ describe('subscribe over the data WebSocket', () => {
     };
     stop = new AbortController();
     const collected = collect(subscribe(publisher.streamUrl, { transport: 'websocket', signal: stop.signal, backoff: fastBackoff, clockOffset: false }));
-    await waitUntil(() => subscribersOf(publisher) === 1);
+    await publisher.untilSubscribers(1);
     await publisher.push();
     await collected.next(1);
     const evicted = added[0]!;
@@ -176,7 +176,7 @@ describe('subscribe over the data WebSocket', () => {
     const first = await start();
     stop = new AbortController();
     const collected = collect(subscribe(first.streamUrl, { transport: 'websocket', signal: stop.signal, backoff: fastBackoff, clockOffset: false }));
-    await waitUntil(() => subscribersOf(first) === 1);
+    await first.untilSubscribers(1);
     await first.push();
     await first.push();
     await collected.next(2);
@@ -188,7 +188,7 @@ describe('subscribe over the data WebSocket', () => {
     await second.push();
     await collected.until(() => collected.events.some((event) => event.type === 'gap'));
     await collected.next(3);
-    await waitUntil(() => subscribersOf(second) === 1);
+    await second.untilSubscribers(1);
     await second.push();
     await collected.next(4);
     // (`resumedAtSeq` is 1, or unknown when the client came back before the new log held anything.)
@@ -202,7 +202,7 @@ describe('subscribe over the data WebSocket', () => {
     stop = new AbortController();
     const collected = collect(subscribe(publisher.streamUrl, { transport: 'websocket', from: 2, signal: stop.signal }));
     await collected.next(3);
-    await waitUntil(() => subscribersOf(publisher) === 1);
+    await publisher.untilSubscribers(1);
     await publisher.push();
     await collected.next(4);
     expect(collected.updates().map((update) => [update.seq, update.replayed])).toEqual([
@@ -251,22 +251,22 @@ describe("the data WebSocket's close codes", () => {
     const { open, ends } = await recordingWebSocket();
     stop = new AbortController();
     const consumed = consume(webSocketTransport(`${first.streamUrl}/ws`, transportOptions(open, stop.signal)));
-    await waitUntil(() => subscribersOf(first) === 1);
+    await first.untilSubscribers(1);
     await first.push();
     await first.push();
-    await waitUntil(() => consumed.received.length === 2);
+    await vi.waitUntil(() => consumed.received.length === 2, patience);
     const restarting = first.close();
     running = running.filter((publisher) => publisher !== first);
     await restarting;
     const second = await start(flags, port);
-    await waitUntil(() => consumed.received.some((event) => event.type === 'reconnect'));
+    await vi.waitUntil(() => consumed.received.some((event) => event.type === 'reconnect'), patience);
     const reconnect = consumed.received.find((event) => event.type === 'reconnect');
     expect(ends[0]).toMatchObject({ code: 1012, opened: true });
     const { retryMs } = JSON.parse(ends[0]!.reason) as { retryMs: number };
     expect(reconnect).toEqual({ type: 'reconnect', reason: 'the server is restarting', delayMs: retryMs });
-    await waitUntil(() => subscribersOf(second) === 1);
+    await second.untilSubscribers(1);
     await second.push();
-    await waitUntil(() => consumed.received.filter((event) => event.type === 'element').length === 3, 30_000);
+    await vi.waitUntil(() => consumed.received.filter((event) => event.type === 'element').length === 3, { timeout: 30_000, interval: 10 });
     const ids = consumed.received.flatMap((event) => (event.type === 'element' ? [event.id] : []));
     expect(ids).toEqual([1, 2, 3].map((seq) => `${epochOf(second)}-${seq}`));
     expect(consumed.received.filter((event) => event.type === 'gap')).toEqual([]);
@@ -276,25 +276,25 @@ describe("the data WebSocket's close codes", () => {
     const publisher = await start(['--max-subscribers', '1']);
     const occupant = new AbortController();
     const first = collect(subscribe(publisher.streamUrl, { transport: 'sse', clockOffset: false, signal: occupant.signal }));
-    await waitUntil(() => subscribersOf(publisher) === 1);
+    await publisher.untilSubscribers(1);
     const { open, ends } = await recordingWebSocket();
     stop = new AbortController();
     const options = transportOptions(open, stop.signal);
     const consumed = consume(webSocketTransport(`${publisher.streamUrl}/ws`, options));
-    await waitUntil(() => consumed.received.some((event) => event.type === 'reconnect'));
+    await vi.waitUntil(() => consumed.received.some((event) => event.type === 'reconnect'), patience);
     expect(ends[0]).toMatchObject({ code: 1013, opened: true });
     const reason = JSON.parse(ends[0]!.reason) as { code: string; retryMs: number };
     expect(reason.code).toBe('PUB_ERR_OVERLOADED');
     expect(consumed.received[0]).toEqual({ type: 'reconnect', reason: 'shed by the server', delayMs: reason.retryMs });
     occupant.abort();
     await first.done;
-    await waitUntil(() => subscribersOf(publisher) === 0);
+    await publisher.untilSubscribers(0);
     // The next attempt (each one shed while the SSE subscriber was there comes after its own retryMs) is let in.
-    await waitUntil(() => subscribersOf(publisher) === 1, 60_000);
+    await publisher.untilSubscribers(1);
     expect(options.stats.requests).toBe(ends.length + 1);
     expect(consumed.received.filter((event) => event.type === 'reconnect')).toHaveLength(ends.length);
     await publisher.push();
-    await waitUntil(() => consumed.received.some((event) => event.type === 'element'));
+    await vi.waitUntil(() => consumed.received.some((event) => event.type === 'element'), patience);
     expect(consumed.failure()).toBeUndefined();
   }, 90_000);
 

@@ -1,13 +1,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createPublisher, loadConfig, type Publisher } from '@rdf-stream/publisher';
+import { startTestPublisher, type TestPublisher } from '@rdf-stream/publisher/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type Chromium, launchChromium, waitForUpdates, watchedPage } from '../support/browser.js';
-import { freePort } from '../support/live-publisher.js';
+import { freePort } from '../support/free-port.js';
 
 /**
  * The programs in examples/ and the commands README.md gives for them, run as a user runs them
@@ -73,17 +72,12 @@ function stop(child: ChildProcess): void {
   if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) process.kill(-child.pid, 'SIGTERM');
 }
 
-let publisher: Publisher;
+let publisher: TestPublisher;
 let origin: string;
-let dataDirectory: string;
 
 beforeAll(async () => {
-  const port = await freePort();
-  dataDirectory = mkdtempSync(join(tmpdir(), 'examples-test-'));
-  const configFile = join(dataDirectory, 'publisher.yaml');
-  writeFileSync(
-    configFile,
-    `streams:
+  publisher = await startTestPublisher({
+    config: `streams:
   - id: parking
     title: Park-and-ride facilities (simulated)
     intervalSeconds: 1
@@ -98,15 +92,10 @@ beforeAll(async () => {
     shape: ${join(repositoryRoot, 'ontologies/shapes/stream-element.shacl.ttl')}
     source: { kind: ingest, tokenEnv: SMART_CITY_INGEST_TOKEN }
 `,
-  );
-  const config = loadConfig({
-    argv: ['--config', configFile, '--port', String(port), '--log-level', 'silent', '--log', 'memory', '--max-event-loop-turn-ms', '0'],
     env: { SMART_CITY_INGEST_TOKEN: TOKEN, SENSORS_TOKEN },
+    flags: ['--log', 'memory'],
   });
-  publisher = await createPublisher(config, { processMetrics: false });
-  await publisher.start();
-  await publisher.listen();
-  origin = config.baseUrl;
+  origin = publisher.url;
 });
 
 afterEach(() => {
@@ -114,8 +103,7 @@ afterEach(() => {
 });
 
 afterAll(async () => {
-  await publisher?.shutdown();
-  rmSync(dataDirectory, { recursive: true, force: true });
+  await publisher?.close();
 });
 
 const observationLine = /^ {2}p0[1-3] on p0[1-3]: parkingNumberOfVacantSpaces = \d+ at \d{4}-\d\d-\d\dT[\d:.]+Z$/;

@@ -1,13 +1,11 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { createPublisher, loadConfig, type Publisher } from '@rdf-stream/publisher';
+import { startTestPublisher, type TestPublisher } from '@rdf-stream/publisher/testing';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildPage, type BuiltPage } from '../../src/index.js';
 import { type Chromium, launchChromium, numberIn, screenshot, waitForUpdates, watchedPage } from '../support/browser.js';
-import { freePort, type LivePublisher, startLivePublisher } from '../support/live-publisher.js';
+import { freePort } from '../support/free-port.js';
 
 /**
  * The live page in a real browser (Debian's chromium through playwright-core) against a real
@@ -17,23 +15,27 @@ const browserAccept = 'text/html,application/xhtml+xml,application/xml;q=0.9,ima
 
 let built: BuiltPage;
 let browser: Chromium;
-let live: LivePublisher;
+let live: TestPublisher;
 let pushed = 0;
+
+/** Publishes the `n`th element: three facilities, whose values vary with `n`. */
+const publish = (n: number, generatedAt?: Date) => live.push([1, 2, 3].map((facility) => 100 + facility * 10 + (n % 7)), generatedAt);
 
 /** Publishes one element, and waits for the page to show it. */
 async function pushAndSee(page: Page): Promise<void> {
   const before = await numberIn(page, 'update-count');
-  await live.push(++pushed);
+  await publish(++pushed);
   await waitForUpdates(page, before + 1);
 }
 
 beforeAll(async () => {
   built = await buildPage();
   browser = await launchChromium();
-  live = await startLivePublisher();
+  // A file log, so that a restart keeps the stream's history and epoch.
+  live = await startTestPublisher({ log: 'file', intervalMs: 1_000 });
   // Two minutes of history at a 10 s pace: the charts must be drawn from it at load.
   const start = Date.now() - 120_000;
-  for (let index = 0; index < 12; index++) await live.push(++pushed, new Date(start + index * 10_000));
+  for (let index = 0; index < 12; index++) await publish(++pushed, new Date(start + index * 10_000));
 }, 60_000);
 
 afterAll(async () => {
@@ -43,28 +45,28 @@ afterAll(async () => {
 
 describe('the stream IRI, for people and for machines', () => {
   it('answers the page to a browser and RDF to RDF clients, with Vary: Accept', async () => {
-    const html = await fetch(live.streamIri, { headers: { accept: browserAccept } });
+    const html = await fetch(live.streamUrl, { headers: { accept: browserAccept } });
     expect(html.status).toBe(200);
     expect(html.headers.get('content-type')).toMatch(/^text\/html/);
     expect(html.headers.get('vary')).toMatch(/Accept/);
     expect(await html.text()).toContain('<script type="module" src="/page/');
     for (const accept of ['text/turtle', '*/*', 'application/ld+json, text/html;q=0.5']) {
-      const rdf = await fetch(live.streamIri, { headers: { accept } });
+      const rdf = await fetch(live.streamUrl, { headers: { accept } });
       expect(rdf.headers.get('content-type'), accept).not.toMatch(/html/);
       expect(rdf.headers.get('vary'), accept).toMatch(/Accept/);
     }
-    const home = await fetch(`${live.origin}/`, { headers: { accept: browserAccept } });
+    const home = await fetch(`${live.url}/`, { headers: { accept: browserAccept } });
     expect(home.headers.get('content-type')).toMatch(/^text\/html/);
-    expect((await fetch(`${live.origin}/`, { redirect: 'manual' })).status).toBe(303);
+    expect((await fetch(`${live.url}/`, { redirect: 'manual' })).status).toBe(303);
   });
 
   it('serves the bundle precompressed, immutable, from the publisher itself', async () => {
     const script = built.files.find((file) => file.name.startsWith('page-') && file.name.endsWith('.js'))!;
-    const response = await fetch(`${live.origin}/page/${script.name}`, { headers: { 'accept-encoding': 'br' } });
+    const response = await fetch(`${live.url}/page/${script.name}`, { headers: { 'accept-encoding': 'br' } });
     expect(response.status).toBe(200);
     expect(response.headers.get('content-encoding')).toBe('br');
     expect(response.headers.get('cache-control')).toContain('immutable');
-    expect((await fetch(`${live.origin}/page/nothing.js`)).status).toBe(404);
+    expect((await fetch(`${live.url}/page/nothing.js`)).status).toBe(404);
   });
 });
 
@@ -73,7 +75,7 @@ describe("Chromium's own EventSource", () => {
     const { page, errors } = await watchedPage(browser);
     // A JSON page of the publisher's origin to run the script in; no favicon request to answer 404.
     await page.route('**/favicon.ico', (route) => route.fulfill({ status: 204 }));
-    await page.goto(`${live.origin}/health`);
+    await page.goto(`${live.url}/health`);
     const opened = page.waitForResponse((response) => response.url().endsWith('/streams/parking/events?format=turtle'));
     await page.evaluate(() => {
       const received: string[] = [];
@@ -85,7 +87,7 @@ describe("Chromium's own EventSource", () => {
     // Each element is seen before the next is published: no member waits for the next to decode.
     const seqs = [];
     for (let index = 1; index <= 2; index++) {
-      seqs.push(await live.push(++pushed));
+      seqs.push(await publish(++pushed));
       await page.waitForFunction((count) => (window as unknown as { received: string[] }).received.length >= count, index);
     }
     const received = await page.evaluate(() => (window as unknown as { received: string[] }).received);
@@ -98,7 +100,7 @@ describe("Chromium's own EventSource", () => {
 describe('the live page in Chromium', () => {
   it('loads from the publisher alone, fills the charts from history, shows live updates and their latency', async () => {
     const { page, errors, requests } = await watchedPage(browser);
-    await page.goto(live.streamIri, { waitUntil: 'load' });
+    await page.goto(live.streamUrl, { waitUntil: 'load' });
     // From the request of the page to its load event, as the browser measured it.
     const loadMs = await page.evaluate(() => (performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming).loadEventEnd);
     await page.waitForSelector('body[data-ready="true"]');
@@ -119,14 +121,14 @@ describe('the live page in Chromium', () => {
     // The load time is reported, not asserted: the suite runs on shared, noisy machines.
     expect(loadMs).toBeGreaterThan(0);
     expect(errors).toEqual([]);
-    expect(requests.filter((url) => !url.startsWith(`${live.origin}/`))).toEqual([]);
+    expect(requests.filter((url) => !url.startsWith(`${live.url}/`))).toEqual([]);
     await page.close();
   });
 
   it('shows a result of the continuous query (the example average query, prefilled)', async () => {
     const { page, errors } = await watchedPage(browser);
-    await page.goto(live.streamIri);
-    expect(await page.locator('#query-text').inputValue()).toContain(`ON <${live.streamIri}>`);
+    await page.goto(live.streamUrl);
+    expect(await page.locator('#query-text').inputValue()).toContain(`ON <${live.streamUrl}>`);
     await page.waitForFunction(() => Number(document.getElementById('query-result')?.dataset['results']) >= 1, undefined, { timeout: 20_000 });
     await pushAndSee(page);
     expect(await page.locator('#query-status').textContent()).toMatch(/^Result \d+: window/);
@@ -138,7 +140,7 @@ describe('the live page in Chromium', () => {
 
   it('keeps updates flowing when the transport is switched, with no gap', async () => {
     const { page, errors } = await watchedPage(browser);
-    await page.goto(live.streamIri);
+    await page.goto(live.streamUrl);
     await waitForUpdates(page, 12);
     await pushAndSee(page);
     for (const transport of ['poll', 'long-poll', 'websocket', 'sse']) {
@@ -149,7 +151,7 @@ describe('the live page in Chromium', () => {
       );
       for (let update = 0; update < 2; update++) {
         const before = await numberIn(page, 'last-seq');
-        await live.push(++pushed);
+        await publish(++pushed);
         await page.waitForFunction((seq) => Number(document.getElementById('last-seq')?.textContent) > seq, before, { timeout: 20_000 });
       }
     }
@@ -160,7 +162,7 @@ describe('the live page in Chromium', () => {
 
   it("receives live updates over Chromium's own WebSocket, resuming after the last element shown", async () => {
     const { page, errors } = await watchedPage(browser);
-    await page.goto(live.streamIri);
+    await page.goto(live.streamUrl);
     await waitForUpdates(page, 12);
     await pushAndSee(page);
     const shown = await numberIn(page, 'last-seq');
@@ -185,13 +187,13 @@ describe('the live page in Chromium', () => {
 
   it('reconnects after the publisher restarts and resumes with no gap', async () => {
     const { page } = await watchedPage(browser);
-    await page.goto(live.streamIri);
+    await page.goto(live.streamUrl);
     await waitForUpdates(page, 12);
     await pushAndSee(page);
     const before = await numberIn(page, 'last-seq');
     await live.restart();
     await page.waitForFunction(() => Number(document.getElementById('reconnect-count')?.textContent) >= 1, undefined, { timeout: 20_000 });
-    const seq = await live.push(++pushed);
+    const seq = await publish(++pushed);
     expect(seq).toBe(before + 1);
     await page.waitForFunction((target) => Number(document.getElementById('last-seq')?.textContent) >= target, seq, { timeout: 20_000 });
     await pushAndSee(page);
@@ -204,29 +206,27 @@ describe('the live page in Chromium', () => {
 
 describe('a publisher of several streams (examples/smart-city.yaml)', () => {
   const repository = (path: string) => fileURLToPath(new URL(`../../../../${path}`, import.meta.url));
-  let publisher: Publisher;
+  let publisher: TestPublisher;
   let origin: string;
 
   beforeAll(async () => {
+    // The example's web-API stream polls this very publisher: its port is known before it starts.
     const port = await freePort();
     const text = readFileSync(repository('examples/smart-city.yaml'), 'utf8')
       .replaceAll('127.0.0.1:8080', `127.0.0.1:${port}`)
       .replaceAll('../ontologies/', `${repository('ontologies')}/`)
       .replace('intervalSeconds: 5', 'intervalSeconds: 1');
-    const dir = mkdtempSync(join(tmpdir(), 'dashboard-smart-city-'));
-    writeFileSync(join(dir, 'smart-city.yaml'), text);
-    const config = loadConfig({
-      argv: ['--config', join(dir, 'smart-city.yaml'), '--port', String(port), '--log-level', 'silent', '--data-dir', join(dir, 'data'), '--max-event-loop-turn-ms', '0'],
+    publisher = await startTestPublisher({
+      config: text,
+      fileName: 'smart-city.yaml',
       env: { SMART_CITY_INGEST_TOKEN: 'smart-city-test-token-0123456789' },
+      port,
     });
-    publisher = await createPublisher(config, { processMetrics: false });
-    await publisher.start();
-    await publisher.listen();
-    origin = config.baseUrl;
+    origin = publisher.url;
   }, 60_000);
 
   afterAll(async () => {
-    await publisher?.shutdown();
+    await publisher?.close();
   });
 
   it('lists every stream with its source kind and health, and opens one live', async () => {

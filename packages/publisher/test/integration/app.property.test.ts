@@ -8,22 +8,24 @@
 import { gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { elementId, formatNames, mediaTypes as rdfMediaTypes } from '@rdf-stream/protocol';
 import { errorCatalogue, type ErrorCode, MAX_DETAIL_CHARS, MAX_ECHOED_CHARS, TRUNCATION_MARK } from '../../src/errors.js';
 import { FUZZ_TIMEOUT_MS, HTTP_FUZZ_RUNS, headerValue, INTERNAL_ERROR_MESSAGE } from '../support/fuzz.js';
 import { mutatedBody, observationNTriples, randomBody } from '../support/fuzz-bodies.js';
-import { type ConfiguredPublisher, startConfiguredPublisher } from '../support/publisher-fixture.js';
-import { waitUntil } from '../support/wait-until.js';
+import { startTestPublisher, type TestPublisher } from '../../src/testing.js';
+
+/** For state no event announces: checked every 10 ms, with a deadline for a broken server, not a measure of speed. */
+const patience = { timeout: 30_000, interval: 10 };
 
 const TOKEN = 'fuzz-token-0123456789abcdef0123';
 const PLAIN_TOKEN = 'fuzz-plain-token-0123456789abcdef';
 
-let running: ConfiguredPublisher;
+let running: TestPublisher;
 let app: FastifyInstance;
 beforeAll(async () => {
-  running = await startConfiguredPublisher(
-    `streams:
+  running = await startTestPublisher({
+    config: `streams:
   - id: sensors
     title: Sensors pushing their observations, checked against the bundled shapes
     source: { kind: ingest, tokenEnv: TOKEN }
@@ -36,11 +38,12 @@ beforeAll(async () => {
     intervalSeconds: 60
     source: { kind: simulator, facilities: 2 }
 `,
+    env: { TOKEN, PLAIN_TOKEN },
     // No load shedding: a 503 for a busy machine would hide the 5xx this looks for.
-    { env: { TOKEN, PLAIN_TOKEN }, flags: ['--log', 'memory', '--max-event-loop-delay-ms', '0'] },
-  );
+    flags: ['--log', 'memory', '--max-event-loop-delay-ms', '0'],
+  });
   app = running.publisher.app;
-  await waitUntil(() => running.publisher.hubs.get('parking')!.log.latestSeq >= 1);
+  await vi.waitUntil(() => running.publisher.hubs.get('parking')!.log.latestSeq >= 1, patience);
 });
 afterAll(() => running.close());
 
@@ -87,7 +90,7 @@ describe('HTTP fuzz: request headers', () => {
       }),
       fuzz,
     );
-    await waitUntil(() => hub.broadcaster.size === 0);
+    await running.untilSubscribers(0, { stream: 'parking' });
   }, FUZZ_TIMEOUT_MS);
 
   it('Accept and Accept-Encoding on every document: an offered format and coding, or 406', async () => {

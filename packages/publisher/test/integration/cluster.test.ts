@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { freePort } from '../support/publisher-fixture.js';
-import { openSse } from '../support/sse-client.js';
+import { openSse } from '../../src/testing.js';
+import { freePort } from '../support/free-port.js';
 
 const packageDir = fileURLToPath(new URL('../..', import.meta.url));
 const tsx = fileURLToPath(new URL('../../node_modules/.bin/tsx', import.meta.url));

@@ -1,13 +1,13 @@
 import { QueryEngine } from '@comunica/query-sparql';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type RunningPublisher, sampleObservations, startPublisher } from '../support/publisher-fixture.js';
+import { sampleObservations, startTestPublisher, type TestPublisher } from '../../src/testing.js';
 
 const query = `
   PREFIX sosa: <http://www.w3.org/ns/sosa/>
   SELECT (COUNT(?observation) AS ?observations) (AVG(?free) AS ?averageFree)
   WHERE { ?observation a sosa:Observation; sosa:hasSimpleResult ?free }`;
 
-let running: RunningPublisher | undefined;
+let running: TestPublisher | undefined;
 afterEach(async () => {
   await running?.close();
   running = undefined;
@@ -19,7 +19,7 @@ afterEach(async () => {
  */
 describe('Comunica (@comunica/query-sparql) over /latest', () => {
   it('counts and averages the observations of the latest element, whatever format it negotiates', async () => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     await running.push(sampleObservations(running.hub.definition.iri, [1, 2]));
     await running.push(sampleObservations(running.hub.definition.iri, [10, 20, 30, 40]));
     const engine = new QueryEngine();

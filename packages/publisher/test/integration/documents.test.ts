@@ -2,13 +2,13 @@ import { Parser } from 'n3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatNames } from '@rdf-stream/protocol';
 import { formats } from '../../src/render/output-formats.js';
-import { type RunningPublisher, startPublisher } from '../support/publisher-fixture.js';
 import { readProblem } from '../support/problem.js';
 import { parseRdf } from '../support/rdf.js';
+import { startTestPublisher, type TestPublisher } from '../../src/testing.js';
 
-let running: RunningPublisher;
+let running: TestPublisher;
 beforeAll(async () => {
-  running = await startPublisher();
+  running = await startTestPublisher();
 });
 afterAll(() => running.close());
 
@@ -124,7 +124,7 @@ describe('GET /streams/{id}/elements/{epoch}-{seq}', () => {
 
   it('410 problem+json for an element removed by retention, and for one of another life of the log', async () => {
     // Pages of one element: retention keeps exactly the 2 newest.
-    const retaining = await startPublisher(['--retained-elements', '2', '--page-elements', '1']);
+    const retaining = await startTestPublisher({ flags: ['--retained-elements', '2', '--page-elements', '1'] });
     try {
       for (let index = 0; index < 4; index++) await retaining.push();
       const { epoch } = retaining.hub.log;

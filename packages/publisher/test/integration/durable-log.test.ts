@@ -9,10 +9,10 @@ import { Agent, request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { formatNames, mediaTypes } from '@rdf-stream/protocol';
 import { readProblem } from '../support/problem.js';
-import { freePort, startConfiguredPublisher, startPublisher } from '../support/publisher-fixture.js';
-import { openSse } from '../support/sse-client.js';
 import { mountSmallFilesystem } from '../support/small-filesystem.js';
 import { writeVersion2Log } from '../support/version-2-log.js';
+import { openSse, startTestPublisher } from '../../src/testing.js';
+import { freePort } from '../support/free-port.js';
 
 const packageDir = fileURLToPath(new URL('../..', import.meta.url));
 /** The publisher as a direct child (not behind tsx's wrapper), so that SIGKILL reaches it. */
@@ -35,12 +35,12 @@ const fileLog = (dataDir: string) => ['--log', 'file', '--data-dir', dataDir];
 describe('the durable log across restarts', () => {
   it('continues numbering after a restart, serves the last element at once, and resumes a subscriber with no gap and no duplicate', async () => {
     const dataDir = scratch();
-    const first = await startPublisher(fileLog(dataDir));
+    const first = await startTestPublisher({ flags: fileLog(dataDir) });
     for (let index = 0; index < 3; index++) await first.push();
     const epoch = first.hub.log.epoch;
     await first.close();
 
-    const second = await startPublisher(fileLog(dataDir));
+    const second = await startTestPublisher({ flags: fileLog(dataDir) });
     cleanups.push(() => second.close());
     expect([second.hub.log.epoch, second.hub.log.latestSeq]).toEqual([epoch, 3]);
     // /latest serves the last durable element before anything new is published.
@@ -59,7 +59,7 @@ describe('the durable log across restarts', () => {
 
   it('upgrades a data directory of log format version 2 (SSE frames) at start, keeping the epoch, the elements and their ids', async () => {
     const dataDir = scratch();
-    const first = await startPublisher(fileLog(dataDir));
+    const first = await startTestPublisher({ flags: fileLog(dataDir) });
     for (let index = 0; index < 3; index++) await first.push();
     const elements = await first.hub.log.read(1, 3);
     const epoch = first.hub.log.epoch;
@@ -69,7 +69,7 @@ describe('the durable log across restarts', () => {
     rmSync(streamDir, { recursive: true });
     writeVersion2Log(streamDir, { epoch, pageElements: first.hub.log.pageElements }, elements);
 
-    const second = await startPublisher(fileLog(dataDir));
+    const second = await startTestPublisher({ flags: fileLog(dataDir) });
     cleanups.push(() => second.close());
     expect(JSON.parse(readFileSync(join(streamDir, 'log.json'), 'utf8'))).toMatchObject({ version: 3, epoch });
     expect([second.hub.log.epoch, second.hub.log.latestSeq]).toEqual([epoch, 3]);
@@ -86,12 +86,12 @@ describe('the durable log across restarts', () => {
   });
 
   it('a Last-Event-ID from another life of the log (data directory replaced) gets the explicit gap, even once the new log has passed its number', async () => {
-    const first = await startPublisher(fileLog(scratch()));
+    const first = await startTestPublisher({ flags: fileLog(scratch()) });
     for (let index = 0; index < 7; index++) await first.push();
     const oldEpoch = first.hub.log.epoch;
     await first.close();
 
-    const second = await startPublisher(fileLog(scratch()));
+    const second = await startTestPublisher({ flags: fileLog(scratch()) });
     cleanups.push(() => second.close());
     for (let index = 0; index < 9; index++) await second.push();
     const epoch = second.hub.log.epoch;
@@ -111,7 +111,7 @@ describe('the durable log across restarts', () => {
   });
 
   it('serves retained elements as immutable, and 410 once retention removed them', async () => {
-    const running = await startPublisher([...fileLog(scratch()), '--page-elements', '2', '--retained-elements', '2']);
+    const running = await startTestPublisher({ flags: [...fileLog(scratch()), '--page-elements', '2', '--retained-elements', '2'] });
     cleanups.push(() => running.close());
     for (let index = 0; index < 5; index++) await running.push();
     await running.hub.log.applyRetention();
@@ -132,10 +132,7 @@ describe('a full disk', () => {
   it('answers ingest with 503 and a stable code, shows the stream degraded, serves nothing half-written, and resumes when space returns', async () => {
     const disk = mountSmallFilesystem(512);
     cleanups.push(() => disk.unmount());
-    const running = await startConfiguredPublisher(
-      `streams:\n  - id: sensors\n    title: Sensors\n    shape: none\n    source: { kind: ingest, tokenEnv: TOKEN }\n`,
-      { env: { TOKEN }, flags: ['--data-dir', disk.path] },
-    );
+    const running = await startTestPublisher({ config: `streams:\n  - id: sensors\n    title: Sensors\n    shape: none\n    source: { kind: ingest, tokenEnv: TOKEN }\n`, env: { TOKEN }, flags: ['--data-dir', disk.path] });
     cleanups.push(() => running.close());
     const post = (value: number) =>
       fetch(`${running.url}/streams/sensors`, {
@@ -176,7 +173,7 @@ describe('start-up refusals (exit code 2, a clear message)', () => {
 
   it('a data directory in use by another running publisher', async () => {
     const dataDir = scratch();
-    const holder = await startPublisher(fileLog(dataDir));
+    const holder = await startTestPublisher({ flags: fileLog(dataDir) });
     cleanups.push(() => holder.close());
     // The holder runs in this (test) process: the lock names its pid.
     const { child, output } = await start(['--port', String(await freePort()), '--data-dir', dataDir]);

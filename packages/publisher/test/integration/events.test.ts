@@ -1,15 +1,16 @@
 import { connect } from 'node:net';
 import { gunzipSync } from 'node:zlib';
 import { EventSource } from 'eventsource';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { elementQuads } from '../../src/model/observation.js';
-import { type RunningPublisher, sampleObservations, startPublisher } from '../support/publisher-fixture.js';
 import { expectIsomorphic, flatten, parseRdf } from '../support/rdf.js';
-import { elementIds, openSse } from '../support/sse-client.js';
 import { readProblem } from '../support/problem.js';
-import { waitUntil } from '../support/wait-until.js';
+import { elementIds, openSse, sampleObservations, startTestPublisher, type TestPublisher } from '../../src/testing.js';
 
-let running: RunningPublisher | undefined;
+/** For state no event announces: checked every 10 ms, with a deadline for a broken server, not a measure of speed. */
+const patience = { timeout: 30_000, interval: 10 };
+
+let running: TestPublisher | undefined;
 afterEach(async () => {
   await running?.close();
   running = undefined;
@@ -22,7 +23,7 @@ const range = (from: number, count: number) => ids(...Array.from({ length: count
 
 describe('GET /streams/{id}/events on a real socket', () => {
   it('delivers elements to a real EventSource (eventsource package), JSON-LD by default', async () => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     const source = new EventSource(eventsUrl());
     const received: MessageEvent[] = [];
     const opened = new Promise((resolve, reject) => {
@@ -36,7 +37,7 @@ describe('GET /streams/{id}/events on a real socket', () => {
       };
     });
     await opened;
-    await waitUntil(() => running!.hub.broadcaster.size === 1);
+    await running!.untilSubscribers(1);
     const generatedAt = new Date();
     const observations = sampleObservations(running.hub.definition.iri, [1, 2, 3]);
     await running.push(observations, generatedAt);
@@ -50,23 +51,23 @@ describe('GET /streams/{id}/events on a real socket', () => {
   });
 
   it('sends retry: and an ok comment at once, with headers that keep proxies from buffering', async () => {
-    running = await startPublisher(['--sse-retry-ms', '3456']);
+    running = await startTestPublisher({ flags: ['--sse-retry-ms', '3456'] });
     const connection = await openSse(eventsUrl());
     expect(connection.response.statusCode).toBe(200);
     expect(connection.response.headers['content-type']).toBe('text/event-stream; charset=utf-8');
     expect(connection.response.headers['cache-control']).toBe('no-store');
     expect(connection.response.headers['x-accel-buffering']).toBe('no');
     expect(connection.response.headers['access-control-allow-origin']).toBe('*');
-    await waitUntil(() => connection.comments.length > 0);
+    await vi.waitUntil(() => connection.comments.length > 0, patience);
     expect(connection.retries).toEqual([3456]);
     expect(connection.comments[0]).toBe('ok');
     connection.close();
   });
 
   it('serves the format chosen by ?format=', async () => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     const connection = await openSse(eventsUrl('?format=turtle'));
-    await waitUntil(() => running!.hub.broadcaster.size === 1);
+    await running!.untilSubscribers(1);
     const generatedAt = new Date();
     const observations = sampleObservations(running.hub.definition.iri);
     await running.push(observations, generatedAt);
@@ -78,7 +79,7 @@ describe('GET /streams/{id}/events on a real socket', () => {
   });
 
   it('400 problem+json for an unknown format', async () => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     const response = await fetch(eventsUrl('?format=rdfxml'));
     expect(response.status).toBe(400);
     expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json(; charset=utf-8)?$/);
@@ -86,9 +87,9 @@ describe('GET /streams/{id}/events on a real socket', () => {
   });
 
   it('sends heartbeat comments', async () => {
-    running = await startPublisher(['--heartbeat-ms', '1000']);
+    running = await startTestPublisher({ flags: ['--heartbeat-ms', '1000'] });
     const connection = await openSse(eventsUrl());
-    await waitUntil(() => connection.comments.length >= 2, 10_000);
+    await vi.waitUntil(() => connection.comments.length >= 2, { timeout: 10_000, interval: 10 });
     expect(connection.comments[1]).toBe('');
     connection.close();
   });
@@ -100,15 +101,15 @@ describe('framing on the wire', () => {
    * publisher down, and returns everything the server sent (head and body) and the element's id.
    */
   async function oneElementThenShutdown(request: string) {
-    running = await startPublisher();
+    running = await startTestPublisher();
     const socket = connect(Number(new URL(running.url).port), '127.0.0.1');
     const chunks: Buffer[] = [];
     socket.on('data', (chunk: Buffer) => chunks.push(chunk));
     const closed = new Promise<string>((resolve) => socket.on('close', () => resolve(Buffer.concat(chunks).toString('latin1'))));
     socket.write(request);
-    await waitUntil(() => running!.hub.broadcaster.size === 1);
+    await running!.untilSubscribers(1);
     await running.push();
-    await waitUntil(() => Buffer.concat(chunks).toString('latin1').includes('id: '));
+    await vi.waitUntil(() => Buffer.concat(chunks).toString('latin1').includes('id: '), patience);
     const [first] = ids(1);
     await running.close();
     running = undefined;
@@ -151,14 +152,14 @@ describe('framing on the wire', () => {
 
 describe('compressed event streams (Accept-Encoding: gzip)', () => {
   it('compresses the stream with gzip, every event decodable as it arrives', async () => {
-    running = await startPublisher(['--heartbeat-ms', '1000']);
+    running = await startTestPublisher({ flags: ['--heartbeat-ms', '1000'] });
     const identity = await openSse(eventsUrl('?format=turtle'));
     const gzipped = await openSse(eventsUrl('?format=turtle'), { 'accept-encoding': 'gzip, deflate, br' });
     expect(gzipped.response.headers['content-encoding']).toBe('gzip');
     expect(gzipped.response.headers['vary']).toMatch(/Accept-Encoding/);
     expect(identity.response.headers['content-encoding']).toBeUndefined();
     expect(identity.response.headers['vary']).toMatch(/Accept-Encoding/);
-    await waitUntil(() => running!.hub.broadcaster.size === 2);
+    await running!.untilSubscribers(2);
     // One element at a time: the first is decoded before the second exists.
     const generatedAt = new Date();
     const observations = sampleObservations(running.hub.definition.iri, [1, 2, 3, 4, 5, 6, 7, 8]);
@@ -168,7 +169,7 @@ describe('compressed event streams (Accept-Encoding: gzip)', () => {
     await running.push();
     await gzipped.waitForEvents(2);
     await identity.waitForEvents(2);
-    await waitUntil(() => gzipped.comments.length >= 2 && identity.comments.length >= 2, 10_000);
+    await vi.waitUntil(() => gzipped.comments.length >= 2 && identity.comments.length >= 2, { timeout: 10_000, interval: 10 });
     expect(gzipped.events).toEqual(identity.events);
     expect(gzipped.retries).toEqual(identity.retries);
     expect(gzipped.comments[0]).toBe('ok');
@@ -184,9 +185,9 @@ describe('compressed event streams (Accept-Encoding: gzip)', () => {
   });
 
   it('a stream the publisher ends (shutdown) is one whole gzip body, its trailer checked', async () => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     const gzipped = await openSse(eventsUrl('?format=turtle'), { 'accept-encoding': 'gzip' });
-    await waitUntil(() => running!.hub.broadcaster.size === 1);
+    await running!.untilSubscribers(1);
     await running.push();
     await running.push();
     await gzipped.waitForEvents(2);
@@ -201,7 +202,7 @@ describe('compressed event streams (Accept-Encoding: gzip)', () => {
   });
 
   it('resumes by Last-Event-ID with the replay compressed too, no gap, no duplicate', async () => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     for (let index = 0; index < 20; index++) await running.push();
     const resumed = await openSse(eventsUrl(`?lastEventId=${ids(5)[0]}`), { 'accept-encoding': 'gzip' });
     const pending: Array<Promise<number>> = [];
@@ -214,7 +215,7 @@ describe('compressed event streams (Accept-Encoding: gzip)', () => {
   });
 
   it('a gap event reaches a gzip subscriber compressed, with the Stream-Gap header', async () => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     await running.push();
     const resumed = await openSse(eventsUrl(), { 'accept-encoding': 'gzip', 'last-event-id': 'otherepoch-3' });
     await resumed.waitForEvents(2);
@@ -225,7 +226,7 @@ describe('compressed event streams (Accept-Encoding: gzip)', () => {
   });
 
   it('406 problem+json when the client refuses both gzip and identity', async () => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     const response = await fetch(eventsUrl(), { headers: { 'accept-encoding': 'br, identity;q=0' } });
     expect(response.status).toBe(406);
     const problem = await readProblem(response);
@@ -234,7 +235,7 @@ describe('compressed event streams (Accept-Encoding: gzip)', () => {
   });
 
   it('the eventsource package (fetch underneath) gets the stream compressed and reads it', async () => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     let contentEncoding: string | null = null;
     const source = new EventSource(eventsUrl('?format=ntriples'), {
       fetch: async (input, init) => {
@@ -251,7 +252,7 @@ describe('compressed event streams (Accept-Encoding: gzip)', () => {
       };
     });
     await new Promise((resolve) => (source.onopen = resolve));
-    await waitUntil(() => running!.hub.broadcaster.size === 1);
+    await running!.untilSubscribers(1);
     await running.push();
     await running.push();
     await two;
@@ -263,13 +264,13 @@ describe('compressed event streams (Accept-Encoding: gzip)', () => {
 
 describe('resuming by Last-Event-ID', () => {
   it('after a disconnect, delivers every later element exactly once, in order', async () => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     const first = await openSse(eventsUrl());
-    await waitUntil(() => running!.hub.broadcaster.size === 1);
+    await running!.untilSubscribers(1);
     for (let index = 0; index < 3; index++) await running.push();
     await first.waitForEvents(3);
     first.close();
-    await waitUntil(() => running!.hub.broadcaster.size === 0);
+    await running!.untilSubscribers(0);
     await running.push();
     await running.push();
     const lastSeen = first.events[2]!.id!;
@@ -283,7 +284,7 @@ describe('resuming by Last-Event-ID', () => {
   });
 
   it('has no gap and no duplicate at the seam, with elements published while replay is under way', async () => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     for (let index = 0; index < 50; index++) await running.push();
     const pending: Array<Promise<number>> = [];
     const resumed = await openSse(eventsUrl(`?lastEventId=${ids(10)[0]}`));
@@ -296,7 +297,7 @@ describe('resuming by Last-Event-ID', () => {
   });
 
   it('prefers the Last-Event-ID header (sent on reconnect) over the query parameter', async () => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     for (let index = 0; index < 5; index++) await running.push();
     const [one, three] = ids(1, 3);
     const resumed = await openSse(eventsUrl(`?lastEventId=${one}`), { 'last-event-id': three! });
@@ -307,7 +308,7 @@ describe('resuming by Last-Event-ID', () => {
 
   it('says so, with a header and a gap event, when the id is older than what is retained', async () => {
     // Pages of one element: retention keeps exactly the 3 newest.
-    running = await startPublisher(['--retained-elements', '3', '--page-elements', '1']);
+    running = await startTestPublisher({ flags: ['--retained-elements', '3', '--page-elements', '1'] });
     for (let index = 0; index < 10; index++) await running.push();
     const [two, eight] = ids(2, 8);
     const resumed = await openSse(eventsUrl(), { 'last-event-id': two! });
@@ -320,7 +321,7 @@ describe('resuming by Last-Event-ID', () => {
   });
 
   it('treats an id of this log newer than anything published as unknown', async () => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     await running.push();
     const [unpublished, one] = ids(999, 1);
     const resumed = await openSse(eventsUrl(), { 'last-event-id': unpublished! });
@@ -336,7 +337,7 @@ describe('resuming by Last-Event-ID', () => {
     ['a bare number (an id from before ids carried their epoch)', (_epoch: string) => '3'],
     ['an id of another life of the log (e.g. a replaced data directory)', (epoch: string) => `${epoch.startsWith('a') ? 'b' : 'a'}${epoch.slice(1)}-3`],
   ])('says the ids changed (reason epoch) for %s, even though its number is retained, and replays all that is retained', async (_what, requested) => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     for (let index = 0; index < 5; index++) await running.push();
     const requestedId = requested(running.hub.log.epoch);
     const [one] = ids(1);
@@ -353,7 +354,7 @@ describe('resuming by Last-Event-ID', () => {
 
 describe('slow subscribers', () => {
   it('a subscriber that never reads is evicted at maxSubscriberQueueBytes while others keep receiving', async () => {
-    running = await startPublisher(['--max-subscriber-queue-bytes', String(256 * 1024)]);
+    running = await startTestPublisher({ flags: ['--max-subscriber-queue-bytes', String(256 * 1024)] });
     const reader = await openSse(eventsUrl('?format=ntriples'));
     // A raw client that sends its request and then never reads a byte.
     const stalled = connect(Number(new URL(running.url).port), '127.0.0.1');
@@ -363,15 +364,15 @@ describe('slow subscribers', () => {
     let stalledError: string | undefined;
     stalled.on('error', (error: NodeJS.ErrnoException) => (stalledError = error.code));
     const stalledClosed = new Promise<void>((resolve) => stalled.on('close', () => resolve()));
-    await waitUntil(() => running!.hub.broadcaster.size === 2);
+    await running!.untilSubscribers(2);
     // ~100 kB elements: the kernel's socket buffers fill first, then the process-side queue.
     const big = sampleObservations(running.hub.definition.iri, Array.from({ length: 100 }, (_, index) => index));
     let pushed = 0;
-    while (running.hub.broadcaster.size === 2 && pushed < 200) {
+    while (running.subscribers() === 2 && pushed < 200) {
       await running.push(big);
       pushed++;
     }
-    expect(running.hub.broadcaster.size).toBe(1);
+    expect(running.subscribers()).toBe(1);
     stalled.resume();
     await stalledClosed;
     expect([undefined, 'ECONNRESET']).toContain(stalledError);
@@ -402,26 +403,26 @@ describe('slow subscribers', () => {
 
   it('a live subscriber that stops reading is evicted subscriberStallTimeoutMs after its socket buffers fill, whatever the stream rate', async () => {
     // A queue limit it never reaches: only the stall timer can cut it.
-    running = await startPublisher(['--max-subscriber-queue-bytes', String(1 << 30), '--subscriber-stall-timeout-ms', '300']);
+    running = await startTestPublisher({ flags: ['--max-subscriber-queue-bytes', String(1 << 30), '--subscriber-stall-timeout-ms', '300'] });
     const stalled = neverReading('/streams/parking/events?format=ntriples');
-    await waitUntil(() => running!.hub.broadcaster.size === 1);
+    await running!.untilSubscribers(1);
     const big = sampleObservations(running.hub.definition.iri, Array.from({ length: 100 }, (_, index) => index));
     // Pushes until the kernel's buffers are full and the timer has run out (a few MB at most).
-    for (let pushed = 0; running.hub.broadcaster.size === 1 && pushed < 2_000; pushed++) await running.push(big);
-    expect(running.hub.broadcaster.size).toBe(0);
+    for (let pushed = 0; running.subscribers() === 1 && pushed < 2_000; pushed++) await running.push(big);
+    expect(running.subscribers()).toBe(0);
     expect(await evictedMetric()).toBe('stall');
     await stalled.closed();
   });
 
   it('a subscriber that stops reading while it catches up over the history is evicted too (it never goes live)', async () => {
-    running = await startPublisher(['--subscriber-stall-timeout-ms', '300', '--log-cache-bytes', '0']);
+    running = await startTestPublisher({ flags: ['--subscriber-stall-timeout-ms', '300', '--log-cache-bytes', '0'] });
     const big = sampleObservations(running.hub.definition.iri, Array.from({ length: 100 }, (_, index) => index));
     // Some 10 MB of history in N-Triples: far more than the kernel's buffers hold.
     for (let pushed = 0; pushed < 100; pushed++) await running.push(big);
     const [first] = ids(1);
     const stalled = neverReading('/streams/parking/events?format=ntriples', `Last-Event-ID: ${first}\r\n`);
-    await waitUntil(() => running!.hub.broadcaster.size === 1);
-    await waitUntil(() => running!.hub.broadcaster.size === 0);
+    await running!.untilSubscribers(1);
+    await running!.untilSubscribers(0);
     expect(await evictedMetric()).toBe('stall');
     await stalled.closed();
   });

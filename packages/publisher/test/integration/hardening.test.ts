@@ -10,21 +10,14 @@ import { formatNames } from '@rdf-stream/protocol';
 import { MAX_ECHOED_CHARS, TRUNCATION_MARK } from '../../src/errors.js';
 import { NegotiationCache } from '../../src/render/headers/negotiate.js';
 import { sseFrame } from '../../src/render/sse-frame.js';
-import {
-  type ConfiguredPublisher,
-  type RunningPublisher,
-  sampleObservations,
-  startIngestPublisher,
-  startPublisher,
-} from '../support/publisher-fixture.js';
 import { type Problem, readProblem } from '../support/problem.js';
 import { parseRdf } from '../support/rdf.js';
-import { elementIds, openSse } from '../support/sse-client.js';
-import { waitUntil } from '../support/wait-until.js';
+import { elementIds, openSse, sampleObservations, startTestPublisher, type TestPublisher } from '../../src/testing.js';
+import { startIngestPublisher } from '../support/ingest-publisher.js';
 
 const run = promisify(execFile);
 
-let running: RunningPublisher | undefined;
+let running: TestPublisher | undefined;
 afterEach(async () => {
   await running?.close();
   running = undefined;
@@ -67,9 +60,9 @@ describe('SSE field injection', () => {
   });
 
   it.each(formatNames)('observation values with CR/LF/NUL arrive as one %s event that parses back to the same literal', async (format) => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     const connection = await openSse(`${running.url}/streams/parking/events?format=${format}`);
-    await waitUntil(() => running!.hub.broadcaster.size === 1);
+    await running!.untilSubscribers(1);
     const observations = sampleObservations(running.hub.definition.iri, [1]).map((o) => ({ ...o, simpleResult: injection }));
     await running.push(observations);
     await running.push();
@@ -90,7 +83,7 @@ describe('malformed Last-Event-ID', () => {
   it.each(['abc', '-1', '1.5', '1e9', '0x10', '9'.repeat(40), '\u00b9\u00b2', '1,2', 'ABC-1', 'abc-0', 'abc-', '-abc-1', `${'a'.repeat(33)}-1`])(
     'header %j gets 400 problem+json and the server keeps serving',
     async (value) => {
-      running ??= await startPublisher();
+      running ??= await startTestPublisher();
       const response = await fetch(`${running.url}/streams/parking/events`, { headers: { 'last-event-id': value } });
       expect(response.status).toBe(400);
       expect((await readProblem(response)).code).toBe('PUB_ERR_INVALID_EVENT_ID');
@@ -99,7 +92,7 @@ describe('malformed Last-Event-ID', () => {
   );
 
   it('a repeated ?lastEventId parameter does not crash the route (first value wins)', async () => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     for (let index = 0; index < 3; index++) await running.push();
     const { epoch } = running.hub.log;
     const connection = await openSse(`${running.url}/streams/parking/events?lastEventId=${epoch}-1&lastEventId=zzz`);
@@ -109,7 +102,7 @@ describe('malformed Last-Event-ID', () => {
   });
 
   it('control bytes in the raw header are answered with 400, never a crash', async () => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     const port = Number(new URL(running.url).port);
     const response = await rawRequest(port, 'GET /streams/parking/events HTTP/1.1\r\nHost: x\r\nLast-Event-ID: 1\x00\x01\r\n\r\n');
     expect(response).toMatch(/^HTTP\/1\.1 400/);
@@ -120,7 +113,7 @@ describe('malformed Last-Event-ID', () => {
 
 describe('error bodies', () => {
   it('a 500 never carries the error message, a stack trace or a path', async () => {
-    running = await startPublisher([], {
+    running = await startTestPublisher({
       healthCheck: async () => {
         throw new Error('secret at /etc/credentials');
       },
@@ -133,7 +126,7 @@ describe('error bodies', () => {
   });
 
   it('a malformed URL gets 400 problem+json', async () => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     const port = Number(new URL(running.url).port);
     const response = await rawRequest(port, 'GET /streams/%E0%A4%A/latest HTTP/1.1\r\nHost: x\r\n\r\n');
     expect(response).toMatch(/^HTTP\/1\.1 (400|404)/);
@@ -143,13 +136,13 @@ describe('error bodies', () => {
 
 describe('lookups by user-supplied names', () => {
   it.each(['__proto__', 'constructor', 'toString', 'hasOwnProperty'])('stream id %j is simply unknown', async (id) => {
-    running ??= await startPublisher();
+    running ??= await startTestPublisher();
     const response = await fetch(`${running.url}/streams/${id}/latest`);
     expect(response.status).toBe(404);
   });
 
   it.each(['__proto__', 'constructor', 'toString'])('format %j is rejected', async (format) => {
-    running ??= await startPublisher();
+    running ??= await startTestPublisher();
     const response = await fetch(`${running.url}/streams/parking/events?format=${format}`);
     expect(response.status).toBe(400);
   });
@@ -166,7 +159,7 @@ describe('resource exhaustion', () => {
   });
 
   it('a crowd connecting at once is queued by the kernel up to listenBacklog (not Node\'s 511) instead of having its SYNs dropped', async () => {
-    running = await startPublisher(['--listen-backlog', '1234']);
+    running = await startTestPublisher({ flags: ['--listen-backlog', '1234'] });
     const port = Number(new URL(running.url).port);
     // For a listening socket, ss shows in Send-Q the backlog the kernel applies.
     const { stdout } = await run('ss', ['-ltnH', `sport = :${port}`]);
@@ -174,7 +167,7 @@ describe('resource exhaustion', () => {
   });
 
   it('Prefer: wait above maxLongPollWaitSeconds is capped', async () => {
-    running = await startPublisher(['--max-long-poll-wait-seconds', '1']);
+    running = await startTestPublisher({ flags: ['--max-long-poll-wait-seconds', '1'] });
     await running.push();
     const url = `${running.url}/streams/parking/latest`;
     const etag = (await fetch(url)).headers.get('etag')!;
@@ -186,7 +179,7 @@ describe('resource exhaustion', () => {
 describe('slow clients (Slowloris)', () => {
   const token = 'slow-token-0123456789abcdefgh';
   const turtle = '<https://example.org/o> <https://example.org/p> "1".\n';
-  let ingest: ConfiguredPublisher | undefined;
+  let ingest: TestPublisher | undefined;
   afterEach(async () => {
     await ingest?.close();
     ingest = undefined;
@@ -263,7 +256,7 @@ describe('slow clients (Slowloris)', () => {
 
 describe('CORS: ingest and /metrics closed to other origins', () => {
   const token = 'cors-token-0123456789abcdefgh';
-  let publisher: ConfiguredPublisher | undefined;
+  let publisher: TestPublisher | undefined;
   afterEach(async () => {
     await publisher?.close();
     publisher = undefined;
@@ -341,7 +334,7 @@ describe('load shedding (a saturated event loop starves the accepting of new con
   const fresh = (url: string, init: RequestInit = {}) => fetch(url, { ...init, keepalive: false, headers: { connection: 'close', ...init.headers } });
 
   it('sheds new requests with a pre-built 503 + Retry-After, keeps /health and /metrics answering, and keeps established streams flowing', async () => {
-    running = await startPublisher(['--max-event-loop-turn-ms', '5', '--shed-hold-ms', '1500', '--pressure-retry-after-seconds', '7']);
+    running = await startTestPublisher({ flags: ['--max-event-loop-turn-ms', '5', '--shed-hold-ms', '1500', '--pressure-retry-after-seconds', '7'] });
     await running.push();
     const established = await openSse(`${running.url}/streams/parking/events`);
     const latest = `${running.url}/streams/parking/latest`;
@@ -378,7 +371,7 @@ describe('load shedding (a saturated event loop starves the accepting of new con
 
 describe('ingest bodies that attack the parser', () => {
   const TOKEN = 'hardening-token-0123456789abcdef';
-  let ingest: ConfiguredPublisher;
+  let ingest: TestPublisher;
   beforeAll(async () => {
     ingest = await startIngestPublisher(TOKEN);
   });
@@ -532,19 +525,19 @@ describe('echoes of client input in error bodies', () => {
   }
 
   it('a 15 KB URL refused by the router comes back bounded, in detail and instance', async () => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     const problem = await expectBoundedEcho(await fetch(`${running.url}/${'x'.repeat(15_000)}`), 404, 'PUB_ERR_ROUTE_NOT_FOUND');
     expect(problem.instance).toBe(`/${'x'.repeat(MAX_ECHOED_CHARS - 1)}${TRUNCATION_MARK}`);
     expect(problem.detail).toContain(TRUNCATION_MARK);
   });
 
   it('a 15 KB path parameter that the router quotes is echoed bounded', async () => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     await expectBoundedEcho(await fetch(`${running.url}/streams/${'x'.repeat(15_000)}/latest`), 400, 'PUB_ERR_BAD_REQUEST');
   });
 
   it('a 15 KB Content-Type that Fastify refuses is not echoed', async () => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     const response = await fetch(`${running.url}/notifications/eventsource`, {
       method: 'POST',
       headers: { 'content-type': `application/${'x'.repeat(15_000)}` },
@@ -554,14 +547,14 @@ describe('echoes of client input in error bodies', () => {
   });
 
   it('a 15 KB Last-Event-ID is not echoed', async () => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     const response = await fetch(`${running.url}/streams/parking/events`, { headers: { 'last-event-id': 'x'.repeat(15_000) } });
     await expectBoundedEcho(response, 400, 'PUB_ERR_INVALID_EVENT_ID', { echoes: false });
   });
 
   describe('ingest', () => {
     const TOKEN = 'echo-token-0123456789abcdef0123';
-    let ingest: ConfiguredPublisher;
+    let ingest: TestPublisher;
     beforeAll(async () => {
       ingest = await startIngestPublisher(TOKEN);
     });

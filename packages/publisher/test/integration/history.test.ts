@@ -3,15 +3,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FormatName, formatNames } from '@rdf-stream/protocol';
 import { formats } from '../../src/render/output-formats.js';
 import { readProblem } from '../support/problem.js';
-import { type RunningPublisher, startPublisher } from '../support/publisher-fixture.js';
 import { parseRdf } from '../support/rdf.js';
+import { startTestPublisher, type TestPublisher } from '../../src/testing.js';
 
 const TREE = 'https://w3id.org/tree#';
 const SEQUENCE_NUMBER = 'https://w3id.org/rdf-stream/vocab#sequenceNumber';
 
 /** Elements generated a second apart, well in the past: distinct, increasing timestamps. */
 const startMs = Date.now() - 3_600_000;
-const pushNumbered = async (running: RunningPublisher, count: number) => {
+const pushNumbered = async (running: TestPublisher, count: number) => {
   for (let i = 0; i < count; i++) {
     const seq = running.hub.log.latestSeq + 1;
     await running.push(undefined, new Date(startMs + seq * 1000));
@@ -51,14 +51,14 @@ async function walk(streamIri: string): Promise<{ pages: string[]; members: stri
 }
 
 describe('history pages (3 elements a page, 7 published)', () => {
-  let running: RunningPublisher;
+  let running: TestPublisher;
   let stream: string;
   let epoch: string;
   const page = (n: number | string) => `${stream}/history/${typeof n === 'number' ? `${epoch}-${n}` : n}`;
   const element = (seq: number) => `${stream}/elements/${epoch}-${seq}`;
 
   beforeAll(async () => {
-    running = await startPublisher(['--page-elements', '3', '--retained-elements', '100']);
+    running = await startTestPublisher({ flags: ['--page-elements', '3', '--retained-elements', '100'] });
     stream = running.hub.definition.iri;
     epoch = running.hub.log.epoch;
     await pushNumbered(running, 7);
@@ -161,12 +161,12 @@ describe('history pages (3 elements a page, 7 published)', () => {
 });
 
 describe('history pages under retention (3 elements a page, 4 retained)', () => {
-  let running: RunningPublisher;
+  let running: TestPublisher;
   let stream: string;
   let epoch: string;
 
   beforeAll(async () => {
-    running = await startPublisher(['--page-elements', '3', '--retained-elements', '4']);
+    running = await startTestPublisher({ flags: ['--page-elements', '3', '--retained-elements', '4'] });
     stream = running.hub.definition.iri;
     epoch = running.hub.log.epoch;
     // 1–11 published: at least the 4 newest (8–11) kept, by whole pages: 7–11.

@@ -2,11 +2,13 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { readProblem as readProblemBody } from '../support/problem.js';
-import { type ConfiguredPublisher, freePort, startConfiguredPublisher } from '../support/publisher-fixture.js';
-import { elementIds, openSse, type SseConnection } from '../support/sse-client.js';
-import { waitUntil } from '../support/wait-until.js';
+import { elementIds, openSse, type SseConnection, startTestPublisher, type TestPublisher } from '../../src/testing.js';
+import { freePort } from '../support/free-port.js';
+
+/** For state no event announces: checked every 10 ms, with a deadline for a broken server, not a measure of speed. */
+const patience = { timeout: 30_000, interval: 10 };
 
 const TOKEN = 'sensors-token-0123456789abcdef';
 const OTHER_TOKEN = 'other-token-0123456789abcdefgh';
@@ -46,7 +48,7 @@ async function readProblem(response: Response, status: number, code: string): Pr
   return problem as unknown as Record<string, unknown>;
 }
 
-let running: ConfiguredPublisher;
+let running: TestPublisher;
 let stream: string;
 let sse: SseConnection;
 let remoteContextServer: Server;
@@ -75,7 +77,8 @@ beforeAll(async () => {
   const port = await freePort();
   await new Promise<void>((resolve) => remoteContextServer.listen(port, '127.0.0.1', resolve));
   remoteContextUrl = `http://127.0.0.1:${port}/context.jsonld`;
-  running = await startConfiguredPublisher(configYaml, {
+  running = await startTestPublisher({
+    config: configYaml,
     env: { SENSORS_TOKEN: TOKEN, OTHER_TOKEN },
     flags: ['--ingest-max-body-bytes', '65536', '--ingest-max-triples', '400', '--ingest-max-literal-chars', '1000', '--ingest-max-iri-chars', '200', '--idempotency-keys-retained', '3'],
   });
@@ -286,7 +289,7 @@ describe('POST /streams/{id} (ingest)', () => {
         `POST /streams/sensors HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: text/turtle\r\n` +
           `Idempotency-Key: in-flight\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body.slice(0, 40)}`,
       );
-      await waitUntil(() => running.publisher.ingest.get('sensors')?.idempotency.get('in-flight')?.state === 'pending');
+      await vi.waitUntil(() => running.publisher.ingest.get('sensors')?.idempotency.get('in-flight')?.state === 'pending', patience);
       const before = await state();
       const retry = await post(body, { 'idempotency-key': 'in-flight' });
       await readProblem(retry, 409, 'PUB_ERR_IDEMPOTENCY_KEY_IN_USE');

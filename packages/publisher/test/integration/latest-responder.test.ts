@@ -2,17 +2,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load-config.js';
 import { LatestResponder } from '../../src/http/latest-responder.js';
 import { NegotiationCache } from '../../src/render/headers/negotiate.js';
-import { type RunningPublisher, startPublisher } from '../support/publisher-fixture.js';
+import { startTestPublisher, type TestPublisher } from '../../src/testing.js';
 
 describe('LatestResponder', () => {
   const generatedAt = new Date(Date.UTC(2026, 10, 22, 16, 0, 0, 0));
   const t0 = generatedAt.getTime();
   const responder = new LatestResponder(loadConfig({ argv: ['--max-long-poll-wait-seconds', '30'] }), new NegotiationCache(10));
-  let running: RunningPublisher;
+  let running: TestPublisher;
   let etag: string;
 
   beforeAll(async () => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     await running.push(undefined, generatedAt);
     etag = `"${running.hub.log.epoch}-1-turtle"`;
   });

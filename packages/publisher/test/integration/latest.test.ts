@@ -3,12 +3,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { formatNames } from '@rdf-stream/protocol';
 import { elementQuads } from '../../src/model/observation.js';
 import { formats } from '../../src/render/output-formats.js';
-import { type RunningPublisher, sampleObservations, startPublisher } from '../support/publisher-fixture.js';
 import { expectIsomorphic, flatten, parseRdf } from '../support/rdf.js';
 import { readProblem } from '../support/problem.js';
-import { waitUntil } from '../support/wait-until.js';
+import { sampleObservations, startTestPublisher, type TestPublisher } from '../../src/testing.js';
 
-let running: RunningPublisher | undefined;
+let running: TestPublisher | undefined;
 afterEach(async () => {
   await running?.close();
   running = undefined;
@@ -18,7 +17,7 @@ const get = (url: string, headers: Record<string, string> = {}) => fetch(url, { 
 
 describe('GET /streams/{id}/latest on a real socket', () => {
   it('answers 503 problem+json with Retry-After before the first element', async () => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     const response = await get(`${running.url}/streams/parking/latest`);
     expect(response.status).toBe(503);
     expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json(; charset=utf-8)?$/);
@@ -27,7 +26,7 @@ describe('GET /streams/{id}/latest on a real socket', () => {
   });
 
   it('keeps idle connections open for keepAliveTimeoutMs on every path (fast path and Fastify)', async () => {
-    running = await startPublisher(['--keep-alive-timeout-ms', '42000']);
+    running = await startTestPublisher({ flags: ['--keep-alive-timeout-ms', '42000'] });
     await running.push();
     for (const path of ['/streams/parking/latest', '/health']) {
       const response = await get(`${running.url}${path}`);
@@ -37,7 +36,7 @@ describe('GET /streams/{id}/latest on a real socket', () => {
   });
 
   it.each(formatNames)('serves %s that parses back to the element quads, and its triples in the default graph too', async (format) => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     const generatedAt = new Date();
     const observations = sampleObservations(running.hub.definition.iri, [5, 6, 7]);
     const seq = await running.push(observations, generatedAt);
@@ -54,7 +53,7 @@ describe('GET /streams/{id}/latest on a real socket', () => {
   });
 
   it('sends caching headers up to the next expected element, validators and Vary', async () => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     const generatedAt = new Date();
     await running.push(undefined, generatedAt);
     const before = Date.now();
@@ -73,7 +72,7 @@ describe('GET /streams/{id}/latest on a real socket', () => {
   });
 
   it('exposes to scripts the headers every other response exposes (one CORS list)', async () => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     await running.push();
     const exposed = async (path: string, headers: Record<string, string> = {}) => {
       const response = await get(`${running!.url}${path}`, { origin: 'https://app.example', ...headers });
@@ -87,14 +86,14 @@ describe('GET /streams/{id}/latest on a real socket', () => {
   });
 
   it('micro-caches a stream without a regular interval for 1 s', async () => {
-    running = await startPublisher([], { intervalMs: null });
+    running = await startTestPublisher({ intervalMs: null });
     await running.push();
     const response = await get(`${running.url}/streams/parking/latest`);
     expect(response.headers.get('cache-control')).toBe('public, max-age=1');
   });
 
   it('serves pre-compressed gzip and br bodies equal to the identity body, each with its own ETag', async () => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     await running.push();
     const url = `${running.url}/streams/parking/latest`;
     const { request } = await import('undici');
@@ -110,7 +109,7 @@ describe('GET /streams/{id}/latest on a real socket', () => {
   });
 
   it('answers 304 to If-None-Match with any coding of the current element, 200 once a new one exists', async () => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     await running.push();
     const url = `${running.url}/streams/parking/latest`;
     const first = await get(url, { 'accept-encoding': 'gzip' });
@@ -126,7 +125,7 @@ describe('GET /streams/{id}/latest on a real socket', () => {
   });
 
   it('406 problem+json for an unacceptable media type, listing what is offered', async () => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     await running.push();
     const response = await get(`${running.url}/streams/parking/latest`, { accept: 'text/html' });
     expect(response.status).toBe(406);
@@ -137,14 +136,14 @@ describe('GET /streams/{id}/latest on a real socket', () => {
   });
 
   it('404 problem+json for an unknown stream', async () => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     const response = await get(`${running.url}/streams/nope/latest`);
     expect(response.status).toBe(404);
     expect((await readProblem(response)).code).toBe('PUB_ERR_STREAM_NOT_FOUND');
   });
 
   it('HEAD gives the headers without a body', async () => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     await running.push();
     const response = await fetch(`${running.url}/streams/parking/latest`, { method: 'HEAD' });
     expect(response.status).toBe(200);
@@ -155,21 +154,21 @@ describe('GET /streams/{id}/latest on a real socket', () => {
 
 describe('long-polling (If-None-Match + Prefer: wait)', () => {
   it('holds the request until the next element, then answers 200 with it', async () => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     await running.push();
     const url = `${running.url}/streams/parking/latest`;
     const etag = (await get(url)).headers.get('etag')!;
     const held = get(url, { 'if-none-match': etag, prefer: 'wait=20' });
-    await waitUntil(() => running!.hub.waiters.size === 1);
+    await running!.untilWaiting(1);
     await running.push();
     const response = await held;
     expect(response.status).toBe(200);
     expect(response.headers.get('etag')).toMatch(/-2-turtle(-br|-gzip)?"$/);
-    expect(running.hub.waiters.size).toBe(0);
+    expect(running.waiting()).toBe(0);
   });
 
   it('answers 304 when the wait ends without a new element', async () => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     await running.push();
     const url = `${running.url}/streams/parking/latest`;
     const etag = (await get(url)).headers.get('etag')!;
@@ -178,20 +177,20 @@ describe('long-polling (If-None-Match + Prefer: wait)', () => {
   });
 
   it('answers at once when the client does not have the latest element', async () => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     await running.push();
     const response = await get(`${running.url}/streams/parking/latest`, { 'if-none-match': '"old"', prefer: 'wait=60' });
     expect(response.status).toBe(200);
-    expect(running.hub.waiters.size).toBe(0);
+    expect(running.waiting()).toBe(0);
   });
 
   it('holds at most maxLongPollWaiters requests; the next gets 503 problem+json', async () => {
-    running = await startPublisher(['--max-long-poll-waiters', '2']);
+    running = await startTestPublisher({ flags: ['--max-long-poll-waiters', '2'] });
     await running.push();
     const url = `${running.url}/streams/parking/latest`;
     const etag = (await get(url)).headers.get('etag')!;
     const held = [get(url, { 'if-none-match': etag, prefer: 'wait=20' }), get(url, { 'if-none-match': etag, prefer: 'wait=20' })];
-    await waitUntil(() => running!.hub.waiters.size === 2);
+    await running!.untilWaiting(2);
     const refused = await get(url, { 'if-none-match': etag, prefer: 'wait=20' });
     expect(refused.status).toBe(503);
     expect(refused.headers.get('retry-after')).toBe('1');
@@ -201,15 +200,15 @@ describe('long-polling (If-None-Match + Prefer: wait)', () => {
   });
 
   it('forgets a waiter whose client went away', async () => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     await running.push();
     const url = `${running.url}/streams/parking/latest`;
     const etag = (await get(url)).headers.get('etag')!;
     const abort = new AbortController();
     const held = fetch(url, { headers: { 'if-none-match': etag, prefer: 'wait=30' }, signal: abort.signal }).catch(() => 'aborted');
-    await waitUntil(() => running!.hub.waiters.size === 1);
+    await running!.untilWaiting(1);
     abort.abort();
     expect(await held).toBe('aborted');
-    await waitUntil(() => running!.hub.waiters.size === 0);
+    await running!.untilWaiting(0);
   });
 });

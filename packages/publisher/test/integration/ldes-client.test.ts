@@ -2,11 +2,10 @@ import type * as LdesClientModule from 'ldes-client';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { elementSseFrame } from '../../src/render/sse-frame.js';
-import { type RunningPublisher, startPublisher } from '../support/publisher-fixture.js';
 import { parseRdf } from '../support/rdf.js';
-import { waitUntil } from '../support/wait-until.js';
+import { startTestPublisher, type TestPublisher } from '../../src/testing.js';
 
 /**
  * Acceptance: the community LDES client (ldes-client 0.3.0) replicates a stream from its IRI
@@ -30,7 +29,7 @@ beforeAll(async () => {
 });
 
 const startMs = Date.now() - 3_600_000;
-async function publish(running: RunningPublisher, count: number): Promise<void> {
+async function publish(running: TestPublisher, count: number): Promise<void> {
   for (let i = 0; i < count; i++) {
     const seq = running.hub.log.latestSeq + 1;
     await running.push(undefined, new Date(startMs + seq * 1000));
@@ -38,7 +37,7 @@ async function publish(running: RunningPublisher, count: number): Promise<void> 
 }
 
 /** The element IRI named by an element's SSE id (`id: {epoch}-{seq}`). */
-async function sseElementIri(running: RunningPublisher, seq: number): Promise<string> {
+async function sseElementIri(running: TestPublisher, seq: number): Promise<string> {
   const element = await running.hub.log.get(seq);
   const id = /^id: (.+)$/m.exec(elementSseFrame(element!, 'nquads').toString())?.[1];
   return `${running.hub.definition.iri}/elements/${id}`;
@@ -60,12 +59,12 @@ const handlerCounts = () =>
   );
 
 describe('ldes-client 0.3.0 against the publisher', () => {
-  let running: RunningPublisher;
+  let running: TestPublisher;
   let stateDir: string;
   let handlersBefore: Record<string, number>;
 
   beforeAll(async () => {
-    running = await startPublisher(['--page-elements', '3', '--retained-elements', '100']);
+    running = await startTestPublisher({ flags: ['--page-elements', '3', '--retained-elements', '100'] });
     // 3 full pages and an open one holding element 10.
     await publish(running, 10);
   });
@@ -87,7 +86,7 @@ describe('ldes-client 0.3.0 against the publisher', () => {
     // (ldes-client 0.3.0 returns from a second close() without waiting for the first), and the
     // handlers go only at its end: wait for them to go, not a moment more.
     const settled = () => JSON.stringify(handlerCounts()) === JSON.stringify(handlersBefore);
-    await waitUntil(settled, 5_000).catch(() => undefined);
+    await vi.waitUntil(settled, { timeout: 5_000, interval: 10 }).catch(() => undefined);
     expect(handlerCounts()).toEqual(handlersBefore);
   });
 

@@ -1,11 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { connectAsync, type MqttClient } from 'mqtt';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { MqttSource, type MqttSourceOptions } from '../../src/source/mqtt-source.js';
 import type { RecordMapping } from '../../src/source/record-mapping.js';
 import { PrivateMosquitto } from '../support/mosquitto.js';
-import { waitUntil } from '../support/wait-until.js';
 import { Elements, RecordingLogger } from '../support/source-recorder.js';
+
+/** For state no event announces: checked every 10 ms, with a deadline for a broken server, not a measure of speed. */
+const patience = { timeout: 30_000, interval: 10 };
+
 
 /** The Mosquitto every test machine runs; the broker-loss test uses a private one instead. */
 const sharedBroker = 'mqtt://127.0.0.1:1883';
@@ -44,7 +47,7 @@ async function startSource(options: Partial<MqttSourceOptions> & Pick<MqttSource
   });
   sources.push(source);
   source.start(elements.sink);
-  await waitUntil(() => source.health().state === 'ok');
+  await vi.waitUntil(() => source.health().state === 'ok', patience);
   return { source, logger, elements };
 }
 
@@ -171,12 +174,12 @@ describe('MqttSource', () => {
       const { source, elements } = await startSource({ url: broker.url, topics: [topic], payload: 'json', mapping });
 
       await broker.kill();
-      await waitUntil(() => source.health().state === 'degraded');
+      await vi.waitUntil(() => source.health().state === 'degraded', patience);
       expect(source.health().detail).toMatch(/^lost the connection to the broker/);
-      await waitUntil(() => /^cannot connect to the broker: ECONNREFUSED/.test(source.health().detail ?? ''));
+      await vi.waitUntil(() => /^cannot connect to the broker: ECONNREFUSED/.test(source.health().detail ?? ''), patience);
 
       await broker.restart();
-      await waitUntil(() => source.health().state === 'ok');
+      await vi.waitUntil(() => source.health().state === 'ok', patience);
       const client = await publisher(broker.url);
       const element = elements.next();
       await client.publishAsync(topic, JSON.stringify({ sensor: 't9', room: 'hall', value: 1, at: 0 }), { qos: 1 });
@@ -225,7 +228,7 @@ describe('MqttSource', () => {
       });
       sources.push(source);
       source.start(new Elements().sink);
-      await waitUntil(() => /Not authorized|Bad User Name or Password/i.test(source.health().detail ?? ''));
+      await vi.waitUntil(() => /Not authorized|Bad User Name or Password/i.test(source.health().detail ?? ''), patience);
       expect(source.health().state).toBe('degraded');
       expect(JSON.stringify(logger.calls)).not.toContain('not-the-password');
     });

@@ -6,13 +6,13 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readProblem } from '../support/problem.js';
-import { type RunningPublisher, startPublisher } from '../support/publisher-fixture.js';
+import { startTestPublisher, type TestPublisher } from '../../src/testing.js';
 
-let running: RunningPublisher;
+let running: TestPublisher;
 let routes: Record<string, string>;
 
 beforeAll(async () => {
-  running = await startPublisher(['--page-elements', '2']);
+  running = await startTestPublisher({ flags: ['--page-elements', '2'] });
   for (let i = 0; i < 3; i++) await running.push();
   const stream = `/streams/${running.hub.definition.id}`;
   const epoch = running.hub.log.epoch;

@@ -5,12 +5,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load-config.js';
 import { createPublisher } from '../../src/publisher.js';
 import { ManualSource } from '../../src/source/manual-source.js';
-import { freePort, type RunningPublisher, startConfiguredPublisher, startPublisher } from '../support/publisher-fixture.js';
 import { readProblem } from '../support/problem.js';
-import { openSse } from '../support/sse-client.js';
-import { waitUntil } from '../support/wait-until.js';
+import { openSse, startTestPublisher, type TestPublisher } from '../../src/testing.js';
+import { freePort } from '../support/free-port.js';
 
-let running: RunningPublisher | undefined;
+let running: TestPublisher | undefined;
 afterEach(async () => {
   await running?.close();
   running = undefined;
@@ -18,7 +17,7 @@ afterEach(async () => {
 
 describe('GET /health', () => {
   it('reports each stream', async () => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     await running.push();
     const response = await fetch(`${running.url}/health`);
     expect(response.status).toBe(200);
@@ -71,7 +70,7 @@ describe('GET /health while the sources start', () => {
 
 describe('GET /time', () => {
   it('gives the server clock in milliseconds, never cached', async () => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     const before = Date.now();
     const response = await fetch(`${running.url}/time`);
     const { epochMs } = (await response.json()) as { epochMs: number };
@@ -83,9 +82,9 @@ describe('GET /time', () => {
 
 describe('GET /metrics', () => {
   it('exposes subscribers, elements published, broadcast duration and request counts, without per-client labels', async () => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     const connection = await openSse(`${running.url}/streams/parking/events`);
-    await waitUntil(() => running!.hub.broadcaster.size === 1);
+    await running!.untilSubscribers(1);
     await running.push();
     await connection.waitForEvents(1);
     await fetch(`${running.url}/streams/parking/latest`);
@@ -104,7 +103,7 @@ describe('GET /metrics', () => {
   });
 
   it('counts unmatched URLs under one label value', async () => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     for (const path of ['/a', '/b', '/c/d']) await fetch(`${running.url}${path}`);
     const text = await (await fetch(`${running.url}/metrics`)).text();
     expect(text).toMatch(/route="unmatched",method="GET",status="4xx"\} 3$/m);
@@ -115,7 +114,7 @@ describe('load shedding (@fastify/under-pressure)', () => {
   const unhealthy = { healthCheck: async () => false };
 
   it('sheds new requests with 503 problem+json and Retry-After', async () => {
-    running = await startPublisher(['--pressure-retry-after-seconds', '7'], unhealthy);
+    running = await startTestPublisher({ flags: ['--pressure-retry-after-seconds', '7'], ...unhealthy });
     await running.push();
     const response = await fetch(`${running.url}/streams/parking/latest`);
     expect(response.status).toBe(503);
@@ -124,7 +123,7 @@ describe('load shedding (@fastify/under-pressure)', () => {
   });
 
   it('keeps /health and /metrics answering; /health says degraded', async () => {
-    running = await startPublisher([], unhealthy);
+    running = await startTestPublisher({ ...unhealthy });
     const health = await fetch(`${running.url}/health`);
     expect(health.status).toBe(503);
     expect(((await health.json()) as { status: string }).status).toBe('degraded');
@@ -132,7 +131,7 @@ describe('load shedding (@fastify/under-pressure)', () => {
   });
 
   it('answers SSE with 200, a jittered retry: and a shed event, then ends: an EventSource comes back later', async () => {
-    running = await startPublisher(['--pressure-retry-after-seconds', '5', '--sse-retry-ms', '1000'], unhealthy);
+    running = await startTestPublisher({ flags: ['--pressure-retry-after-seconds', '5', '--sse-retry-ms', '1000'], ...unhealthy });
     const connection = await openSse(`${running.url}/streams/parking/events`);
     expect(connection.response.statusCode).toBe(200);
     await connection.ended;
@@ -143,17 +142,17 @@ describe('load shedding (@fastify/under-pressure)', () => {
     expect(connection.retries).toEqual([shed.retryMs]);
     expect(shed.retryMs).toBeGreaterThanOrEqual(1000);
     expect(shed.retryMs).toBeLessThanOrEqual(5000);
-    expect(running.hub.broadcaster.size).toBe(0);
+    expect(running.subscribers()).toBe(0);
   });
 
   it('sheds SSE the same way beyond maxSubscribers (a limit, tested at the limit)', async () => {
-    running = await startPublisher(['--max-subscribers', '2']);
+    running = await startTestPublisher({ flags: ['--max-subscribers', '2'] });
     const kept = [await openSse(`${running.url}/streams/parking/events`), await openSse(`${running.url}/streams/parking/events`)];
-    await waitUntil(() => running!.hub.broadcaster.size === 2);
+    await running!.untilSubscribers(2);
     const third = await openSse(`${running.url}/streams/parking/events`);
     await third.ended;
     expect(third.events[0]?.event).toBe('shed');
-    expect(running.hub.broadcaster.size).toBe(2);
+    expect(running.subscribers()).toBe(2);
     await running.push();
     for (const connection of kept) {
       await connection.waitForEvents(1);
@@ -166,14 +165,14 @@ describe('load shedding (@fastify/under-pressure)', () => {
   - { id: one, title: One, intervalSeconds: 60, source: { kind: simulator } }
   - { id: two, title: Two, intervalSeconds: 60, source: { kind: simulator } }
 `;
-    const configured = await startConfiguredPublisher(streams, { flags: ['--max-subscribers', '1'] });
+    const configured = await startTestPublisher({ config: streams, flags: ['--max-subscribers', '1'] });
     try {
       const kept = await openSse(`${configured.url}/streams/one/events`);
-      await waitUntil(() => configured.publisher.hubs.get('one')!.broadcaster.size === 1);
+      await configured.untilSubscribers(1);
       const other = await openSse(`${configured.url}/streams/two/events`);
       await other.ended;
       expect(other.events[0]?.event).toBe('shed');
-      expect(configured.publisher.hubs.get('two')!.broadcaster.size).toBe(0);
+      expect(configured.subscribers({ stream: 'two' })).toBe(0);
       kept.close();
     } finally {
       await configured.close();

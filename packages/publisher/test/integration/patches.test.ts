@@ -3,19 +3,20 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { DataFactory, Store } from 'n3';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { loadConfig } from '../../src/config/load-config.js';
-import { createPublisher, type Publisher } from '../../src/publisher.js';
+import type { Publisher } from '../../src/publisher.js';
 import { WebApiSource } from '../../src/source/web-api-source.js';
-import { freePort, type RunningPublisher, sampleObservations, startPublisher } from '../support/publisher-fixture.js';
 import { applyPatch, canonical, parseNTriples, readPatch } from '../support/patch-oracle.js';
 import { RecordingLogger } from '../support/source-recorder.js';
-import { openSse, type SseConnection } from '../support/sse-client.js';
 import { openWs, UpgradeRefused, wsElementIds } from '../support/ws-client.js';
-import { waitUntil } from '../support/wait-until.js';
+import { openSse, sampleObservations, type SseConnection, startTestPublisher, type TestPublisher } from '../../src/testing.js';
+import { freePort } from '../support/free-port.js';
+
+/** For state no event announces: checked every 10 ms, with a deadline for a broken server, not a measure of speed. */
+const patience = { timeout: 30_000, interval: 10 };
 
 const { namedNode, blankNode, literal, quad } = DataFactory;
 
-let running: RunningPublisher | undefined;
+let running: TestPublisher | undefined;
 const cleanups: Array<() => Promise<unknown> | void> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
@@ -43,7 +44,7 @@ async function patches(streamUrl: string, headers: Record<string, string> = {}):
 
 describe('GET /streams/{id}/patches on a real socket', () => {
   it('applying every patch to the snapshot gives the next /latest (RDFC-1.0), in identity and gzip alike', async () => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     const stream = running.hub.definition.iri;
     await running.push(sampleObservations(stream, [1, 2]));
     const snapshot = await latest(stream, `${running.hub.log.epoch}-1`);
@@ -52,7 +53,7 @@ describe('GET /streams/{id}/patches on a real socket', () => {
     const gzip = await patches(stream, { 'last-event-id': snapshot.id!, 'accept-encoding': 'gzip' });
     expect(identity.response.headers['content-type']).toBe('text/event-stream; charset=utf-8');
     expect(gzip.response.headers['content-encoding']).toBe('gzip');
-    await waitUntil(() => running!.hub.broadcaster.size === 2);
+    await running!.untilSubscribers(2);
 
     const store = new Store(parseNTriples(snapshot.text));
     // New values, more and fewer observations, the same values again: each element replaces the last.
@@ -75,10 +76,10 @@ describe('GET /streams/{id}/patches on a real socket', () => {
   });
 
   it('resumes by Last-Event-ID like /events, from the log; the first element has no prev and adds everything', async () => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     const stream = running.hub.definition.iri;
     const live = await patches(stream);
-    await waitUntil(() => running!.hub.broadcaster.size === 1);
+    await running!.untilSubscribers(1);
     await running.push(sampleObservations(stream, [1]));
     await running.push(sampleObservations(stream, [2]));
     const [first, second] = await live.waitForEvents(2);
@@ -96,7 +97,7 @@ describe('GET /streams/{id}/patches on a real socket', () => {
   });
 
   it('skolemises blank nodes: the same genid IRIs in /latest, every format and the patch that removes them', async () => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     const { hub } = running;
     const stream = hub.definition.iri;
     const withBlank = (value: number) => [
@@ -112,7 +113,7 @@ describe('GET /streams/{id}/patches on a real socket', () => {
     expect(turtle).toContain(genid);
 
     const connection = await patches(stream, { 'last-event-id': snapshot.id! });
-    await waitUntil(() => hub.broadcaster.size === 1);
+    await running.untilSubscribers(1);
     await hub.publishTriples(withBlank(2), new Date());
     await hub.broadcaster.notify();
     const [event] = await connection.waitForEvents(1);
@@ -126,10 +127,10 @@ describe('GET /streams/{id}/patches on a real socket', () => {
   });
 
   it('counts against maxSubscribers with /events: a subscriber too many gets the shed stream, and 404 for an unknown stream', async () => {
-    running = await startPublisher(['--max-subscribers', '1']);
+    running = await startTestPublisher({ flags: ['--max-subscribers', '1'] });
     const stream = running.hub.definition.iri;
     await patches(stream);
-    await waitUntil(() => running!.hub.broadcaster.size === 1);
+    await running!.untilSubscribers(1);
     const refused = await patches(stream);
     await refused.ended;
     expect(refused.response.statusCode).toBe(200);
@@ -141,15 +142,15 @@ describe('GET /streams/{id}/patches on a real socket', () => {
   });
 
   it('runs beside the data WebSocket: each its own feed of the same elements, one maxSubscribers budget, and each told at shutdown in its own terms', async () => {
-    running = await startPublisher(['--max-subscribers', '2', '--sse-retry-ms', '1000', '--shutdown-retry-jitter-ms', '1000']);
+    running = await startTestPublisher({ flags: ['--max-subscribers', '2', '--sse-retry-ms', '1000', '--shutdown-retry-jitter-ms', '1000'] });
     const stream = running.hub.definition.iri;
     const wsUrl = `${stream.replace(/^http/, 'ws')}/ws?format=ntriples`;
     const feed = await patches(stream);
     const socket = await openWs(wsUrl);
     cleanups.push(() => socket.close());
-    await waitUntil(() => running!.hub.broadcaster.size === 2);
-    expect(running.hub.broadcaster.sizeOf('sse')).toBe(1);
-    expect(running.hub.broadcaster.sizeOf('websocket')).toBe(1);
+    await running!.untilSubscribers(2);
+    expect(running.subscribers({ transport: 'sse' })).toBe(1);
+    expect(running.subscribers({ transport: 'websocket' })).toBe(1);
 
     const seqs = [await running.push(sampleObservations(stream, [1, 2])), await running.push(sampleObservations(stream, [3]))];
     const ids = seqs.map((seq) => `${running!.hub.log.epoch}-${seq}`);
@@ -181,7 +182,7 @@ describe('GET /streams/{id}/patches on a real socket', () => {
   });
 
   it('is offered over the data WebSocket too (?format=patch): the same patch per element, compressed or not, resumable by lastEventId', async () => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     const { hub } = running;
     const stream = hub.definition.iri;
     const wsUrl = (query: string) => `${stream.replace(/^http/, 'ws')}/ws?format=patch${query}`;
@@ -193,7 +194,7 @@ describe('GET /streams/{id}/patches on a real socket', () => {
     cleanups.push(() => deflated.close(), () => plain.close());
     expect(deflated.extensions).toContain('permessage-deflate');
     expect(plain.extensions).toBe('');
-    await waitUntil(() => hub.broadcaster.size === 3);
+    await running.untilSubscribers(3);
 
     const store = new Store(parseNTriples(snapshot.text));
     const steps = [[1, 3], [5, 6, 7], [5]];
@@ -230,7 +231,7 @@ describe('GET /streams/{id}/patches on a real socket', () => {
   });
 
   it('admits ?format=patch on the data WebSocket only: /events has /patches', async () => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     const stream = running.hub.definition.iri;
     const events = await fetch(`${stream}/events?format=patch`);
     expect(events.status).toBe(400);
@@ -243,7 +244,7 @@ describe('GET /streams/{id}/patches on a real socket', () => {
   });
 
   it('is advertised in the descriptor, beside the data WebSocket', async () => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     const descriptor = await (await fetch(running.hub.definition.iri, { headers: { accept: 'application/n-triples' } })).text();
     expect(descriptor).toContain(`<${running.hub.definition.iri}/patches>`);
     expect(descriptor).toContain('<https://www.iana.org/assignments/media-types/application/rdf-patch>');
@@ -272,7 +273,7 @@ class ParkingApi {
   /** Resolves once `count` more requests have been answered. */
   async answered(count: number): Promise<void> {
     const target = this.requests + count;
-    await waitUntil(() => this.requests >= target);
+    await vi.waitUntil(() => this.requests >= target, patience);
   }
 }
 
@@ -283,9 +284,9 @@ async function startStatePublisher(): Promise<{ publisher: Publisher; stream: st
     api.server.closeAllConnections();
     api.server.close();
   });
+  // The source mints its observations' IRIs under the stream's: the port is chosen first.
   const port = await freePort();
-  const config = loadConfig({ argv: ['--port', String(port), '--log-level', 'silent', '--log', 'memory', '--max-event-loop-turn-ms', '0'], env: {} });
-  const stream = `${config.baseUrl}/streams/${config.streamId}`;
+  const stream = `http://127.0.0.1:${port}/streams/parking`;
   const source = new WebApiSource({
     url: apiUrl,
     pollIntervalMs: 20,
@@ -302,18 +303,17 @@ async function startStatePublisher(): Promise<{ publisher: Publisher; stream: st
     stateIriBase: `${stream}/observations/`,
     logger: new RecordingLogger(),
   });
-  const publisher = await createPublisher(config, { source, processMetrics: false });
-  await publisher.start();
-  await publisher.listen();
-  cleanups.push(() => publisher.shutdown());
-  return { publisher, stream, api, url: config.baseUrl };
+  const started = await startTestPublisher({ port, source });
+  cleanups.push(() => started.close());
+  expect(started.streamUrl).toBe(stream);
+  return { publisher: started.publisher, stream, api, url: started.url };
 }
 
 describe('/patches of a state source (a web API of 13 facilities)', () => {
   it('carries only the triples that changed, sends nothing while nothing changes, and keeps the last good state through malformed JSON', async () => {
     const { publisher, stream, api, url } = await startStatePublisher();
     const hub = publisher.hubs.get('parking')!;
-    await waitUntil(() => hub.log.latestSeq === 1);
+    await vi.waitUntil(() => hub.log.latestSeq === 1, patience);
     const snapshot = await latest(stream, `${hub.log.epoch}-1`);
     expect(snapshot.text).toContain(`<${stream}/observations/f1>`);
     const connection = await patches(stream, { 'last-event-id': snapshot.id! });
@@ -335,7 +335,7 @@ describe('/patches of a state source (a web API of 13 facilities)', () => {
     // One facility of 13 changes: its result and result time leave and enter, with the element's time.
     api.body = undefined;
     api.spaces[4] = 7;
-    await waitUntil(() => hub.log.latestSeq === 2);
+    await vi.waitUntil(() => hub.log.latestSeq === 2, patience);
     const [event] = await connection.waitForEvents(1);
     expect(connection.events.filter((e) => e.event === undefined)).toHaveLength(1);
     const patch = readPatch(event!.data);

@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningPublisher, sampleObservations, startPublisher } from '../support/publisher-fixture.js';
-import { elementIds, openSse } from '../support/sse-client.js';
+import { elementIds, openSse, sampleObservations, startTestPublisher, type TestPublisher } from '../../src/testing.js';
 
-let running: RunningPublisher;
+let running: TestPublisher;
 beforeAll(async () => {
-  running = await startPublisher();
+  running = await startTestPublisher();
 });
 afterAll(() => running.close());
 

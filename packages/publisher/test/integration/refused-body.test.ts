@@ -7,13 +7,14 @@
  */
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ConfiguredPublisher, startIngestPublisher } from '../support/publisher-fixture.js';
+import { type TestPublisher } from '../../src/testing.js';
+import { startIngestPublisher } from '../support/ingest-publisher.js';
 
 const TOKEN = 'sensors-token-0123456789abcdef';
 const BODY_BYTES = 4 * 1024 * 1024;
 const TRIES = 10;
 
-let running: ConfiguredPublisher;
+let running: TestPublisher;
 beforeAll(async () => {
   running = await startIngestPublisher(TOKEN, ['--ingest-max-body-bytes', '65536', '--ingest-max-discard-bytes', String(BODY_BYTES)]);
 });

@@ -5,12 +5,12 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningPublisher, startPublisher } from '../support/publisher-fixture.js';
+import { startTestPublisher, type TestPublisher } from '../../src/testing.js';
 
-let running: RunningPublisher;
+let running: TestPublisher;
 let app: FastifyInstance;
 beforeAll(async () => {
-  running = await startPublisher();
+  running = await startTestPublisher();
   await running.push();
   app = running.publisher.app;
 });

@@ -5,10 +5,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
-import { freePort, startPublisher } from '../support/publisher-fixture.js';
-import { openSse } from '../support/sse-client.js';
-import { waitUntil } from '../support/wait-until.js';
+import { describe, expect, it, vi } from 'vitest';
+import { openSse, startTestPublisher } from '../../src/testing.js';
+import { freePort } from '../support/free-port.js';
+
+/** For state no event announces: checked every 10 ms, with a deadline for a broken server, not a measure of speed. */
+const patience = { timeout: 30_000, interval: 10 };
 
 const packageDir = fileURLToPath(new URL('../..', import.meta.url));
 const tsx = fileURLToPath(new URL('../../node_modules/.bin/tsx', import.meta.url));
@@ -37,14 +39,14 @@ function printed(child: ChildProcess, pattern: RegExp): Promise<void> {
 
 describe('graceful shutdown (in process)', () => {
   it('tells subscribers to come back after a jittered delay, answers long-polls, and closes', async () => {
-    const running = await startPublisher(['--sse-retry-ms', '1000', '--shutdown-retry-jitter-ms', '3000']);
+    const running = await startTestPublisher({ flags: ['--sse-retry-ms', '1000', '--shutdown-retry-jitter-ms', '3000'] });
     await running.push();
     const connection = await openSse(`${running.url}/streams/parking/events`);
-    await waitUntil(() => running.hub.broadcaster.size === 1);
+    await running.untilSubscribers(1);
     const url = `${running.url}/streams/parking/latest`;
     const etag = (await fetch(url)).headers.get('etag')!;
     const longPoll = fetch(url, { headers: { 'if-none-match': etag, prefer: 'wait=30' } });
-    await waitUntil(() => running.hub.waiters.size === 1);
+    await running.untilWaiting(1);
 
     expect(await running.publisher.shutdown()).toBe(true);
     await connection.ended;
@@ -62,7 +64,7 @@ describe('graceful shutdown with connections that never sent a request', () => {
   // Node counts it as waiting for headers (not idle) until headersTimeoutMs: with a header
   // timeout longer than the shutdown's budget, a shutdown that waited for it would overrun.
   it('ends them, and the shutdown stays within its budget', async () => {
-    const running = await startPublisher(['--shutdown-timeout-ms', '5000', '--headers-timeout-ms', '60000', '--request-timeout-ms', '60000']);
+    const running = await startTestPublisher({ flags: ['--shutdown-timeout-ms', '5000', '--headers-timeout-ms', '60000', '--request-timeout-ms', '60000'] });
     await running.push();
     const { port } = new URL(running.url);
     const silent = connect({ host: '127.0.0.1', port: Number(port) });
@@ -71,7 +73,7 @@ describe('graceful shutdown with connections that never sent a request', () => {
     // An idle keep-alive connection beside it, which Fastify's forceCloseConnections ends.
     const latest = await fetch(`${running.url}/streams/parking/latest`);
     await latest.text();
-    await waitUntil(() => running.publisher.app.server.listening);
+    await vi.waitUntil(() => running.publisher.app.server.listening, patience);
 
     expect(await running.publisher.shutdown()).toBe(true);
     await silentClosed;

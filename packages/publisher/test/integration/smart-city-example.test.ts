@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { connectAsync, type MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ConfiguredPublisher, freePort, startConfiguredPublisher } from '../support/publisher-fixture.js';
-import { openSse, type SseConnection } from '../support/sse-client.js';
+import { openSse, type SseConnection, startTestPublisher, type TestPublisher } from '../../src/testing.js';
+import { freePort } from '../support/free-port.js';
 
 /**
  * examples/smart-city.yaml as users start it — every source real: the replay of the shipped
@@ -13,7 +13,7 @@ import { openSse, type SseConnection } from '../support/sse-client.js';
 const TOKEN = 'smart-city-test-token-0123456789';
 const repository = (path: string) => fileURLToPath(new URL(`../../../../${path}`, import.meta.url));
 
-let running: ConfiguredPublisher;
+let running: TestPublisher;
 let mqtt: MqttClient;
 const subscriptions: SseConnection[] = [];
 const events = (id: string) => {
@@ -27,10 +27,7 @@ beforeAll(async () => {
   const text = readFileSync(repository('examples/smart-city.yaml'), 'utf8')
     .replaceAll('127.0.0.1:8080', `127.0.0.1:${port}`)
     .replaceAll('../ontologies/', `${repository('ontologies')}/`);
-  running = await startConfiguredPublisher(text, {
-    env: { SMART_CITY_INGEST_TOKEN: TOKEN },
-    flags: ['--port', String(port), '--source-retry-initial-ms', '100'],
-  });
+  running = await startTestPublisher({ config: text, env: { SMART_CITY_INGEST_TOKEN: TOKEN }, flags: ['--port', String(port), '--source-retry-initial-ms', '100'] });
   mqtt = await connectAsync('mqtt://127.0.0.1:1883', { reconnectPeriod: 0 });
 });
 

@@ -1,11 +1,13 @@
 import { EventSource } from 'eventsource';
-import { afterEach, describe, expect, it } from 'vitest';
-import { type RunningPublisher, startPublisher } from '../support/publisher-fixture.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { readProblem } from '../support/problem.js';
-import { waitUntil } from '../support/wait-until.js';
 import { openWs, UpgradeRefused } from '../support/ws-client.js';
+import { startTestPublisher, type TestPublisher } from '../../src/testing.js';
 
-let running: RunningPublisher | undefined;
+/** For state no event announces: checked every 10 ms, with a deadline for a broken server, not a measure of speed. */
+const patience = { timeout: 30_000, interval: 10 };
+
+let running: TestPublisher | undefined;
 const sources: EventSource[] = [];
 afterEach(async () => {
   for (const source of sources.splice(0)) source.close();
@@ -70,7 +72,7 @@ async function listen(receiveFrom: string) {
 
 describe('Solid notifications, EventSourceChannel2023, on a real socket', () => {
   it('is discovered from the stream, subscribed to with fetch, and notifies each new element', async () => {
-    running = await startPublisher();
+    running = await startTestPublisher();
 
     // Discovery: the stream's Link header names the description resource, which names the service.
     const head = await fetch(stream(), { method: 'HEAD' });
@@ -114,7 +116,7 @@ describe('Solid notifications, EventSourceChannel2023, on a real socket', () => 
   });
 
   it('notifies /latest as an Update of the topic', async () => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     const channel = (await (await subscribe({ topic: `${stream()}/latest` })).json()) as Channel;
     const listener = await listen(channel.receiveFrom);
     await running.push();
@@ -123,7 +125,7 @@ describe('Solid notifications, EventSourceChannel2023, on a real socket', () => 
   });
 
   it('honours state: a receiver whose state differs is notified of the current one at once', async () => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     await running.push();
     await running.push();
     const stale = (await (await subscribe({ topic: stream(), state: id(1) })).json()) as Channel;
@@ -139,7 +141,7 @@ describe('Solid notifications, EventSourceChannel2023, on a real socket', () => 
   });
 
   it('honours rate: at most one notification per interval, the newest of those held back', async () => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     // Three pushes must fall within one interval: 2 s leaves a loaded machine ample margin
     // (at 0.3 s, the second push came after the interval on a busy CI machine).
     const channel = (await (await subscribe({ topic: stream(), rate: 'PT2S' })).json()) as Channel;
@@ -153,7 +155,7 @@ describe('Solid notifications, EventSourceChannel2023, on a real socket', () => 
   });
 
   it('honours endAt: the stream ends then, and the channel is gone', async () => {
-    running = await startPublisher(['--sse-retry-ms', '20']);
+    running = await startTestPublisher({ flags: ['--sse-retry-ms', '20'] });
     const endAt = new Date(Date.now() + 300).toISOString();
     const channel = (await (await subscribe({ topic: stream(), endAt })).json()) as Channel;
     expect(channel.endAt).toBe(endAt);
@@ -165,7 +167,7 @@ describe('Solid notifications, EventSourceChannel2023, on a real socket', () => 
   });
 
   it('answers bad subscriptions with problem+json', async () => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     const cases: Array<[Promise<Response>, number, string]> = [
       [subscribe({ topic: stream() }, 'text/plain'), 415, 'PUB_ERR_UNSUPPORTED_MEDIA_TYPE'],
       [
@@ -189,7 +191,7 @@ describe('Solid notifications, EventSourceChannel2023, on a real socket', () => 
   });
 
   it('refuses a subscription beyond maxNotificationChannels with 503 and Retry-After', async () => {
-    running = await startPublisher(['--max-notification-channels', '1']);
+    running = await startTestPublisher({ flags: ['--max-notification-channels', '1'] });
     expect((await subscribe({ topic: stream() })).status).toBe(200);
     const full = await subscribe({ topic: stream() });
     expect(full.status).toBe(503);
@@ -198,7 +200,7 @@ describe('Solid notifications, EventSourceChannel2023, on a real socket', () => 
   });
 
   it('ends every channel at shutdown', async () => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     const channel = (await (await subscribe({ topic: stream() })).json()) as Channel;
     await listen(channel.receiveFrom);
     expect(await running.publisher.shutdown()).toBe(true);
@@ -223,7 +225,7 @@ describe('Solid notifications, WebSocketChannel2023, with a plain WebSocket clie
   }
 
   it('is discovered beside EventSourceChannel2023, subscribed to with fetch, and notifies each element as one text message', async () => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     const description = await (await fetch(`${running.url}/notifications`, { headers: { accept: 'text/turtle' } })).text();
     expect(description).toContain(`<${running.url}/notifications/websocket>`);
     expect(description).toMatch(/notify:channelType notify:WebSocketChannel2023/);
@@ -257,7 +259,7 @@ describe('Solid notifications, WebSocketChannel2023, with a plain WebSocket clie
   });
 
   it('honours state and rate as EventSourceChannel2023 does', async () => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     await running.push();
     await running.push();
     const stale = (await (await subscribeWebSocket({ topic: stream(), state: id(1) })).json()) as Channel;
@@ -275,7 +277,7 @@ describe('Solid notifications, WebSocketChannel2023, with a plain WebSocket clie
   });
 
   it('honours endAt: the channel closes then, and is gone (404 before the upgrade)', async () => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     const channel = (await (await subscribeWebSocket({ topic: stream(), endAt: new Date(Date.now() + 300).toISOString() })).json()) as Channel;
     const listener = await listenWebSocket(channel.receiveFrom);
     expect(await listener.client.closed).toEqual({ code: 1000, reason: 'channel ended (endAt)' });
@@ -285,7 +287,7 @@ describe('Solid notifications, WebSocketChannel2023, with a plain WebSocket clie
   });
 
   it("refuses the other channel type's subscriptions and receivers", async () => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     const wrongType = await fetch(`${running.url}/notifications/websocket`, {
       method: 'POST',
       headers: { 'content-type': 'application/ld+json' },
@@ -300,10 +302,10 @@ describe('Solid notifications, WebSocketChannel2023, with a plain WebSocket clie
   });
 
   it('closes every channel 1012 at shutdown, with the delay to come back after', async () => {
-    running = await startPublisher(['--sse-retry-ms', '1000', '--shutdown-retry-jitter-ms', '1000']);
+    running = await startTestPublisher({ flags: ['--sse-retry-ms', '1000', '--shutdown-retry-jitter-ms', '1000'] });
     const channel = (await (await subscribeWebSocket({ topic: stream() })).json()) as Channel;
     const listener = await listenWebSocket(channel.receiveFrom);
-    await waitUntil(() => running!.publisher.app.server.listening);
+    await vi.waitUntil(() => running!.publisher.app.server.listening, patience);
     expect(await running.publisher.shutdown()).toBe(true);
     running = undefined;
     const { code, reason } = await listener.client.closed;

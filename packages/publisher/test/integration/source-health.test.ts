@@ -1,9 +1,10 @@
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ConfiguredPublisher, startConfiguredPublisher } from '../support/publisher-fixture.js';
-import { openSse, type SseConnection } from '../support/sse-client.js';
-import { waitUntil } from '../support/wait-until.js';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { openSse, type SseConnection, startTestPublisher, type TestPublisher } from '../../src/testing.js';
+
+/** For state no event announces: checked every 10 ms, with a deadline for a broken server, not a measure of speed. */
+const patience = { timeout: 30_000, interval: 10 };
 
 /**
  * A web-API stream whose real upstream (a local HTTP server) fails, recovers and fails again:
@@ -12,7 +13,7 @@ import { waitUntil } from '../support/wait-until.js';
 let upstream: Server;
 let answer: (response: ServerResponse) => void;
 const apiKeys = new Set<string | undefined>();
-let running: ConfiguredPublisher;
+let running: TestPublisher;
 let sse: SseConnection;
 
 const healthOf = async () => {
@@ -50,8 +51,8 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
   const { port } = upstream.address() as { port: number };
-  running = await startConfiguredPublisher(
-    `streams:
+  running = await startTestPublisher({
+    config: `streams:
   - id: rooms
     title: Room CO2 from a building API
     source:
@@ -66,8 +67,9 @@ beforeAll(async () => {
         featureOfInterest: https://example.org/rooms/{room}
         result: "{co2}"
 `,
-    { flags: ['--source-retry-initial-ms', '20', '--source-retry-max-ms', '50'], env: { ROOMS_API_KEY: 'rooms-api-key-1' } },
-  );
+    flags: ['--source-retry-initial-ms', '20', '--source-retry-max-ms', '50'],
+    env: { ROOMS_API_KEY: 'rooms-api-key-1' },
+  });
   sse = await openSse(`${running.url}/streams/rooms/events`);
 });
 
@@ -82,7 +84,7 @@ const sourceState = () => running.publisher.hubs.get('rooms')?.source.health().s
 
 describe('a web-API source whose upstream fails', () => {
   it('is degraded, with the reason, while the publisher stays healthy', async () => {
-    await waitUntil(() => sourceState() === 'degraded');
+    await vi.waitUntil(() => sourceState() === 'degraded', patience);
     const { status, overall, source } = await healthOf();
     expect({ status, overall }).toEqual({ status: 200, overall: 'ok' });
     expect(source).toMatchObject({ kind: 'web-api', state: 'degraded', detail: 'upstream answered HTTP 500', lastSuccessAt: null });
@@ -100,12 +102,12 @@ describe('a web-API source whose upstream fails', () => {
 
   it('keeps serving the last element when the upstream fails again', async () => {
     // /latest follows the SSE broadcast once its bodies are compressed.
-    await waitUntil(() => running.publisher.hubs.get('rooms')?.latest !== undefined);
+    await vi.waitUntil(() => running.publisher.hubs.get('rooms')?.latest !== undefined, patience);
     const before = await fetch(`${running.url}/streams/rooms/latest`);
     expect(before.status).toBe(200);
     answer = failing;
     await nextUpstreamAnswer();
-    await waitUntil(() => sourceState() === 'degraded');
+    await vi.waitUntil(() => sourceState() === 'degraded', patience);
     expect((await healthOf()).source).toMatchObject({ state: 'degraded', detail: 'upstream answered HTTP 500' });
     const after = await fetch(`${running.url}/streams/rooms/latest`);
     expect(after.status).toBe(200);

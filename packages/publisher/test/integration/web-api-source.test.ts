@@ -1,11 +1,14 @@
 import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { RecordMapping } from '../../src/source/record-mapping.js';
 import { WebApiSource, type WebApiSourceOptions } from '../../src/source/web-api-source.js';
-import { waitUntil } from '../support/wait-until.js';
 import { Elements, RecordingLogger } from '../support/source-recorder.js';
+
+/** For state no event announces: checked every 10 ms, with a deadline for a broken server, not a measure of speed. */
+const patience = { timeout: 30_000, interval: 10 };
+
 
 type Reply = (request: IncomingMessage, response: ServerResponse) => void;
 
@@ -234,7 +237,7 @@ describe('WebApiSource', () => {
     await closed.close();
     const { source, elements, logger } = await startSource({ url: closedUrl });
     source.start(elements.sink);
-    await waitUntil(() => logger.calls.length > 0);
+    await vi.waitUntil(() => logger.calls.length > 0, patience);
     expect(source.health()).toMatchObject({ state: 'degraded', detail: 'request failed: ECONNREFUSED' });
   });
 

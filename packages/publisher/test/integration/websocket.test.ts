@@ -2,15 +2,16 @@ import { once } from 'node:events';
 import { connect } from 'node:net';
 import { WebSocket as UndiciWebSocket } from 'undici';
 import { WebSocket } from 'ws';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { formatNames } from '@rdf-stream/protocol';
 import { elementData } from '../../src/render/sse-frame.js';
-import { type RunningPublisher, sampleObservations, startPublisher } from '../support/publisher-fixture.js';
-import { elementIds, openSse } from '../support/sse-client.js';
-import { waitUntil } from '../support/wait-until.js';
 import { openWs, parseWsMessage, UpgradeRefused, wsElementIds } from '../support/ws-client.js';
+import { elementIds, openSse, sampleObservations, startTestPublisher, type TestPublisher } from '../../src/testing.js';
 
-let running: RunningPublisher | undefined;
+/** For state no event announces: checked every 10 ms, with a deadline for a broken server, not a measure of speed. */
+const patience = { timeout: 30_000, interval: 10 };
+
+let running: TestPublisher | undefined;
 afterEach(async () => {
   await running?.close();
   running = undefined;
@@ -20,7 +21,7 @@ const wsUrl = (query = '') => `${running!.url.replace(/^http/, 'ws')}/streams/pa
 /** Ids of elements of the running publisher's log: `{epoch}-{seq}`. */
 const ids = (...seqs: number[]) => seqs.map((seq) => `${running!.hub.log.epoch}-${seq}`);
 const range = (from: number, count: number) => ids(...Array.from({ length: count }, (_, index) => from + index));
-const wsSubscribers = () => running!.hub.broadcaster.sizeOf('websocket');
+const wsSubscribers = () => running!.subscribers({ transport: 'websocket' });
 
 async function refusal(url: string, headers: Record<string, string> = {}): Promise<UpgradeRefused> {
   const error = await openWs(url, { headers }).then(
@@ -35,9 +36,9 @@ async function refusal(url: string, headers: Record<string, string> = {}): Promi
 
 describe('GET /streams/{id}/ws with a real ws client', () => {
   it('sends each element as one text message, in order, JSON-LD by default', async () => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     const client = await openWs(wsUrl());
-    await waitUntil(() => wsSubscribers() === 1);
+    await running!.untilSubscribers(1, { transport: 'websocket' });
     for (let index = 0; index < 3; index++) await running.push();
     const messages = await client.waitForMessages(3);
     expect(wsElementIds(messages)).toEqual(range(1, 3));
@@ -49,10 +50,10 @@ describe('GET /streams/{id}/ws with a real ws client', () => {
   });
 
   it.each(formatNames)("carries exactly the SSE data payload of the same element in %s", async (format) => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     const sse = await openSse(`${running.url}/streams/parking/events?format=${format}`);
     const client = await openWs(wsUrl(`?format=${format}`));
-    await waitUntil(() => running!.hub.broadcaster.size === 2);
+    await running!.untilSubscribers(2);
     await running.push(sampleObservations(running.hub.definition.iri, [1, 2, 3]));
     const [message] = await client.waitForMessages(1);
     const [event] = await sse.waitForEvents(1);
@@ -65,14 +66,14 @@ describe('GET /streams/{id}/ws with a real ws client', () => {
   });
 
   it('resumes after a cut with ?lastEventId=: every element after it once, in order, then live ones', async () => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     const first = await openWs(wsUrl('?format=nquads'));
-    await waitUntil(() => wsSubscribers() === 1);
+    await running!.untilSubscribers(1, { transport: 'websocket' });
     for (let index = 0; index < 3; index++) await running.push();
     const seen = await first.waitForMessages(3);
     first.socket.terminate(); // a cut, not a goodbye
     await first.closed;
-    await waitUntil(() => wsSubscribers() === 0);
+    await running!.untilSubscribers(0, { transport: 'websocket' });
     for (let index = 0; index < 2; index++) await running.push();
     const resumed = await openWs(wsUrl(`?format=nquads&lastEventId=${seen.at(-1)!.argument}`));
     // Live elements published while it catches up: the seam must have no gap and no duplicate.
@@ -90,7 +91,7 @@ describe('GET /streams/{id}/ws with a real ws client', () => {
     ['an id of another life of the log', 'epoch', (epoch: string) => `${epoch.startsWith('a') ? 'b' : 'a'}${epoch.slice(1)}-3`],
     ['an id newer than the log', 'unknown', (epoch: string) => `${epoch}-99`],
   ])('says so with a gap message for %s, then replays all that is retained', async (_what, reason, requested) => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     for (let index = 0; index < 4; index++) await running.push();
     const requestedId = requested(running.hub.log.epoch);
     const client = await openWs(wsUrl(`?lastEventId=${requestedId}`));
@@ -103,7 +104,7 @@ describe('GET /streams/{id}/ws with a real ws client', () => {
   });
 
   it('says expired when the id is older than retention, and goes on from the oldest retained element', async () => {
-    running = await startPublisher(['--retained-elements', '2', '--page-elements', '2']);
+    running = await startTestPublisher({ flags: ['--retained-elements', '2', '--page-elements', '2'] });
     for (let index = 0; index < 7; index++) await running.push();
     const oldest = running.hub.log.oldestSeq!;
     expect(oldest).toBeGreaterThan(2);
@@ -116,7 +117,7 @@ describe('GET /streams/{id}/ws with a real ws client', () => {
   });
 
   it('refuses before the upgrade with problem+json: a malformed id, an unknown stream or format, a plain GET', async () => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     const malformed = await refusal(wsUrl('?lastEventId=not-an-id!'));
     expect(malformed.status).toBe(400);
     expect(malformed.headers['content-type']).toMatch(/^application\/problem\+json/);
@@ -132,27 +133,27 @@ describe('GET /streams/{id}/ws with a real ws client', () => {
   });
 
   it('needs no subprotocol, and echoes the first one a client offers (a browser fails a handshake that selects none)', async () => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     const client = new WebSocket(wsUrl(), ['rdf-stream', 'other']);
     await once(client, 'open');
     expect(client.protocol).toBe('rdf-stream');
-    await waitUntil(() => wsSubscribers() === 1);
+    await running!.untilSubscribers(1, { transport: 'websocket' });
     client.close();
   });
 
   it('accepts a browser page of any origin, as every read (the CORS policy opens reads to all)', async () => {
-    running = await startPublisher(['--cors-ingest-origins', 'https://ops.example']);
+    running = await startTestPublisher({ flags: ['--cors-ingest-origins', 'https://ops.example'] });
     const client = await openWs(wsUrl(), { headers: { origin: 'https://elsewhere.example' } });
-    await waitUntil(() => wsSubscribers() === 1);
+    await running!.untilSubscribers(1, { transport: 'websocket' });
     client.close();
   });
 
   it("ws' own frames (pongs to the client's pings) never land inside a shared frame", async () => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     const client = await openWs(wsUrl('?format=nquads'), { perMessageDeflate: false });
     let pongs = 0;
     client.socket.on('pong', () => pongs++);
-    await waitUntil(() => wsSubscribers() === 1);
+    await running!.untilSubscribers(1, { transport: 'websocket' });
     const big = sampleObservations(running.hub.definition.iri, Array.from({ length: 100 }, (_, index) => index));
     for (let index = 0; index < 20; index++) {
       for (let ping = 0; ping < 10; ping++) client.socket.ping();
@@ -160,7 +161,7 @@ describe('GET /streams/{id}/ws with a real ws client', () => {
     }
     const messages = await client.waitForMessages(20);
     expect(wsElementIds(messages)).toEqual(range(1, 20));
-    await waitUntil(() => pongs === 200);
+    await vi.waitUntil(() => pongs === 200, patience);
     client.close();
     expect((await client.closed).code).toBe(1005);
   });
@@ -169,16 +170,16 @@ describe('GET /streams/{id}/ws with a real ws client', () => {
     ['text', 'hello'],
     ['binary', Buffer.from([1, 2, 3])],
   ])('closes 1008 a client that sends a %s message', async (_kind, data) => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     const client = await openWs(wsUrl());
-    await waitUntil(() => wsSubscribers() === 1);
+    await running!.untilSubscribers(1, { transport: 'websocket' });
     client.socket.send(data);
     expect(await client.closed).toEqual({ code: 1008, reason: 'PUB_ERR_WS_CLIENT_MESSAGE' });
-    await waitUntil(() => wsSubscribers() === 0);
+    await running!.untilSubscribers(0, { transport: 'websocket' });
   });
 
   it('closes 1009 a client frame over wsMaxPayloadBytes, and takes one at the limit as a message (1008)', async () => {
-    running = await startPublisher(['--ws-max-payload-bytes', '200']);
+    running = await startTestPublisher({ flags: ['--ws-max-payload-bytes', '200'] });
     const over = await openWs(wsUrl(), { perMessageDeflate: false });
     over.socket.send('x'.repeat(201));
     expect((await over.closed).code).toBe(1009);
@@ -188,7 +189,7 @@ describe('GET /streams/{id}/ws with a real ws client', () => {
   });
 
   it('a Node 22+/browser WebSocket (undici) and a ws client without permessage-deflate receive the same messages', async () => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     const plain = await openWs(wsUrl('?format=turtle'), { perMessageDeflate: false });
     // Node 22+'s global WebSocket (WHATWG, as in browsers); on Node 20 undici's, which it is.
     const BrowserWebSocket = (globalThis as { WebSocket?: typeof UndiciWebSocket }).WebSocket ?? UndiciWebSocket;
@@ -196,12 +197,12 @@ describe('GET /streams/{id}/ws with a real ws client', () => {
     const received: string[] = [];
     browserLike.addEventListener('message', (event) => received.push(event.data as string));
     await once(browserLike as unknown as EventTarget, 'open');
-    await waitUntil(() => wsSubscribers() === 2);
+    await running!.untilSubscribers(2, { transport: 'websocket' });
     expect(plain.extensions).toBe('');
     await running.push();
     await running.push();
     const messages = await plain.waitForMessages(2);
-    await waitUntil(() => received.length === 2);
+    await vi.waitUntil(() => received.length === 2, patience);
     expect(received.map((text) => parseWsMessage(text).text)).toEqual(messages.map((message) => message.text));
     expect(wsElementIds(messages)).toEqual(range(1, 2));
     browserLike.close();
@@ -211,10 +212,10 @@ describe('GET /streams/{id}/ws with a real ws client', () => {
 
 describe('permessage-deflate, once per element for every socket', () => {
   it('negotiates server_no_context_takeover, and every client decodes the same compressed frames to the uncompressed payload', async () => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     const compressed = [await openWs(wsUrl('?format=trig')), await openWs(wsUrl('?format=trig'))];
     const plain = await openWs(wsUrl('?format=trig'), { perMessageDeflate: false });
-    await waitUntil(() => wsSubscribers() === 3);
+    await running!.untilSubscribers(3, { transport: 'websocket' });
     for (const client of compressed) expect(client.extensions).toMatch(/^permessage-deflate;.*server_no_context_takeover/);
     const values = Array.from({ length: 60 }, (_, index) => index);
     for (let index = 0; index < 3; index++) await running.push(sampleObservations(running.hub.definition.iri, values));
@@ -234,9 +235,9 @@ describe('permessage-deflate, once per element for every socket', () => {
   });
 
   it('sends uncompressed frames to a client that asked for a smaller server window', async () => {
-    running = await startPublisher();
+    running = await startTestPublisher();
     const small = await openWs(wsUrl(), { perMessageDeflate: { serverMaxWindowBits: 10 } });
-    await waitUntil(() => wsSubscribers() === 1);
+    await running!.untilSubscribers(1, { transport: 'websocket' });
     expect(small.extensions).toMatch(/^permessage-deflate;.*server_max_window_bits=10/);
     await running.push();
     const [message] = await small.waitForMessages(1);
@@ -267,10 +268,10 @@ describe('limits and protections', () => {
   };
 
   it('evicts a socket that never reads at maxSubscriberQueueBytes, cut at wsCloseTimeoutMs as it never answers the close, while others keep receiving', async () => {
-    running = await startPublisher(['--max-subscriber-queue-bytes', String(256 * 1024), '--ws-close-timeout-ms', '500']);
+    running = await startTestPublisher({ flags: ['--max-subscriber-queue-bytes', String(256 * 1024), '--ws-close-timeout-ms', '500'] });
     const reader = await openWs(wsUrl('?format=ntriples'), { perMessageDeflate: false });
     const stalled = await neverReading('/streams/parking/ws?format=ntriples');
-    await waitUntil(() => wsSubscribers() === 2);
+    await running!.untilSubscribers(2, { transport: 'websocket' });
     const big = sampleObservations(running.hub.definition.iri, Array.from({ length: 100 }, (_, index) => index));
     let pushed = 0;
     while (wsSubscribers() === 2 && pushed < 200) {
@@ -289,14 +290,12 @@ describe('limits and protections', () => {
   });
 
   it('resets a reader evicted for stalling (no close frame could reach it), which it sees as 1006 once it reads again', async () => {
-    running = await startPublisher([
-      '--max-subscriber-queue-bytes', String(1 << 30),
-      '--subscriber-stall-timeout-ms', '300',
-      '--ws-close-timeout-ms', '60000',
-    ]);
+    running = await startTestPublisher({
+      flags: ['--max-subscriber-queue-bytes', String(1 << 30), '--subscriber-stall-timeout-ms', '300', '--ws-close-timeout-ms', '60000'],
+    });
     const client = await openWs(wsUrl('?format=ntriples'), { perMessageDeflate: false });
     client.socket.pause();
-    await waitUntil(() => wsSubscribers() === 1);
+    await running!.untilSubscribers(1, { transport: 'websocket' });
     const big = sampleObservations(running.hub.definition.iri, Array.from({ length: 100 }, (_, index) => index));
     while (wsSubscribers() === 1) await running.push(big);
     expect(await evicted('stall')).toBe(true);
@@ -305,12 +304,12 @@ describe('limits and protections', () => {
   });
 
   it('pings every heartbeatMs, and cuts a client that answers no ping within wsPongTimeoutMs', async () => {
-    running = await startPublisher(['--heartbeat-ms', '1000', '--ws-pong-timeout-ms', '1000']);
+    running = await startTestPublisher({ flags: ['--heartbeat-ms', '1000', '--ws-pong-timeout-ms', '1000'] });
     const answering = await openWs(wsUrl());
     const silent = await openWs(wsUrl(), { autoPong: false });
     let pings = 0;
     answering.socket.on('ping', () => pings++);
-    await waitUntil(() => wsSubscribers() === 2);
+    await running!.untilSubscribers(2, { transport: 'websocket' });
     expect((await silent.closed).code).toBe(1006);
     expect(pings).toBeGreaterThanOrEqual(1);
     expect(await evicted('pong')).toBe(true);
@@ -329,27 +328,27 @@ describe('limits and protections', () => {
   }
 
   it('sheds with close 1013 and a jittered retryMs when maxSubscribers (SSE and WebSocket together) are connected', async () => {
-    running = await startPublisher(['--max-subscribers', '2', '--sse-retry-ms', '1000']);
+    running = await startTestPublisher({ flags: ['--max-subscribers', '2', '--sse-retry-ms', '1000'] });
     const sse = await openSse(`${running.url}/streams/parking/events`);
     const ws = await openWs(wsUrl());
-    await waitUntil(() => running!.hub.broadcaster.size === 2);
+    await running!.untilSubscribers(2);
     await expectShed(await openWs(wsUrl()), 1000, 2000);
-    expect(running.hub.broadcaster.size).toBe(2);
+    expect(running.subscribers()).toBe(2);
     sse.close();
     ws.close();
   });
 
   it('sheds under load with close 1013 and a retryMs jittered up to pressureRetryAfterSeconds', async () => {
-    running = await startPublisher(['--pressure-retry-after-seconds', '5', '--sse-retry-ms', '1000'], { healthCheck: async () => false });
+    running = await startTestPublisher({ flags: ['--pressure-retry-after-seconds', '5', '--sse-retry-ms', '1000'], healthCheck: async () => false });
     await expectShed(await openWs(wsUrl()), 1000, 5000);
     expect(wsSubscribers()).toBe(0);
   });
 
   it('drains on shutdown with close 1012 and {"retryMs":N}, within the shutdown budget', async () => {
-    running = await startPublisher(['--sse-retry-ms', '1000', '--shutdown-retry-jitter-ms', '3000']);
+    running = await startTestPublisher({ flags: ['--sse-retry-ms', '1000', '--shutdown-retry-jitter-ms', '3000'] });
     const clients = [await openWs(wsUrl()), await openWs(wsUrl(), { perMessageDeflate: false })];
     const sse = await openSse(`${running.url}/streams/parking/events`);
-    await waitUntil(() => running!.hub.broadcaster.size === 3);
+    await running!.untilSubscribers(3);
     await running.push();
     expect(await running.publisher.shutdown()).toBe(true);
     running = undefined;

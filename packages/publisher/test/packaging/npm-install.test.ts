@@ -120,6 +120,8 @@ describe('the packed tarballs', () => {
         'package/ontologies/shapes/stream-element.shacl.ttl',
         'package/bin/rdf-stream-publisher.js',
         'package/dist/cli.js',
+        'package/dist/testing.js',
+        'package/dist/testing/sse-reader.js',
       ]),
     );
     expect(files.some((file) => /^package\/page-assets\/.+\.js$/.test(file))).toBe(true);
@@ -162,11 +164,12 @@ describe('installed with npm into an outside project', () => {
         "import * as client from '@rdf-stream/client';",
         "import * as live from '@rdf-stream/client/live';",
         "import * as publisher from '@rdf-stream/publisher';",
-        'console.log(JSON.stringify([protocol.mediaTypes.turtle, typeof client.subscribe, typeof live.subscribe, typeof publisher.createPublisher]));',
+        "import * as testing from '@rdf-stream/publisher/testing';",
+        'console.log(JSON.stringify([protocol.mediaTypes.turtle, typeof client.subscribe, typeof live.subscribe, typeof publisher.createPublisher, typeof testing.startTestPublisher]));',
       ].join('\n'),
     );
     const { stdout } = await run(process.execPath, [script], { cwd: consumerDir, timeout: COMMAND_TIMEOUT_MS });
-    expect(JSON.parse(stdout)).toEqual(['text/turtle', 'function', 'function', 'function']);
+    expect(JSON.parse(stdout)).toEqual(['text/turtle', 'function', 'function', 'function', 'function']);
   }, COMMAND_TIMEOUT_MS);
 
   it("bundles the installed client for browsers with the browser's WebSocket, without the ws package", async () => {
@@ -194,10 +197,12 @@ describe('installed with npm into an outside project', () => {
         "import { LatencyRecorder, type StreamUpdate, subscribe } from '@rdf-stream/client';",
         "import { subscribe as subscribeLive } from '@rdf-stream/client/live';",
         "import { createPublisher, elementQuads, loadConfig, ManualSource, type PublisherConfig } from '@rdf-stream/publisher';",
+        "import { manualClock, openSse, startTestPublisher, type TestPublisher } from '@rdf-stream/publisher/testing';",
         "const format: FormatName = 'turtle';",
+        "const started: Promise<TestPublisher> = startTestPublisher({ flags: ['--page-elements', '3'], source: 'simulator', clock: manualClock().clock });",
         "const config: PublisherConfig = loadConfig({ argv: ['--port', '0'] });",
         'const describe = (update: StreamUpdate): string => `${update.seq ?? 0}: ${update.quads.length} quads`;',
-        'console.log(mediaTypes[format], config.port, describe, subscribe, subscribeLive, new LatencyRecorder(), createPublisher, elementQuads, ManualSource);',
+        'console.log(mediaTypes[format], config.port, describe, subscribe, subscribeLive, new LatencyRecorder(), createPublisher, elementQuads, ManualSource, started, openSse);',
       ].join('\n'),
     );
     writeFileSync(
@@ -226,6 +231,17 @@ describe('installed with npm into an outside project', () => {
     const ours = diagnostics.split('\n').filter((line) => /^(consumer\.ts|node_modules\/@rdf-stream\/)/.test(line));
     expect(ours).toEqual([]);
     expect(diagnostics, 'tsc failed before reporting any file').not.toMatch(/^error TS/m);
+  }, COMMAND_TIMEOUT_MS);
+
+  it("the publisher README's testing example runs on plain Node against the installed package", async () => {
+    const readme = readFileSync(join(packagesDir, 'publisher', 'README.md'), 'utf8');
+    const example = /## Test against a real publisher[\s\S]*?```js\n([\s\S]*?)```/.exec(readme)?.[1];
+    expect(example, 'no example under "Test against a real publisher"').toBeDefined();
+    const script = join(consumerDir, 'testing-example.mjs');
+    writeFileSync(script, example!);
+    // No kill: the command's promise settles only once the process has exited on its own.
+    const { stdout } = await run(process.execPath, [script], { cwd: consumerDir, timeout: COMMAND_TIMEOUT_MS });
+    expect(stdout.trim()).toMatch(/^element 1 arrived as event [a-z0-9]+-1$/);
   }, COMMAND_TIMEOUT_MS);
 
   describe('with the installed publisher running', () => {

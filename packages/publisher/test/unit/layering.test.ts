@@ -21,6 +21,7 @@ describe('the layering rule (eslint.config.js)', () => {
     ['packages/publisher/src/config/fixture.ts', "import { formats } from '../render/output-formats.js';", /config sits before render/],
     ['packages/publisher/src/http/routes/fixture.ts', "import { createPublisher } from '../../publisher.js';", /publisher\.ts composes the layers/],
     ['packages/publisher/src/model/fixture.ts', "import { createPublisher } from '../publisher.js';", /publisher\.ts composes the layers/],
+    ['packages/publisher/src/publish/fixture.ts', "import { manualClock } from '../testing/manual-clock.js';", /testing\.ts composes the layers/],
     ['packages/client/src/transport/fixture.ts', "import { decodeElement } from '../decode/decode-element.js';", /transport sits before decode/],
     ['packages/client/src/window/fixture.ts', "import { runContinuousQuery } from '../query/run-continuous-query.js';", /window sits before query/],
     ['packages/client/src/subscribe.ts', "import { ContinuousQuery } from './query/continuous-query.js';", /subscribe sits before query/],

@@ -29,6 +29,7 @@ export class TooManyWaitersError extends Error {
  */
 export class LongPollWaiters {
   readonly #waiters = new Set<(outcome: WaitOutcome) => void>();
+  readonly #sizeListeners = new Set<() => void>();
 
   constructor(
     readonly maxWaiters: number,
@@ -38,6 +39,20 @@ export class LongPollWaiters {
 
   get size(): number {
     return this.#waiters.size;
+  }
+
+  /**
+   * Calls `listener` after each change of `size` (what a test awaits instead of polling it);
+   * returns the function that stops it.
+   */
+  onSizeChanged(listener: () => void): () => void {
+    this.#sizeListeners.add(listener);
+    return () => this.#sizeListeners.delete(listener);
+  }
+
+  #changed(): void {
+    this.onChange(this.#waiters.size);
+    for (const listener of this.#sizeListeners) listener();
   }
 
   /** Holds a request; `connection` (its socket) is watched while it is held. */
@@ -52,14 +67,14 @@ export class LongPollWaiters {
         unwatch();
         clearTimeout(timer);
         signal.removeEventListener('abort', onAbort);
-        if (this.#waiters.delete(finish)) this.onChange(this.#waiters.size);
+        if (this.#waiters.delete(finish)) this.#changed();
         resolve(outcome);
       };
       const onAbort = () => finish('aborted');
       const timer = setTimeout(finish, timeoutMs, 'timeout');
       signal.addEventListener('abort', onAbort, { once: true });
       this.#waiters.add(finish);
-      this.onChange(this.#waiters.size);
+      this.#changed();
       const guard = this.guard;
       const reset = connection?.resetAndDestroy?.bind(connection);
       if (connection !== undefined && reset !== undefined && guard !== undefined) {
@@ -82,7 +97,7 @@ export class LongPollWaiters {
     if (this.#waiters.size === 0) return;
     const waiting = [...this.#waiters];
     this.#waiters.clear();
-    this.onChange(0);
+    this.#changed();
     for (const finish of waiting) finish(outcome);
   }
 }

@@ -32,6 +32,7 @@ export class Broadcaster {
   readonly #byTransport: Record<Transport, number> = { sse: 0, websocket: 0 };
   /** Subscribers fed patches (`/patches`): while there is one, each element's patch is built before it is written. */
   #patchSubscribers = 0;
+  readonly #sizeListeners = new Set<() => void>();
   #cursor: number;
   #pumping: Promise<void> | undefined;
 
@@ -56,6 +57,15 @@ export class Broadcaster {
     return this.#byTransport[transport];
   }
 
+  /**
+   * Calls `listener` after each subscriber added or removed (what a test awaits instead of
+   * polling `size`); returns the function that stops it.
+   */
+  onSizeChanged(listener: () => void): () => void {
+    this.#sizeListeners.add(listener);
+    return () => this.#sizeListeners.delete(listener);
+  }
+
   add(subscriber: PushSubscriber): void {
     this.#subscribers.add(subscriber);
     if (subscriber.patches) this.#patchSubscribers++;
@@ -75,6 +85,7 @@ export class Broadcaster {
     const { metrics, streamId } = this.#options;
     metrics.subscribersChanged(streamId, this.#subscribers.size);
     metrics.transportSubscribersChanged(streamId, transport, this.#byTransport[transport]);
+    for (const listener of this.#sizeListeners) listener();
   }
 
   /** Called after each append: starts the pump unless it is already running. Resolves when idle. */

@@ -12,7 +12,7 @@ import { JsonLdWriter } from '../../../src/render/jsonld-writer.js';
 import { NegotiationCache } from '../../../src/render/headers/negotiate.js';
 import { ManualSource } from '../../../src/source/manual-source.js';
 import { noMetrics } from '../../support/no-metrics.js';
-import { sampleObservations } from '../../support/publisher-fixture.js';
+import { sampleObservations } from '../../../src/testing/sample-observations.js';
 
 const baseUrl = 'http://127.0.0.1:8080';
 const iri = `${baseUrl}/streams/parking`;

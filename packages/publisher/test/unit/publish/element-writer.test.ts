@@ -8,7 +8,7 @@ import type { StreamMetrics } from '../../../src/publish/stream-metrics.js';
 import { JsonLdWriter } from '../../../src/render/jsonld-writer.js';
 import type { LoggedElement } from '../../../src/render/render-element.js';
 import { noMetrics } from '../../support/no-metrics.js';
-import { sampleObservations } from '../../support/publisher-fixture.js';
+import { sampleObservations } from '../../../src/testing/sample-observations.js';
 import { parseRdf } from '../../support/rdf.js';
 
 const { namedNode, blankNode, literal, quad } = DataFactory;

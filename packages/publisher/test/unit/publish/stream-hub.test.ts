@@ -12,7 +12,7 @@ import type { ObservationSink } from '../../../src/source/element-source.js';
 import { ManualSource } from '../../../src/source/manual-source.js';
 import { FakeSink } from '../../support/fake-sink.js';
 import { noMetrics } from '../../support/no-metrics.js';
-import { sampleObservations } from '../../support/publisher-fixture.js';
+import { sampleObservations } from '../../../src/testing/sample-observations.js';
 
 const baseUrl = 'http://127.0.0.1:8080';
 const definition: StreamDefinition = {

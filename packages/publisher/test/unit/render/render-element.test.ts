@@ -7,7 +7,7 @@ import { elementQuads } from '../../../src/model/observation.js';
 import { JsonLdWriter } from '../../../src/render/jsonld-writer.js';
 import { renderElement } from '../../../src/render/render-element.js';
 import { elementSseFrame } from '../../../src/render/sse-frame.js';
-import { sampleObservations } from '../../support/publisher-fixture.js';
+import { sampleObservations } from '../../../src/testing/sample-observations.js';
 import { expectIsomorphic, flatten, parseRdf, refusedContextUrls } from '../../support/rdf.js';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 

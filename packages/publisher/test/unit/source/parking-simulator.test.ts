@@ -3,7 +3,7 @@ import { defaults } from '../../../src/config/defaults.js';
 import { elementQuads } from '../../../src/model/observation.js';
 import { writeRdf } from '../../../src/render/render-element.js';
 import { ParkingSimulator } from '../../../src/source/parking-simulator.js';
-import { manualClock } from '../../support/manual-clock.js';
+import { manualClock } from '../../../src/testing/manual-clock.js';
 
 const streamIri = 'http://127.0.0.1:8080/streams/parking';
 

@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { Observation } from '../../../src/model/observation.js';
 import { ReplayFileError, ReplaySource, type ReplaySourceOptions } from '../../../src/source/replay-source.js';
 import { validateElement } from '../../support/shacl.js';
-import { manualClock } from '../../support/manual-clock.js';
+import { manualClock } from '../../../src/testing/manual-clock.js';
 import type { Logger } from '../../../src/clock-and-logger.js';
 
 // packages/publisher/test/unit/source/ → repository root

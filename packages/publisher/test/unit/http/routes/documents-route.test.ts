@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../../src/config/load-config.js';
 import { createPublisher, type Publisher } from '../../../../src/publisher.js';
 import { ManualSource } from '../../../../src/source/manual-source.js';
-import { sampleObservations } from '../../../support/publisher-fixture.js';
+import { sampleObservations } from '../../../../src/testing/sample-observations.js';
 import { parseRdf } from '../../../support/rdf.js';
 
 let publisher: Publisher;

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../../src/config/load-config.js';
 import { createPublisher, type Publisher } from '../../../../src/publisher.js';
 import { ManualSource } from '../../../../src/source/manual-source.js';
-import { sampleObservations } from '../../../support/publisher-fixture.js';
+import { sampleObservations } from '../../../../src/testing/sample-observations.js';
 
 const config = loadConfig({ argv: ['--log-level', 'silent', '--log', 'memory', '--max-event-loop-turn-ms', '0'], env: {} });
 const publishers: Publisher[] = [];

@@ -16,7 +16,7 @@ import {
 } from '../../../../src/publish/history/history-pages.js';
 import { JsonLdWriter } from '../../../../src/render/jsonld-writer.js';
 import { renderElement } from '../../../../src/render/render-element.js';
-import { sampleObservations } from '../../../support/publisher-fixture.js';
+import { sampleObservations } from '../../../../src/testing/sample-observations.js';
 import { expectIsomorphic, flatten, parseRdf, refusedContextUrls } from '../../../support/rdf.js';
 
 const { namedNode, literal, blankNode, quad } = DataFactory;

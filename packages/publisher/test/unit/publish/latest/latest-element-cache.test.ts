@@ -7,7 +7,7 @@ import { LatestElementCache, latestDocument, latestElement } from '../../../../s
 import { LongPollWaiters } from '../../../../src/publish/latest/long-poll-waiters.js';
 import { JsonLdWriter } from '../../../../src/render/jsonld-writer.js';
 import { type LoggedElement, renderElement } from '../../../../src/render/render-element.js';
-import { sampleObservations } from '../../../support/publisher-fixture.js';
+import { sampleObservations } from '../../../../src/testing/sample-observations.js';
 import { parseRdf } from '../../../support/rdf.js';
 
 const base = 'http://127.0.0.1:8080';

@@ -3,7 +3,7 @@ import type { EvictionReason } from '../../../../src/publish/sse/guarded-sink.js
 import { connectionKey, type KernelSendQueues } from '../../../../src/publish/sse/kernel-send-queues.js';
 import { LongPollWaiters, TooManyWaitersError, type WaitOutcome } from '../../../../src/publish/latest/long-poll-waiters.js';
 import { SendProgressMonitor } from '../../../../src/publish/sse/send-progress-monitor.js';
-import { manualClock } from '../../../support/manual-clock.js';
+import { manualClock } from '../../../../src/testing/manual-clock.js';
 
 /** What a wait has come to so far: its outcome, or `pending` (checked after the microtasks already queued). */
 const state = (wait: Promise<WaitOutcome>) => Promise.race([wait, Promise.resolve('pending' as const)]);
@@ -31,6 +31,24 @@ describe('LongPollWaiters', () => {
     expect(waiters.size).toBe(0);
     // One change for the whole release, not one per request.
     expect(counts).toEqual([1, 2, 0]);
+  });
+
+  it('tells each size listener what it tells onChange, until it stops listening', async () => {
+    const seen: number[] = [];
+    const stop = waiters.onSizeChanged(() => seen.push(waiters.size));
+    const timedOut = waiters.wait(1_000, new AbortController().signal);
+    const released = waiters.wait(30_000, new AbortController().signal);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(await timedOut).toBe('timeout');
+    waiters.release();
+    expect(await released).toBe('element');
+    expect(seen).toEqual([1, 2, 1, 0]);
+    expect(counts).toEqual(seen);
+    stop();
+    void waiters.wait(30_000, new AbortController().signal);
+    expect(seen).toEqual([1, 2, 1, 0]);
+    expect(waiters.size).toBe(1);
+    waiters.release();
   });
 
   it('answers with the outcome release() is given', async () => {

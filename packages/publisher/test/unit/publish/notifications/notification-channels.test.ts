@@ -5,7 +5,7 @@ import type { SubscriptionRequest } from '../../../../src/publish/notifications/
 import { notificationObject } from '../../../../src/publish/notifications/solid-notification.js';
 import { FakeSink } from '../../../support/fake-sink.js';
 import { loggedElement } from '../../../support/logged-element.js';
-import { manualClock } from '../../../support/manual-clock.js';
+import { manualClock } from '../../../../src/testing/manual-clock.js';
 
 const streamIri = 'http://127.0.0.1:8080/streams/parking';
 

@@ -214,6 +214,22 @@ describe('Broadcaster', () => {
     expect(broadcaster.size).toBe(0);
   });
 
+  it('tells each size listener after every subscriber added or removed, until it stops listening', async () => {
+    const { live, broadcaster } = setup();
+    const seen: number[] = [];
+    const stop = broadcaster.onSizeChanged(() => seen.push(broadcaster.size));
+    const first = new FakeSink();
+    const second = new FakeSink();
+    live(first);
+    live(second);
+    first.destroy();
+    expect(seen).toEqual([1, 2, 1]);
+    stop();
+    second.destroy();
+    expect(seen).toEqual([1, 2, 1]);
+    expect(broadcaster.size).toBe(0);
+  });
+
   it('heartbeat writes one comment frame to every live subscriber', async () => {
     const { live, broadcaster } = setup();
     const sink = new FakeSink();

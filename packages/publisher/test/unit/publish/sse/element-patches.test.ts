@@ -9,7 +9,7 @@ import type { GzipFragment } from '../../../../src/render/gzip-fragment.js';
 import { renderElement } from '../../../../src/render/render-element.js';
 import { deflateMessage, textFrame } from '../../../../src/render/websocket-frame.js';
 import { loggedElement } from '../../../support/logged-element.js';
-import { sampleObservations } from '../../../support/publisher-fixture.js';
+import { sampleObservations } from '../../../../src/testing/sample-observations.js';
 
 const stream = 'http://127.0.0.1:8080/streams/parking';
 const CONTEXT_URL = 'http://127.0.0.1:8080/contexts/sosa-stream.jsonld';

@@ -4,7 +4,7 @@ import { type EvictionReason, GuardedSink } from '../../../../src/publish/sse/gu
 import { connectionKey, type KernelSendQueues } from '../../../../src/publish/sse/kernel-send-queues.js';
 import { SendProgressMonitor } from '../../../../src/publish/sse/send-progress-monitor.js';
 import { FakeSink } from '../../../support/fake-sink.js';
-import { manualClock } from '../../../support/manual-clock.js';
+import { manualClock } from '../../../../src/testing/manual-clock.js';
 
 const limits = { maxQueueBytes: 1 << 20, stallTimeoutMs: 10_000 };
 

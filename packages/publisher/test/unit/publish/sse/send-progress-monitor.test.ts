@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { connectionKey, type KernelSendQueues } from '../../../../src/publish/sse/kernel-send-queues.js';
 import { type MonitoredSocket, type ProgressVerdict, SendProgressMonitor } from '../../../../src/publish/sse/send-progress-monitor.js';
-import { manualClock } from '../../../support/manual-clock.js';
+import { manualClock } from '../../../../src/testing/manual-clock.js';
 
 const limits = { maxQueueBytes: 512 * 1024, stallTimeoutMs: 10_000 };
 const CHECK_MS = 1_000;

@@ -2,6 +2,8 @@ import { type ClientRequest, type IncomingMessage, request } from 'node:http';
 import { createGunzip } from 'node:zlib';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 
+export type { EventSourceMessage } from 'eventsource-parser';
+
 export interface SseConnection {
   readonly response: IncomingMessage;
   readonly events: EventSourceMessage[];
@@ -18,7 +20,8 @@ export interface SseConnection {
 
 /**
  * Opens an SSE stream with node:http and parses it as a browser would (eventsource-parser),
- * decoding a gzip body as it arrives.
+ * decoding a gzip body as it arrives. Resolves once the response headers arrived, whatever the
+ * status; `headers` are sent as given (`Last-Event-ID`, `Accept-Encoding`).
  */
 export function openSse(url: string, headers: Record<string, string> = {}): Promise<SseConnection> {
   return new Promise((resolve, reject) => {
