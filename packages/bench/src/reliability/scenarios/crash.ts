@@ -2,7 +2,7 @@ import { parseElementId } from '@rdf-stream/protocol';
 import { freePort } from '../free-port.js';
 import { type IngestAttempt, Ingester, markerOf, type ResendAnswer } from '../ingester.js';
 import { watchFirstAnswer } from '../probe.js';
-import { PublisherProcess } from '../publisher-process.js';
+import { RestartablePublisher } from '../restartable-publisher.js';
 import { check, timedCheck, progress, type ScenarioResult, sleep } from '../scenario-result.js';
 import { SseFleet } from '../sse-fleet.js';
 
@@ -37,7 +37,7 @@ const BACK_WITHIN_MS = 5_000;
  */
 export async function crashScenario(options: CrashOptions = crashDefaults): Promise<ScenarioResult> {
   const started = performance.now();
-  const publisher = new PublisherProcess({
+  const publisher = new RestartablePublisher({
     port: await freePort(),
     configYaml: CONFIG,
     env: { RELIABILITY_TOKEN: TOKEN },
@@ -78,7 +78,7 @@ export async function crashScenario(options: CrashOptions = crashDefaults): Prom
     const backMs = (await watcher.answeredAt) - killedAt;
     progress(
       'crash',
-      `killed after ${acknowledgedBeforeKill} acknowledged elements; gone after ${restartedAt - killedAt} ms, serving again after ${backMs} ms, start-up logged after ${startedMs} ms`,
+      `killed after ${acknowledgedBeforeKill} acknowledged elements; gone after ${restartedAt - killedAt} ms, serving again after ${backMs} ms, every source started (GET /health) after ${startedMs} ms`,
     );
     await sleep(options.ingestAfterRestartSeconds * 1_000);
     await ingester.stop();

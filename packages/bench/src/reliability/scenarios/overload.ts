@@ -5,7 +5,7 @@ import { createRequire } from 'node:module';
 import { freePort } from '../free-port.js';
 import { percentile } from '../process-probe.js';
 import { probe, probeEvery, type ProbeResult } from '../probe.js';
-import { PublisherProcess } from '../publisher-process.js';
+import { RestartablePublisher } from '../restartable-publisher.js';
 import { check, timedCheck, progress, type ScenarioResult, sleep } from '../scenario-result.js';
 import { SseFleet } from '../sse-fleet.js';
 
@@ -58,7 +58,7 @@ const summarise = (results: ProbeResult[]) => {
  */
 export async function overloadScenario(options: OverloadOptions = overloadDefaults): Promise<ScenarioResult> {
   const started = performance.now();
-  const publisher = new PublisherProcess({ port: await freePort(), flags: ['--interval', String(INTERVAL_SECONDS), '--max-subscribers', '5000'] });
+  const publisher = new RestartablePublisher({ port: await freePort(), flags: ['--interval', String(INTERVAL_SECONDS), '--max-subscribers', '5000'] });
   await publisher.start();
   const fleet = new SseFleet({ eventsUrl: `${publisher.url}/streams/parking/events`, subscribers: options.subscribers });
   let largestGapMs = 0;

@@ -4,7 +4,7 @@ import { freePort } from '../free-port.js';
 import { Ingester, markerIri } from '../ingester.js';
 import { memoryFields, MemoryProfile } from '../memory-profile.js';
 import { floorOf, rssBytes, Sampler, trendOf } from '../process-probe.js';
-import { PublisherProcess } from '../publisher-process.js';
+import { RestartablePublisher } from '../restartable-publisher.js';
 import { check, progress, type ScenarioResult, type Series, sleep } from '../scenario-result.js';
 import { SseFleet } from '../sse-fleet.js';
 
@@ -71,7 +71,7 @@ const inMiB = (bytes: number) => Math.round((bytes / MiB) * 100) / 100;
  */
 export async function soakScenario(options: SoakOptions): Promise<ScenarioResult> {
   const started = performance.now();
-  const publisher = new PublisherProcess({
+  const publisher = new RestartablePublisher({
     port: await freePort(),
     configYaml: CONFIG,
     env: { RELIABILITY_TOKEN: TOKEN },

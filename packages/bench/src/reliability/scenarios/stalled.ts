@@ -1,7 +1,7 @@
 import { connect, type Socket } from 'node:net';
 import { freePort } from '../free-port.js';
 import { kernelQueuedBytes, metricSum, percentile, rssBytes, Sampler, tcpMemoryBytes } from '../process-probe.js';
-import { PublisherProcess } from '../publisher-process.js';
+import { RestartablePublisher } from '../restartable-publisher.js';
 import { check, timedCheck, progress, type ScenarioResult, sleep } from '../scenario-result.js';
 import { SseFleet } from '../sse-fleet.js';
 
@@ -61,7 +61,7 @@ interface Run {
 /** One run: healthy subscribers (latency measured) and, if asked, raw sockets that never read. */
 async function run(options: StalledOptions, stalledCount: number, seconds: number): Promise<Run> {
   const port = await freePort();
-  const publisher = new PublisherProcess({
+  const publisher = new RestartablePublisher({
     port,
     flags: [
       '--log', 'memory',

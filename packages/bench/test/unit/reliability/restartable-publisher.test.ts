@@ -3,9 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { freePort } from '../../../src/reliability/free-port.js';
-import { deployedEnvironment, PublisherProcess, repositoryRoot, usePublisherDiagnostics } from '../../../src/reliability/publisher-process.js';
+import { repositoryRoot } from '../../../src/process/publisher-process.js';
+import { deployedEnvironment, RestartablePublisher, usePublisherDiagnostics } from '../../../src/reliability/restartable-publisher.js';
 
-describe('PublisherProcess diagnostics', () => {
+describe('RestartablePublisher diagnostics', () => {
   const dir = mkdtempSync(join(tmpdir(), 'publisher-process-test-'));
   afterEach(() => {
     usePublisherDiagnostics({ nodeOptions: [] });
@@ -15,7 +16,7 @@ describe('PublisherProcess diagnostics', () => {
   it("passes Node's options to the publisher and appends its output, each start headed, to the log file", { timeout: 60_000 }, async () => {
     const logFile = join(dir, 'publisher.log');
     usePublisherDiagnostics({ nodeOptions: ['--trace-gc', '--max-semi-space-size=2'], logFile });
-    const publisher = new PublisherProcess({ port: await freePort() });
+    const publisher = new RestartablePublisher({ port: await freePort() });
     await publisher.start();
     const commandLine = readFileSync(`/proc/${publisher.pid}/cmdline`, 'utf8').split('\0');
     expect(commandLine.slice(1, 3)).toEqual(['--trace-gc', '--max-semi-space-size=2']);
@@ -25,18 +26,18 @@ describe('PublisherProcess diagnostics', () => {
     const log = readFileSync(logFile, 'utf8');
     expect(log.split('\n')[0]).toMatch(new RegExp(`^== publisher ${pid} started \\S+: --trace-gc --max-semi-space-size=2 `));
     // The publisher's own log (standard output) and V8's trace (a 2 MiB young generation collects during start-up).
-    expect(log).toContain('"msg":"publishing');
+    expect(log).toContain('"msg":"Server listening');
     expect(log).toMatch(/\d+ ms: Scavenge/);
   });
 });
 
-describe('PublisherProcess environment', () => {
+describe('RestartablePublisher environment', () => {
   it("runs the publisher with the deployed environment, the caller's variables winning", { timeout: 60_000 }, async () => {
     const inherited = process.env.MALLOC_ARENA_MAX;
-    const environment = (publisher: PublisherProcess) => readFileSync(`/proc/${publisher.pid}/environ`, 'utf8').split('\0');
-    const asDeployed = new PublisherProcess({ port: await freePort() });
-    const fromShell = new PublisherProcess({ port: await freePort() });
-    const fromOptions = new PublisherProcess({ port: await freePort(), env: { MALLOC_ARENA_MAX: '8' } });
+    const environment = (publisher: RestartablePublisher) => readFileSync(`/proc/${publisher.pid}/environ`, 'utf8').split('\0');
+    const asDeployed = new RestartablePublisher({ port: await freePort() });
+    const fromShell = new RestartablePublisher({ port: await freePort() });
+    const fromOptions = new RestartablePublisher({ port: await freePort(), env: { MALLOC_ARENA_MAX: '8' } });
     try {
       delete process.env.MALLOC_ARENA_MAX;
       await Promise.all([asDeployed.start(), fromOptions.start()]);
