@@ -22,5 +22,6 @@ export { type SseMessage, sseFrame } from './render/sse-frame.js';
 export type { ElementSource, ObservationSink } from './source/element-source.js';
 export { ManualSource } from './source/manual-source.js';
 export { ParkingSimulator } from './source/parking-simulator.js';
+export { WebApiSource } from './source/web-api-source.js';
 export { createPublisher, type Publisher, type PublisherOptions } from './publisher.js';
 export { runServer } from './server.js';

@@ -7,14 +7,18 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { elementId, formatNames } from '@rdf-stream/protocol';
-import { defaults } from '../src/config/defaults.js';
-import { FileEventLog } from '../src/log/file-event-log.js';
-import { loadBundledContext } from '../src/model/bundled-context.js';
-import { elementQuads } from '../src/model/observation.js';
-import { elementGraphIri, streamIri } from '../src/model/stream-element.js';
-import { JsonLdWriter } from '../src/render/jsonld-writer.js';
-import { type LoggedElement, renderElement } from '../src/render/render-element.js';
-import { ParkingSimulator } from '../src/source/parking-simulator.js';
+import {
+  defaults,
+  elementGraphIri,
+  elementQuads,
+  FileEventLog,
+  JsonLdWriter,
+  loadBundledContext,
+  type LoggedElement,
+  ParkingSimulator,
+  renderElement,
+  streamIri,
+} from '@rdf-stream/publisher';
 
 export async function syntheticHistory(total: number, base: string, pageElements: number = defaults.pageElements): Promise<{ dataDir: string; fillSeconds: number }> {
   const quiet = { info: () => {}, warn: () => {}, error: (fields: object, message: string) => console.error(message, fields) };
