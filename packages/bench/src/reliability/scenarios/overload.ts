@@ -86,16 +86,7 @@ export async function overloadScenario(options: OverloadOptions = overloadDefaul
     await Promise.all(floods.map((child) => once(child, 'exit')));
     const during = await probing.stop();
     const overflows = listenOverflows() - overflowsBefore;
-    // Recovery: how long after the flood until a new request is served (200) again.
-    const endedAt = performance.now();
-    let recoveryMs = Number.NaN;
-    for (let attempt = 0; attempt < 600; attempt++) {
-      if ((await probe(`${publisher.url}/streams/parking/latest`, 5_000)).status === 200) {
-        recoveryMs = Math.round(performance.now() - endedAt);
-        break;
-      }
-      await sleep(100);
-    }
+    const recoveryMs = await recovery(`${publisher.url}/streams/parking/latest`);
     const lastSeq = Math.max(...fleet.subscribers.map((subscriber) => subscriber.lastSeq));
     await fleet.reached(lastSeq, 30_000).catch((error: Error) => progress('overload', error.message));
     const losses = fleet.losses(lastSeq);
@@ -139,4 +130,14 @@ export async function overloadScenario(options: OverloadOptions = overloadDefaul
     await watch.stop();
     await publisher.dispose();
   }
+}
+
+/** How long from now until `url` is served (200) again on a new request (ms); NaN if not within a minute or so. */
+async function recovery(url: string): Promise<number> {
+  const endedAt = performance.now();
+  for (let attempt = 0; attempt < 600; attempt++) {
+    if ((await probe(url, 5_000)).status === 200) return Math.round(performance.now() - endedAt);
+    await sleep(100);
+  }
+  return Number.NaN;
 }
