@@ -63,6 +63,8 @@ export class PublisherProcess {
   readonly logCopied: Promise<void>;
   readonly #child: ChildProcess;
   #output = '';
+  /** Serving, and not yet signalled by this process: an exit now is unexpected, and said on stderr. */
+  #serving = false;
 
   private constructor(launch: PublisherLaunch) {
     this.url = `http://127.0.0.1:${launch.port}`;
@@ -76,13 +78,17 @@ export class PublisherProcess {
       stream.setEncoding('utf8').on('data', (chunk: string) => (this.#output = (this.#output + chunk).slice(-OUTPUT_TAIL_CHARS)));
     }
     this.logCopied = launch.logFile === undefined ? Promise.resolve() : copyOutput(this.#child, launch.logFile);
+    void this.exited.then(({ code, signal }) => {
+      if (this.#serving) process.stderr.write(`the publisher ${this.pid} exited (${code ?? signal}) unasked: ${this.#output.slice(-1_000)}\n`);
+    });
   }
 
   /** Starts the publisher; resolves once it serves, rejects (the process killed) if it exits or times out first. */
   static async start(launch: PublisherLaunch): Promise<PublisherProcess> {
     const publisher = new PublisherProcess(launch);
     try {
-      await publisher.#serving();
+      await publisher.#untilServing();
+      publisher.#serving = true;
     } catch (error) {
       if (publisher.running) await publisher.kill('SIGKILL');
       throw error;
@@ -106,6 +112,7 @@ export class PublisherProcess {
   /** Sends `signal` and resolves with how the process ended and how long it took. */
   async kill(signal: NodeJS.Signals): Promise<PublisherExit & { readonly exitMs: number }> {
     const sentAt = performance.now();
+    this.#serving = false;
     if (this.running) this.#child.kill(signal);
     const ended = await this.exited;
     return { ...ended, exitMs: Math.round(performance.now() - sentAt) };
@@ -123,7 +130,7 @@ export class PublisherProcess {
   }
 
   /** Resolves once `/health` answers and no source is still `starting`. */
-  async #serving(): Promise<void> {
+  async #untilServing(): Promise<void> {
     const deadline = performance.now() + PUBLISHER_START_TIMEOUT_MS;
     let exit: PublisherExit | undefined;
     void this.exited.then((ended) => (exit = ended));

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { PublisherProcess } from '../../src/process/publisher-process.js';
 import { freePort } from '../../src/reliability/free-port.js';
 
@@ -18,5 +18,18 @@ describe('PublisherProcess', () => {
 
   it('rejects with what the publisher printed when it exits before it serves', { timeout: 60_000 }, async () => {
     await expect(PublisherProcess.start({ port: await freePort(), flags: ['--no-such-flag'] })).rejects.toThrow(/the publisher exited \(\d+\) before it served: .*no-such-flag/s);
+  });
+
+  it('says on stderr when the publisher exits without being asked to', { timeout: 60_000 }, async () => {
+    const publisher = await PublisherProcess.start({ port: await freePort(), flags: ['--log', 'memory'] });
+    const written: string[] = [];
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => written.push(String(chunk)) > 0);
+    try {
+      process.kill(publisher.pid, 'SIGKILL');
+      await publisher.exited;
+    } finally {
+      stderr.mockRestore();
+    }
+    expect(written.join('')).toMatch(new RegExp(`the publisher ${publisher.pid} exited \\(SIGKILL\\) unasked: `));
   });
 });
