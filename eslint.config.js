@@ -10,7 +10,7 @@ import tseslint from 'typescript-eslint';
  *
  * Publisher: model (the vocabulary and element types every layer speaks) ← config ← source ←
  * render ← log (it stores rendered bytes) ← publish ← http ← composition (publisher.ts,
- * cluster.ts, server.ts, sources.ts, cli.ts, index.ts); errors.ts is a leaf any layer may use.
+ * cluster.ts, server.ts, cli.ts, index.ts); errors.ts and clock-and-logger.ts are leaves any layer may use.
  * Client: transport ← decode ← latency ← subscribe.ts ← window ← query ← cli.ts, index.ts, live.ts;
  * element-id.ts is a leaf any layer may use.
  *
@@ -21,7 +21,7 @@ import tseslint from 'typescript-eslint';
 const packageLayers = {
   publisher: {
     order: ['model', 'config', 'source', 'render', 'log', 'publish', 'http'],
-    composition: ['publisher', 'cluster', 'server', 'sources', 'cli', 'index'],
+    composition: ['publisher', 'cluster', 'server', 'cli', 'index'],
   },
   client: {
     order: ['transport', 'decode', 'latency', 'subscribe', 'window', 'query'],

@@ -6,7 +6,6 @@ export { sosaStreamContext } from './decode/sosa-stream-context.js';
 export { type ClockOffset, type ClockSample, estimateOffset, measureClockOffset } from './latency/clock-offset.js';
 export { LatencyRecorder, type LatencySummary } from './latency/latency-recorder.js';
 export {
-  chooseTransport,
   type DeltaSubscription,
   readDescriptor,
   type StreamDescriptorFacts,

@@ -157,18 +157,9 @@ export function subscribe(streamUrl: string, options: SubscribeOptions & { reado
 export function subscribe(streamUrl: string, options?: SubscribeOptions): Subscription;
 export function subscribe(streamUrl: string, options: SubscribeOptions = {}): Subscription | DeltaSubscription {
   if (options.deltas === true) return subscribeDeltas(streamUrl.replace(/\/+$/, ''), options);
-  const { from } = options;
-  if (from !== undefined) {
-    if (options.lastEventId !== undefined) throw new TypeError('subscribe takes `from` or `lastEventId`, not both');
-    const valid = typeof from === 'number' ? Number.isSafeInteger(from) && from >= 0 : !Number.isNaN(from.getTime());
-    if (!valid) throw new RangeError('`from` must be a sequence number (a non-negative integer) or a valid Date');
-  }
+  checkStart(options);
   const stats = emptyStats();
-  const state: { transport: TransportName | undefined; clockOffset: ClockOffset | undefined; replaying: boolean } = {
-    transport: undefined,
-    clockOffset: undefined,
-    replaying: from !== undefined,
-  };
+  const state: SubscriptionState = { transport: undefined, clockOffset: undefined, replaying: options.from !== undefined };
   const base = streamUrl.replace(/\/+$/, '');
   return {
     stats,
@@ -183,81 +174,143 @@ export function subscribe(streamUrl: string, options: SubscribeOptions = {}): Su
     },
     [Symbol.asyncIterator]() {
       // Ending the iteration aborts what the subscription is waiting for (see `stoppable`).
-      return stoppable((signal) => events({ ...options, signal }), options.signal);
+      return stoppable((signal) => subscriptionEvents({ base, options: { ...options, signal }, state, stats }), options.signal);
     },
   };
+}
 
-  /** The subscription's events, with `options.signal` aborted when the iteration ends. */
-  async function* events(options: SubscribeOptions): AsyncGenerator<SubscriptionEvent> {
-    const { format = 'turtle', signal, fetch: fetchImpl = fetch } = options;
-    const offsetMs = await resolveOffset(base, options, fetchImpl, state);
-    const auto = options.transport === undefined || options.transport === 'auto';
-    // The descriptor says whether SSE is offered and how often elements come (smart polling).
-    const descriptor = auto || (options.transport === 'poll' && options.pollStrategy !== 'fixed') ? await readDescriptor(base, fetchImpl, signal) : undefined;
-    const transport = auto ? (descriptor?.offersSse ? 'sse' : 'poll') : (options.transport as TransportName);
-    state.transport = transport;
-    const pollHints: PollHints = { clockOffsetMs: offsetMs, expectedIntervalMs: descriptor?.expectedIntervalMs ?? null };
-    let lastSeq: number | undefined;
-    /** Live elements the replay covered already, or before `from`: skipped until a newer one comes. */
-    let skip: { readonly epoch: string | undefined; readonly throughSeq: number } | undefined;
+/** Throws when `from` and `lastEventId` are both given, or `from` is no sequence number nor valid date. */
+function checkStart({ from, lastEventId }: SubscribeOptions): void {
+  if (from === undefined) return;
+  if (lastEventId !== undefined) throw new TypeError('subscribe takes `from` or `lastEventId`, not both');
+  const valid = typeof from === 'number' ? Number.isSafeInteger(from) && from >= 0 : !Number.isNaN(from.getTime());
+  if (!valid) throw new RangeError('`from` must be a sequence number (a non-negative integer) or a valid Date');
+}
 
-    async function* elements(): AsyncGenerator<TransportEvent> {
-      let live = options;
-      if (from !== undefined) {
-        const handOver: HistoryPosition = yield* historyReader(`${base}/history`, { from, ...transportCommons(options), stats });
-        lastSeq = handOver.lastSeq;
-        skip = { epoch: handOver.epoch, throughSeq: Math.max(handOver.lastSeq ?? 0, typeof from === 'number' ? from - 1 : 0) };
-        if (handOver.lastId !== undefined) live = { ...options, lastEventId: handOver.lastId };
-      }
-      state.replaying = false;
-      yield* openTransport(transport, base, format, { ...live, pollHints }, stats);
+/** What a subscription tells of itself while it runs. */
+interface SubscriptionState {
+  transport: TransportName | undefined;
+  clockOffset: ClockOffset | undefined;
+  replaying: boolean;
+}
+
+/** One iteration of a subscription; `options.signal` is aborted when the iteration ends. */
+interface SubscriptionRun {
+  readonly base: string;
+  readonly options: SubscribeOptions;
+  readonly state: SubscriptionState;
+  readonly stats: TransportStats;
+}
+
+/** Where delivery stands: the last sequence number seen, and what live delivery must skip. */
+interface DeliveryPosition {
+  lastSeq: number | undefined;
+  /** Live elements the replay covered already, or before `from`: skipped until a newer one comes. */
+  skip: { readonly epoch: string | undefined; readonly throughSeq: number } | undefined;
+}
+
+/** The subscription's events: each element decoded, with its latency; gaps, reconnections and decode errors. */
+async function* subscriptionEvents(run: SubscriptionRun): AsyncGenerator<SubscriptionEvent> {
+  const { base, options, state } = run;
+  const fetchImpl = options.fetch ?? fetch;
+  const offsetMs = await resolveOffset(base, options, fetchImpl, state);
+  const { transport, expectedIntervalMs } = await liveTransport(base, options, fetchImpl);
+  state.transport = transport;
+  const pollHints: PollHints = { clockOffsetMs: offsetMs, expectedIntervalMs };
+  const position: DeliveryPosition = { lastSeq: undefined, skip: undefined };
+
+  for await (const event of replayThenLive(run, transport, pollHints, position)) {
+    // `replayThenLive` is paused on this event, so `replaying` still says where it came from.
+    const replayed = state.replaying;
+    if (event.type !== 'element') {
+      yield event;
+      if (event.type === 'gap') position.lastSeq = undefined;
+      continue;
     }
-
-    for await (const event of elements()) {
-      // `elements()` is paused on this event, so `replaying` still says where it came from.
-      const replayed = state.replaying;
-      if (event.type !== 'element') {
-        yield event;
-        if (event.type === 'gap') lastSeq = undefined;
-        continue;
-      }
-      let decoded;
-      try {
-        decoded = await decodeElement(event.text, event.format);
-      } catch (error) {
-        if (!(error instanceof DecodeError)) throw error;
-        yield { type: 'error', error };
-        continue;
-      }
-      const seq = decoded.seq ?? (event.id === undefined ? undefined : parseElementId(event.id)?.seq);
-      if (!replayed && (transport === 'sse' || transport === 'websocket') && lastSeq !== undefined && seq !== undefined && seq > lastSeq + 1) {
-        yield { type: 'gap', afterSeq: lastSeq, resumedAtSeq: seq, reason: 'sequence-jump' };
-      }
-      if (seq !== undefined) lastSeq = seq;
-      if (!replayed && skip !== undefined) {
-        const sameLife = skip.epoch === undefined || decoded.epoch === undefined || decoded.epoch === skip.epoch;
-        if (seq !== undefined && sameLife && seq <= skip.throughSeq) continue;
-        // Live delivery is in order: once an element is newer, so are the next ones.
-        skip = undefined;
-      }
-      const generatedAtMs = decoded.generatedAt?.getTime() ?? Number.NaN;
-      // The poll transport reads it when this update has been handed over: the next is due an interval later.
-      if (!replayed && Number.isFinite(generatedAtMs)) pollHints.generatedAtMs = generatedAtMs;
-      yield {
-        type: 'update',
-        seq,
-        graph: decoded.graph,
-        generatedAt: decoded.generatedAt,
-        receivedAt: new Date(event.receivedAt),
-        // A replayed element's age is not a delivery latency.
-        latencyMs: replayed ? Number.NaN : event.receivedAt + offsetMs - generatedAtMs,
-        quads: decoded.quads,
-        bytes: event.text.length,
-        transport,
-        replayed,
-      };
+    let decoded;
+    try {
+      decoded = await decodeElement(event.text, event.format);
+    } catch (error) {
+      if (!(error instanceof DecodeError)) throw error;
+      yield { type: 'error', error };
+      continue;
     }
+    const seq = decoded.seq ?? (event.id === undefined ? undefined : parseElementId(event.id)?.seq);
+    const { lastSeq } = position;
+    if (!replayed && (transport === 'sse' || transport === 'websocket') && lastSeq !== undefined && seq !== undefined && seq > lastSeq + 1) {
+      yield { type: 'gap', afterSeq: lastSeq, resumedAtSeq: seq, reason: 'sequence-jump' };
+    }
+    if (seq !== undefined) position.lastSeq = seq;
+    if (!replayed && coveredByReplay(position, seq, decoded.epoch)) continue;
+    const generatedAtMs = decoded.generatedAt?.getTime() ?? Number.NaN;
+    // The poll transport reads it when this update has been handed over: the next is due an interval later.
+    if (!replayed && Number.isFinite(generatedAtMs)) pollHints.generatedAtMs = generatedAtMs;
+    yield {
+      type: 'update',
+      seq,
+      graph: decoded.graph,
+      generatedAt: decoded.generatedAt,
+      receivedAt: new Date(event.receivedAt),
+      // A replayed element's age is not a delivery latency.
+      latencyMs: replayed ? Number.NaN : event.receivedAt + offsetMs - generatedAtMs,
+      quads: decoded.quads,
+      bytes: event.text.length,
+      transport,
+      replayed,
+    };
   }
+}
+
+/**
+ * The transport asked for; with `auto`, SSE when the stream descriptor offers it, else polling.
+ * With the stream's interval, from the descriptor, for smart polling.
+ */
+async function liveTransport(
+  base: string,
+  options: SubscribeOptions,
+  fetchImpl: typeof fetch,
+): Promise<{ readonly transport: TransportName; readonly expectedIntervalMs: number | null }> {
+  const auto = options.transport === undefined || options.transport === 'auto';
+  // The descriptor says whether SSE is offered and how often elements come (smart polling).
+  const descriptor = auto || (options.transport === 'poll' && options.pollStrategy !== 'fixed') ? await readDescriptor(base, fetchImpl, options.signal) : undefined;
+  return {
+    transport: auto ? (descriptor?.offersSse ? 'sse' : 'poll') : (options.transport as TransportName),
+    expectedIntervalMs: descriptor?.expectedIntervalMs ?? null,
+  };
+}
+
+/**
+ * The history pages from `from`, if given, then the live transport from right after the last
+ * element they showed. Records the hand-over in `position`, and clears `replaying` when live
+ * delivery begins.
+ */
+async function* replayThenLive(
+  { base, options, state, stats }: SubscriptionRun,
+  transport: TransportName,
+  pollHints: PollHints,
+  position: DeliveryPosition,
+): AsyncGenerator<TransportEvent> {
+  const { from } = options;
+  let live = options;
+  if (from !== undefined) {
+    const handOver: HistoryPosition = yield* historyReader(`${base}/history`, { from, ...transportCommons(options), stats });
+    position.lastSeq = handOver.lastSeq;
+    position.skip = { epoch: handOver.epoch, throughSeq: Math.max(handOver.lastSeq ?? 0, typeof from === 'number' ? from - 1 : 0) };
+    if (handOver.lastId !== undefined) live = { ...options, lastEventId: handOver.lastId };
+  }
+  state.replaying = false;
+  yield* openTransport(transport, base, options.format ?? 'turtle', { ...live, pollHints }, stats);
+}
+
+/** Whether live delivery must skip this element (the replay showed it); stops skipping at the first newer one. */
+function coveredByReplay(position: DeliveryPosition, seq: number | undefined, epoch: string | undefined): boolean {
+  const { skip } = position;
+  if (skip === undefined) return false;
+  const sameLife = skip.epoch === undefined || epoch === undefined || epoch === skip.epoch;
+  if (seq !== undefined && sameLife && seq <= skip.throughSeq) return true;
+  // Live delivery is in order: once an element is newer, so are the next ones.
+  position.skip = undefined;
+  return false;
 }
 
 function subscribeDeltas(base: string, options: SubscribeOptions): DeltaSubscription {
@@ -408,9 +461,4 @@ export async function readDescriptor(base: string, fetchImpl: typeof fetch = fet
   } catch {
     return undefined;
   }
-}
-
-/** Reads the stream descriptor: SSE when it offers an event-stream distribution, else polling. */
-export async function chooseTransport(base: string, fetchImpl: typeof fetch = fetch, signal?: AbortSignal): Promise<TransportName> {
-  return (await readDescriptor(base, fetchImpl, signal))?.offersSse ? 'sse' : 'poll';
 }

@@ -7,7 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { formatNames } from '@rdf-stream/protocol';
 import { goldenElement } from '../test/support/golden-element.js';
 import { loadBundledContext } from '../src/model/bundled-context.js';
-import { formats } from '../src/render/formats.js';
+import { formats } from '../src/render/output-formats.js';
 import { JsonLdWriter } from '../src/render/jsonld-writer.js';
 import { renderElement } from '../src/render/render-element.js';
 

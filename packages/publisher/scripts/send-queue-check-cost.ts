@@ -16,8 +16,8 @@ import { connect, createServer, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import { parseArgs } from 'node:util';
-import { ProcNetTcpSendQueues } from '../src/publish/kernel-send-queues.js';
-import { SendProgressMonitor } from '../src/publish/send-progress-monitor.js';
+import { ProcNetTcpSendQueues } from '../src/publish/sse/kernel-send-queues.js';
+import { SendProgressMonitor } from '../src/publish/sse/send-progress-monitor.js';
 
 const { values } = parseArgs({
   options: {

@@ -23,7 +23,7 @@ try {
 // so that --help, --version and a configuration error answer at once.
 const [{ runServer }, { SourceConfigError }, { LogOpenError }] = await Promise.all([
   import('./server.js'),
-  import('./sources.js'),
+  import('./source/source-from-config.js'),
   import('./log/event-log.js'),
 ]);
 try {

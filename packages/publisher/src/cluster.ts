@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { bindFreePort, boundPort } from './bind-free-port.js';
 import type { PublisherConfig } from './config/config-schema.js';
 import { withListeningPort } from './config/load-config.js';
-import type { LatestElement } from './publish/latest-element-cache.js';
+import type { LatestElement } from './publish/latest/latest-element-cache.js';
 import { createPublisher, type Publisher } from './publisher.js';
 import type { LoggedElement } from './render/render-element.js';
 import type { SourceHealth } from './source/element-source.js';
@@ -80,16 +80,49 @@ const workers = () => Object.values(cluster.workers ?? {}).filter((worker): work
 export async function runPrimary(configured: PublisherConfig): Promise<void> {
   const config = configured.port === 0 ? withListeningPort(configured, await pickFreePort(configured)) : configured;
   const writer = await createPublisher(config);
-  const streams: ClusterStream[] = [...writer.hubs.values()].map((hub) => ({
-    id: hub.definition.id,
-    epoch: hub.log.epoch,
-    expectedIntervalMs: hub.definition.expectedIntervalMs,
-    kind: hub.source.kind,
-  }));
-  const latest = new Map<string, LatestMessage>();
-  const broadcast = (message: PrimaryMessage) => {
-    for (const worker of workers()) if (worker.isConnected()) worker.send(message);
+  const primary: PrimaryState = { config, writer, stopping: false };
+  const latest = relayWrites(writer);
+  const started = forkWorkers(primary, latest);
+  await Promise.all(started.map((worker) => once(worker, 'listening')));
+  await writer.start();
+
+  const relayHealth = setInterval(() => healthMessages(writer).forEach(broadcast), HEALTH_RELAY_MS);
+  relayHealth.unref();
+  const stop = (signal: NodeJS.Signals) => {
+    clearInterval(relayHealth);
+    drainAndExit(primary, signal);
   };
+  // Before announcing the start: a supervisor may signal as soon as it reads that line.
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+  writer.app.log.info(
+    { streams: [...writer.hubs.values()].map((hub) => hub.definition.iri), workers: config.workers, dataDir: config.log === 'file' ? config.dataDir : null },
+    `publishing ${[...writer.hubs.keys()].join(', ')} at ${config.baseUrl}/streams with ${config.workers} workers`,
+  );
+}
+
+/** What the primary's handlers share. */
+interface PrimaryState {
+  readonly config: PublisherConfig;
+  readonly writer: Publisher;
+  /** Set by the first stop signal: workers that exit then are not replaced. */
+  stopping: boolean;
+}
+
+const broadcast = (message: PrimaryMessage) => {
+  for (const worker of workers()) if (worker.isConnected()) worker.send(message);
+};
+
+const healthMessages = (writer: Publisher): HealthMessage[] =>
+  [...writer.hubs.values()].map((hub) => ({ type: 'source-health', streamId: hub.definition.id, health: hub.source.health() }));
+
+/**
+ * Sends every worker each element the writer makes durable, in order, and each `/latest` the
+ * writer compresses. Returns the newest `/latest` message of each stream, for the workers that
+ * start later.
+ */
+function relayWrites(writer: Publisher): ReadonlyMap<string, LatestMessage> {
+  const latest = new Map<string, LatestMessage>();
   for (const hub of writer.hubs.values()) {
     const streamId = hub.definition.id;
     let sentSeq = hub.log.latestSeq;
@@ -110,15 +143,26 @@ export async function runPrimary(configured: PublisherConfig): Promise<void> {
       broadcast(message);
     });
   }
+  return latest;
+}
 
-  const healthMessages = (): HealthMessage[] =>
-    [...writer.hubs.values()].map((hub) => ({ type: 'source-health', streamId: hub.definition.id, health: hub.source.health() }));
-  let stopping = false;
+/**
+ * Forks `config.workers` workers and returns them; replaces a worker that exits before the stop,
+ * and brings every worker that starts (or restarts) up to date.
+ */
+function forkWorkers(primary: PrimaryState, latest: ReadonlyMap<string, LatestMessage>): Worker[] {
+  const { config, writer } = primary;
+  const streams: ClusterStream[] = [...writer.hubs.values()].map((hub) => ({
+    id: hub.definition.id,
+    epoch: hub.log.epoch,
+    expectedIntervalMs: hub.definition.expectedIntervalMs,
+    kind: hub.source.kind,
+  }));
   cluster.setupPrimary({ serialization: 'advanced' });
   const fork = () => cluster.fork({ [STREAMS_VARIABLE]: JSON.stringify(streams), [PORT_VARIABLE]: String(config.port) });
   const started = Array.from({ length: config.workers }, fork);
   cluster.on('exit', (worker: Worker, code, signal) => {
-    if (stopping) return;
+    if (primary.stopping) return;
     writer.app.log.error({ worker: worker.process.pid, code, signal }, 'worker exited, starting another');
     fork();
   });
@@ -126,43 +170,36 @@ export async function runPrimary(configured: PublisherConfig): Promise<void> {
   // the history it reads from the log.
   cluster.on('listening', (worker) => {
     latest.forEach((message) => worker.send(message));
-    healthMessages().forEach((message) => worker.send(message));
+    healthMessages(writer).forEach((message) => worker.send(message));
   });
-  await Promise.all(started.map((worker) => once(worker, 'listening')));
-  await writer.start();
+  return started;
+}
 
-  const relayHealth = setInterval(() => healthMessages().forEach(broadcast), HEALTH_RELAY_MS);
-  relayHealth.unref();
-  const stop = (signal: NodeJS.Signals) => {
-    if (stopping) process.exit(1);
-    stopping = true;
-    writer.app.log.info({ signal }, 'draining subscribers before exit');
-    clearInterval(relayHealth);
-    const running = workers();
-    const exits = running.map((worker) => once(worker, 'exit'));
-    for (const worker of running) worker.process.kill('SIGTERM');
-    // Workers drain their subscribers within shutdownTimeoutMs; then the writer closes its logs.
-    const timer = setTimeout(() => {
-      writer.app.log.error({ clean: false }, 'stopped: workers overran shutdownTimeoutMs');
-      process.exit(1);
-    }, config.shutdownTimeoutMs + 1_000);
-    void Promise.all(exits)
-      .then(() => {
-        clearTimeout(timer);
-        return writer.shutdown();
-      })
-      .then((clean) => {
-        writer.app.log.info({ clean }, clean ? 'stopped' : 'stopped: the writer overran shutdownTimeoutMs');
-        process.exit(clean ? 0 : 1);
-      });
-  };
-  // Before announcing the start: a supervisor may signal as soon as it reads that line.
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
-  writer.app.log.info(
-    { streams: [...writer.hubs.values()].map((hub) => hub.definition.iri), workers: config.workers, dataDir: config.log === 'file' ? config.dataDir : null },
-    `publishing ${[...writer.hubs.keys()].join(', ')} at ${config.baseUrl}/streams with ${config.workers} workers`,
-  );
+/**
+ * The first stop signal: the workers drain their subscribers within `shutdownTimeoutMs`, then the
+ * writer closes its logs and the process exits. A second signal exits at once.
+ */
+function drainAndExit(primary: PrimaryState, signal: NodeJS.Signals): void {
+  const { config, writer } = primary;
+  if (primary.stopping) process.exit(1);
+  primary.stopping = true;
+  writer.app.log.info({ signal }, 'draining subscribers before exit');
+  const running = workers();
+  const exits = running.map((worker) => once(worker, 'exit'));
+  for (const worker of running) worker.process.kill('SIGTERM');
+  const timer = setTimeout(() => {
+    writer.app.log.error({ clean: false }, 'stopped: workers overran shutdownTimeoutMs');
+    process.exit(1);
+  }, config.shutdownTimeoutMs + 1_000);
+  void Promise.all(exits)
+    .then(() => {
+      clearTimeout(timer);
+      return writer.shutdown();
+    })
+    .then((clean) => {
+      writer.app.log.info({ clean }, clean ? 'stopped' : 'stopped: the writer overran shutdownTimeoutMs');
+      process.exit(clean ? 0 : 1);
+    });
 }
 
 /**

@@ -4,7 +4,7 @@ import type { pino } from 'pino';
 import { CONTEXT_PATH, formatNames } from '@rdf-stream/protocol';
 import type { PublisherConfig } from './config/config-schema.js';
 import { buildApp } from './http/app.js';
-import { shutdownRetryMs } from './http/sse-response.js';
+import { shutdownRetryMs } from './http/sse-headers-and-retries.js';
 import type { LifecycleState } from './http/app-context.js';
 import { PrometheusMetrics } from './http/prometheus-metrics.js';
 import { join } from 'node:path';
@@ -16,14 +16,18 @@ import { loadBundledContext } from './model/bundled-context.js';
 import { streamIri } from './model/stream-element.js';
 import { ns } from './model/vocabulary.js';
 import { catalogueQuads, descriptorQuads } from './publish/descriptor.js';
+import { NotificationChannels } from './publish/notifications/notification-channels.js';
+import { PushConnections } from './publish/push-connections.js';
 import { type StreamDefinition, StreamHub } from './publish/stream-hub.js';
 import { JsonLdWriter } from './render/jsonld-writer.js';
-import { NegotiationCache } from './render/negotiate.js';
+import { NegotiationCache } from './render/headers/negotiate.js';
 import { renderStaticDocument } from './render/static-document.js';
-import type { ElementSource, SourceLogger } from './source/element-source.js';
-import { createSource } from './sources.js';
-import { createIngestEndpoint, type IngestEndpoint, restoreIdempotencyKeys } from './http/ingest-endpoint.js';
+import type { ElementSource } from './source/element-source.js';
+import { createSource } from './source/source-from-config.js';
+import { restoreIdempotencyKeys } from './http/ingest/idempotency-keys.js';
+import { createIngestEndpoint, type IngestEndpoint } from './http/ingest/ingest-endpoint.js';
 import { createLogger } from './logger.js';
+import type { Logger } from './clock-and-logger.js';
 
 export interface PublisherOptions {
   /** Replaces the first stream's source (e.g. a `ManualSource` in tests or an embedding program). */
@@ -102,6 +106,15 @@ export async function createPublisher(config: PublisherConfig, options: Publishe
   metrics.watchSources(
     [...hubs.values()].map((hub) => ({ streamId: hub.definition.id, kind: hub.source.kind, health: () => hub.source.health() })),
   );
+  const notifications = new NotificationChannels({
+    logs: storage.logs,
+    limits: config,
+    onError: (error) => logger.error({ err: error }, 'notification dispatch failed'),
+  });
+  const push = new PushConnections(
+    [...[...hubs.values()].map((hub) => hub.broadcaster), notifications],
+    (error) => logger.error({ err: error }, 'heartbeat failed'),
+  );
   const lifecycle: LifecycleState = { closing: false };
   const app = await buildApp({
     config,
@@ -114,6 +127,7 @@ export async function createPublisher(config: PublisherConfig, options: Publishe
     jsonLd,
     logger,
     ingest,
+    notifications,
     metrics,
     negotiation: new NegotiationCache(config.negotiationCacheEntries),
     lifecycle,
@@ -129,11 +143,12 @@ export async function createPublisher(config: PublisherConfig, options: Publishe
       // Compile every ingest stream's shapes first: a broken shapes file stops the start.
       await Promise.all([...ingest.values()].map((endpoint) => endpoint.validator?.load()));
       await Promise.all([...hubs.values()].map((hub) => hub.start()));
+      push.startHeartbeat(config.heartbeatMs);
     },
     listen: (bound) => app.listen(bound === undefined ? { host: config.host, port: config.port, backlog: config.listenBacklog } : takeOver(bound, config.listenBacklog)),
     shutdown() {
       lifecycle.closing = true;
-      return withinTimeout(drain(config, app, hubs, ingest, storage), config.shutdownTimeoutMs);
+      return withinTimeout(drain(config, app, hubs, push, ingest, storage), config.shutdownTimeoutMs);
     },
   };
 }
@@ -147,7 +162,7 @@ interface Storage {
 async function openStorage(
   config: PublisherConfig,
   role: 'writer' | 'replica',
-  logger: SourceLogger,
+  logger: Logger,
   epochs: ReadonlyMap<string, string> | undefined,
 ): Promise<Storage> {
   // One writer per data directory: a second publisher on it stops at start-up.
@@ -253,13 +268,15 @@ function streamDefinition(
 
 /**
  * Graceful shutdown, step by step: stop the sources and answer held long-polls, tell every
- * subscriber to come back after a random delay, close the HTTP server, the validators, and
- * last the logs (everything durable is flushed) and the data directory's lock.
+ * push connection (SSE, WebSocket, Solid notifications) to come back after a random delay,
+ * close the HTTP server, the validators, and last the logs (everything durable is flushed)
+ * and the data directory's lock.
  */
 async function drain(
   config: PublisherConfig,
   app: FastifyInstance,
   hubs: ReadonlyMap<string, StreamHub>,
+  push: PushConnections,
   ingest: ReadonlyMap<string, IngestEndpoint>,
   storage: Storage,
 ): Promise<boolean> {
@@ -269,7 +286,7 @@ async function drain(
       await hub.stop().catch((error: unknown) => app.log.error({ err: error, stream: hub.definition.id }, 'source did not stop cleanly'));
     }),
   );
-  await Promise.all([...hubs.values()].map((hub) => hub.broadcaster.closeAll(shutdownRetryMs(config))));
+  await push.closeAll(shutdownRetryMs(config));
   await app.close();
   await Promise.all([...ingest.values()].map((endpoint) => endpoint.validator?.close()));
   await storage.close();
@@ -294,7 +311,7 @@ async function openLog(
   config: PublisherConfig,
   stream: PublisherConfig['streams'][number],
   role: 'writer' | 'replica',
-  logger: SourceLogger,
+  logger: Logger,
   epoch: string | undefined,
 ): Promise<EventLog> {
   const retention = { retainedElements: stream.retainedElements, retainedSeconds: stream.retainedSeconds };

@@ -1,4 +1,3 @@
-import type { BenchMode } from '../fleet/worker-protocol.js';
 
 /**
  * V. Pimentel and B. G. Nickerson, *Communicating and Displaying Real-Time Data with WebSocket*,
@@ -29,9 +28,6 @@ export const WIND_STUDY_ROWS: readonly StudyRow[] = [
 
 /** The study's summary ratios: polling's mean over WebSocket's or long polling's, over all 12 tests. */
 export const WIND_STUDY_POLL_RATIO = { min: 2.3, max: 4.5 } as const;
-
-/** Which of our modes stands for which of the study's (SSE has no counterpart there). */
-export const STUDY_COLUMN: Partial<Record<BenchMode, 'websocket' | 'longPoll' | 'poll'>> = { websocket: 'websocket', 'long-poll': 'longPoll', poll: 'poll' };
 
 /** What differs between the study's set-up and a run of this benchmark (printed beside the figures). */
 export const WIND_STUDY_DIFFERENCES: readonly string[] = [

@@ -99,7 +99,7 @@ export function parseRspQl(text: string): RegisteredQuery {
     cursor = end;
   }
   sparql += text.slice(cursor);
-  sparql = sparql.replace(new RegExp(String.raw`\bWINDOW\s+${IRI}\s*\{`, 'gi'), (match, windowName: string, offset: number) => {
+  sparql = sparql.replace(new RegExp(String.raw`\bWINDOW\s+${IRI}\s*\{`, 'gi'), (_match, windowName: string, offset: number) => {
     if (!names.has(windowName)) at(offset, `window ${windowName} is not declared with FROM NAMED WINDOW`);
     return `GRAPH ${windowName} {`;
   });

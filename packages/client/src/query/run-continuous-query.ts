@@ -59,20 +59,13 @@ export async function* runContinuousQuery(
     return evaluation;
   };
 
-  // The start is on the client's clock: the offset is not measured yet. Windows and history use
-  // the same instant, so an offset only shifts which side of the first window's end an element falls.
-  const starts = options.replayHistory === false ? new Map<string, Date>() : continuous.startAt(Date.now());
   // The subscriptions are read in the background: when the consumer stops reading the results
   // (`break`, `return()`), nothing else would end them and their connections.
   const reading = new AbortController();
   const stopReading = () => reading.abort();
   options.signal?.addEventListener('abort', stopReading, { once: true });
   if (options.signal?.aborted) stopReading();
-  const subscriptions = continuous.streams.map((stream) => {
-    const from = starts.get(stream);
-    const subscribeOptions = { ...options, signal: reading.signal, ...(from === undefined ? {} : { from }) };
-    return { stream, subscription: subscribe(options.streamUrls?.[stream] ?? stream, subscribeOptions) };
-  });
+  const subscriptions = subscribeToStreams(continuous, options, reading.signal);
   let offsetMs = 0;
   const ticker = setInterval(() => {
     if (subscriptions.some(({ subscription }) => subscription.replaying)) return;
@@ -117,4 +110,16 @@ export async function* runContinuousQuery(
     options.signal?.removeEventListener('abort', stopReading);
     stopReading();
   }
+}
+
+/** One subscription to each stream the query reads; with `replayHistory`, from its windows' start. */
+function subscribeToStreams(continuous: ContinuousQuery, options: RunQueryOptions, signal: AbortSignal) {
+  // The start is on the client's clock: the offset is not measured yet. Windows and history use
+  // the same instant, so an offset only shifts which side of the first window's end an element falls.
+  const starts = options.replayHistory === false ? new Map<string, Date>() : continuous.startAt(Date.now());
+  return continuous.streams.map((stream) => {
+    const from = starts.get(stream);
+    const subscribeOptions = { ...options, signal, ...(from === undefined ? {} : { from }) };
+    return { stream, subscription: subscribe(options.streamUrls?.[stream] ?? stream, subscribeOptions) };
+  });
 }

@@ -87,34 +87,58 @@ export async function* webSocketTransport(webSocketUrl: string, options: WebSock
     }
     if (signal?.aborted) return;
 
-    let failure: string | undefined = fellBehind ? 'the reader fell behind' : undefined;
-    let networkError: { readonly networkError?: string } = {};
-    if (!end.opened) {
-      const answer = end.answer ?? (end.error === undefined || networkFailure(end.error).networkError === undefined ? await probe(url, fetchImpl, signal) : end.error);
-      if (signal?.aborted) return;
-      if (answer instanceof Response) {
-        // 426 to the plain request: the request was right, the upgrade failed on the way.
-        if (answer.status >= 400 && answer.status !== UPGRADE_REQUIRED) {
-          const verdict = session.answered(answer.status, answer.headers.get('retry-after') ?? undefined);
-          if (verdict.kind === 'refused') throw await refusal(answer, httpUrl(url));
-        } else {
-          failure = `the upgrade failed (HTTP ${answer.status})`;
-        }
-        await answer.body?.cancel();
-      } else {
-        ({ description: failure, ...networkError } = networkFailure(answer));
-      }
-    } else {
-      const close = session.closed(end.code, end.reason);
-      if (close.kind === 'ended') return;
-      if (close.kind === 'refused') {
-        throw new SubscriptionError(`${httpUrl(url)} closed the connection ${close.code}${close.reason === '' ? '' : ` ${close.reason}`}`, close.code, { code: close.reason });
-      }
-    }
-    const delayMs = session.reconnect(failure);
-    yield { type: 'reconnect', reason: session.reason, delayMs, ...networkError };
+    const next = await afterEnd(end, url, session, fellBehind, fetchImpl, signal);
+    if (next.kind === 'stop') return;
+    const delayMs = session.reconnect(next.failure);
+    yield { type: 'reconnect', reason: session.reason, delayMs, ...next.networkError };
     if (!(await delay(delayMs, signal))) return;
   }
+}
+
+/** What the end of a connection calls for: stop, or reconnect with what to report. */
+type AfterEnd =
+  | { readonly kind: 'stop' }
+  | { readonly kind: 'reconnect'; readonly failure: string | undefined; readonly networkError: { readonly networkError?: string } };
+
+/**
+ * Reads why a connection ended: the stream ended (1001) or the caller aborted: stop; a refusal
+ * (an upgrade answered 4xx, a policy close): throws `SubscriptionError`; anything else: reconnect,
+ * with the failure to report (a connection that never opened is probed over plain HTTP when the
+ * WebSocket cannot tell why).
+ */
+async function afterEnd(
+  end: WebSocketEnd,
+  url: string,
+  session: WebSocketSession,
+  fellBehind: boolean,
+  fetchImpl: typeof fetch,
+  signal: AbortSignal | undefined,
+): Promise<AfterEnd> {
+  let failure: string | undefined = fellBehind ? 'the reader fell behind' : undefined;
+  let networkError: { readonly networkError?: string } = {};
+  if (!end.opened) {
+    const answer = end.answer ?? (end.error === undefined || networkFailure(end.error).networkError === undefined ? await probe(url, fetchImpl, signal) : end.error);
+    if (signal?.aborted) return { kind: 'stop' };
+    if (answer instanceof Response) {
+      // 426 to the plain request: the request was right, the upgrade failed on the way.
+      if (answer.status >= 400 && answer.status !== UPGRADE_REQUIRED) {
+        const verdict = session.answered(answer.status, answer.headers.get('retry-after') ?? undefined);
+        if (verdict.kind === 'refused') throw await refusal(answer, httpUrl(url));
+      } else {
+        failure = `the upgrade failed (HTTP ${answer.status})`;
+      }
+      await answer.body?.cancel();
+    } else {
+      ({ description: failure, ...networkError } = networkFailure(answer));
+    }
+  } else {
+    const close = session.closed(end.code, end.reason);
+    if (close.kind === 'ended') return { kind: 'stop' };
+    if (close.kind === 'refused') {
+      throw new SubscriptionError(`${httpUrl(url)} closed the connection ${close.code}${close.reason === '' ? '' : ` ${close.reason}`}`, close.code, { code: close.reason });
+    }
+  }
+  return { kind: 'reconnect', failure, networkError };
 }
 
 /** What the publisher answers a plain request for its data WebSocket that would be accepted as an upgrade. */

@@ -123,7 +123,6 @@ export const StreamSchema = Type.Object(
   { additionalProperties: false },
 );
 
-export type MappingConfig = Static<typeof MappingSchema>;
 export type SourceConfig =
   | Static<typeof SimulatorSource>
   | Static<typeof ReplaySource>

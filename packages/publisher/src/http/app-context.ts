@@ -1,11 +1,12 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { PublisherConfig } from '../config/config-schema.js';
 import { echoed, PublisherError } from '../errors.js';
+import type { NotificationChannels } from '../publish/notifications/notification-channels.js';
 import type { StreamHub } from '../publish/stream-hub.js';
 import type { JsonLdWriter } from '../render/jsonld-writer.js';
-import type { NegotiationCache } from '../render/negotiate.js';
+import type { NegotiationCache } from '../render/headers/negotiate.js';
 import type { StaticDocument } from '../render/static-document.js';
-import type { IngestEndpoint } from './ingest-endpoint.js';
+import type { IngestEndpoint } from './ingest/ingest-endpoint.js';
 import type { PrometheusMetrics } from './prometheus-metrics.js';
 
 /** Set when SIGTERM arrives: new requests are refused, subscribers told to come back later. */
@@ -24,6 +25,8 @@ export interface AppContext {
   readonly jsonLd: JsonLdWriter;
   /** The streams that accept `POST /streams/{id}`, by id. */
   readonly ingest: ReadonlyMap<string, IngestEndpoint>;
+  /** The Solid notification channels of every stream (their heartbeat and shutdown are the publisher's). */
+  readonly notifications: NotificationChannels;
   readonly metrics: PrometheusMetrics;
   readonly negotiation: NegotiationCache;
   readonly lifecycle: LifecycleState;

@@ -3,6 +3,7 @@ import underPressure from '@fastify/under-pressure';
 import websocket from '@fastify/websocket';
 import { createServer } from 'node:http';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
+import type { PublisherConfig } from '../config/config-schema.js';
 import { PublisherError } from '../errors.js';
 import type { AppContext } from './app-context.js';
 import { corsPolicy } from './cors-policy.js';
@@ -93,6 +94,25 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
       : { healthCheck: context.healthCheck, healthCheckInterval: 1_000 }),
   });
 
+  await registerWebSocket(app, config);
+  addRequestHooks(app, context);
+
+  await app.register(async (scope) => documentsRoute(scope, context));
+  await app.register(async (scope) => latestRoute(scope, context, responder));
+  await app.register(async (scope) => eventsRoute(scope, context));
+  await app.register(async (scope) => webSocketRoute(scope, context, () => shedder.shedding));
+  await app.register(async (scope) => historyRoute(scope, context));
+  await app.register(async (scope) => operationsRoute(scope, context));
+  await app.register(async (scope) => ingestRoute(scope, context));
+  await app.register(async (scope) => notificationsRoute(scope, context));
+  await registerPage(app, context);
+  await app.ready();
+  answerFast = fastLatestHandler(context, responder, () => app.isUnderPressure());
+  return app;
+}
+
+/** The data WebSocket's server (`@fastify/websocket`), with the limits and compression every socket shares. */
+async function registerWebSocket(app: FastifyInstance, config: PublisherConfig): Promise<void> {
   await app.register(websocket, {
     options: {
       // Clients send nothing but pongs and their close frame (docs/protocol.md).
@@ -121,7 +141,13 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
       done();
     },
   });
+}
 
+/**
+ * Refuses new requests once the publisher is closing (push routes answer in their own terms),
+ * and counts every answer by route, method and status.
+ */
+function addRequestHooks(app: FastifyInstance, context: AppContext): void {
   // Callback-style hooks: they run on every poll, and an async hook costs a promise each time.
   app.addHook('onRequest', (request, _reply, done) => {
     if (context.lifecycle.closing && !PUSH_ROUTES.has(request.routeOptions.url ?? '')) {
@@ -135,17 +161,4 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
     context.metrics.requestAnswered(request.routeOptions.url ?? 'unmatched', method, reply.statusCode);
     done();
   });
-
-  await app.register(async (scope) => documentsRoute(scope, context));
-  await app.register(async (scope) => latestRoute(scope, context, responder));
-  await app.register(async (scope) => eventsRoute(scope, context));
-  await app.register(async (scope) => webSocketRoute(scope, context, () => shedder.shedding));
-  await app.register(async (scope) => historyRoute(scope, context));
-  await app.register(async (scope) => operationsRoute(scope, context));
-  await app.register(async (scope) => ingestRoute(scope, context));
-  await app.register(async (scope) => notificationsRoute(scope, context));
-  await registerPage(app, context);
-  await app.ready();
-  answerFast = fastLatestHandler(context, responder, () => app.isUnderPressure());
-  return app;
 }

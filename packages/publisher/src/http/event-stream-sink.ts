@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
-import type { SubscriberSink } from '../publish/subscriber.js';
+import type { SubscriberSink } from '../publish/sse/subscriber.js';
 import { EventStreamEncoder, type SseEncoding } from '../render/event-stream-encoder.js';
 
 /**

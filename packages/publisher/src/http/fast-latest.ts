@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { idSyntax } from '@rdf-stream/protocol';
 import { PublisherError } from '../errors.js';
 import type { AppContext } from './app-context.js';
-import type { WaitOutcome } from '../publish/long-poll-waiters.js';
+import type { WaitOutcome } from '../publish/latest/long-poll-waiters.js';
 import type { StreamHub } from '../publish/stream-hub.js';
 import type { LatestOutcome, LatestRequestHeaders, LatestResponder } from './latest-responder.js';
 

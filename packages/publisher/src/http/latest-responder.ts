@@ -3,13 +3,13 @@ import { exposedHeaders, type FormatName } from '@rdf-stream/protocol';
 import type { PublisherConfig } from '../config/config-schema.js';
 import { PublisherError } from '../errors.js';
 import type { LatestElement, StreamHub } from '../publish/stream-hub.js';
-import { cacheHeaders, maxAgeSeconds } from '../render/cache-headers.js';
+import { cacheHeaders, maxAgeSeconds } from '../render/headers/cache-headers.js';
 import type { Encoding } from '../render/compress.js';
-import { elementNotModified } from '../render/etag.js';
-import { contentType } from '../render/formats.js';
-import { acceptsIdentity, type NegotiationCache } from '../render/negotiate.js';
-import { requestedFormat } from './rdf-document-reply.js';
-import { preferredWaitSeconds } from './prefer-wait.js';
+import { elementNotModified } from '../render/headers/etag.js';
+import { contentType } from '../render/output-formats.js';
+import { acceptsIdentity, type NegotiationCache } from '../render/headers/negotiate.js';
+import { requestedFormat } from '../render/headers/requested-format.js';
+import { preferredWaitSeconds } from '../render/headers/prefer-wait.js';
 
 /** The request headers that decide a `/latest` response. */
 export interface LatestRequestHeaders {

@@ -3,7 +3,7 @@ import type { Socket } from 'node:net';
 import { type IntervalHistogram, monitorEventLoopDelay } from 'node:perf_hooks';
 import { PublisherError } from '../errors.js';
 import { problemBody, PROBLEM_JSON } from './problem.js';
-import { eventStreamHeaders, shedStream } from './sse-response.js';
+import { eventStreamHeaders, shedStream } from './sse-headers-and-retries.js';
 
 export interface LoadShedderOptions {
   /** Mean event-loop delay (ms) over a sample above which new requests are shed; 0: never. */

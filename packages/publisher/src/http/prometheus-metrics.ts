@@ -1,7 +1,7 @@
 import { constants, PerformanceObserver } from 'node:perf_hooks';
 import { getHeapSpaceStatistics } from 'node:v8';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import type { CutReason, Transport } from '../publish/push-subscriber.js';
+import type { CutReason, Transport } from '../publish/sse/push-subscriber.js';
 import type { StreamMetrics } from '../publish/stream-metrics.js';
 import type { SourceHealth } from '../source/element-source.js';
 

@@ -1,10 +1,10 @@
 import type { Socket } from 'node:net';
 import { WebSocket } from 'ws';
-import type { EvictionReason } from '../publish/guarded-sink.js';
-import type { WebSocketSink } from '../publish/websocket-subscriber.js';
+import type { EvictionReason } from '../publish/sse/guarded-sink.js';
+import type { WebSocketSink } from '../publish/sse/websocket-subscriber.js';
 import { WS_CLIENT_MESSAGE, webSocketCloseCodes } from '@rdf-stream/protocol';
 import type { PublisherConfig } from '../config/config-schema.js';
-import { shedRetryMs, shutdownRetryMs } from './sse-response.js';
+import { shedRetryMs, shutdownRetryMs } from './sse-headers-and-retries.js';
 
 /**
  * The rules every publisher WebSocket (the data WebSocket, a notification channel) keeps before

@@ -11,16 +11,10 @@ import { type EventLog, LogAppendError, LogOpenError, type RetentionPolicy, type
 import { type LogMeta, openLogMeta, syncDirectory } from './log-directory.js';
 import { oldestRetainedByCount, pageFirstSeq, pageLastSeq, pageOf } from './log-pages.js';
 import { decodeRecord, encodeRecord, framesPayload, payloadFrames, type RecordFields } from './log-record.js';
+import type { Logger } from '../clock-and-logger.js';
 
 const deflate = promisify(deflateRaw);
 const inflate = promisify(inflateRaw);
-
-/** The part of a pino logger the log uses. */
-export interface LogLogger {
-  info(fields: object, message: string): void;
-  warn(fields: object, message: string): void;
-  error(fields: object, message: string): void;
-}
 
 export interface FileEventLogOptions {
   readonly streamId: string;
@@ -38,7 +32,7 @@ export interface FileEventLogOptions {
   readonly maxPendingBytes: number;
   /** Milliseconds between two background retention passes (age-based retention needs a clock). */
   readonly retentionIntervalMs: number;
-  readonly logger: LogLogger;
+  readonly logger: Logger;
   readonly now?: () => number;
   /**
    * `writer` (default) owns the files. `replica` (a cluster worker) only reads them: it never

@@ -7,7 +7,7 @@ import { mediaTypes } from '@rdf-stream/protocol';
 import { echoed } from '../errors.js';
 import { jsonNestingBeyond } from './json-nesting.js';
 import { loneSurrogateInJson } from './lone-surrogate.js';
-import type { InputFormat, N3Format } from './rdf-formats.js';
+import type { InputFormat, N3Format } from './input-formats.js';
 
 export interface InputLimits {
   readonly maxTriples: number;

@@ -12,7 +12,7 @@ import {
 } from '@rdf-stream/protocol';
 import { ns, prov, rdf, rdfStream, xsd } from '../model/vocabulary.js';
 import type { StreamDefinition } from './stream-hub.js';
-import { allSubscriptionServiceQuads, baseUrlOfStream } from './subscription-service.js';
+import { allSubscriptionServiceQuads, baseUrlOfStream } from './notifications/service-description.js';
 
 const { namedNode, literal, quad, blankNode } = DataFactory;
 
@@ -90,20 +90,37 @@ export function descriptorQuads(stream: StreamDefinition): Quad[] {
   }
   const distributions: Quad[] = [];
   for (const format of formatNames) {
-    const latest = namedNode(`${stream.iri}#latest-${format}`);
-    const events = namedNode(`${stream.iri}#events-${format}`);
-    const history = namedNode(`${stream.iri}#history-${format}`);
-    const webSocket = namedNode(`${stream.iri}#ws-${format}`);
-    quads.push(
+    const { links: formatLinks, descriptions } = formatDistributions(stream.iri, format);
+    quads.push(...formatLinks);
+    distributions.push(...descriptions);
+  }
+  const patches = patchDistributions(stream.iri);
+  quads.push(...patches.links);
+  distributions.push(...patches.descriptions);
+  return [...quads, ...distributions];
+}
+
+/**
+ * A format's four distributions (`/latest`, SSE, WebSocket, history): the stream's links to them,
+ * and their descriptions, each subject's quads together so that Turtle groups them.
+ */
+function formatDistributions(streamIri: string, format: FormatName): { readonly links: Quad[]; readonly descriptions: Quad[] } {
+  const subject = namedNode(streamIri);
+  const links = streamLinks(streamIri);
+  const latest = namedNode(`${streamIri}#latest-${format}`);
+  const events = namedNode(`${streamIri}#events-${format}`);
+  const history = namedNode(`${streamIri}#history-${format}`);
+  const webSocket = namedNode(`${streamIri}#ws-${format}`);
+  return {
+    links: [
       quad(subject, dcat('distribution'), latest),
       quad(subject, dcat('distribution'), events),
       quad(subject, dcat('distribution'), webSocket),
       quad(subject, dcat('distribution'), history),
       quad(subject, namedNode(`${ns.vocals}hasEndpoint`), events),
       quad(subject, namedNode(`${ns.vocals}hasEndpoint`), webSocket),
-    );
-    // Each subject's quads together, so that Turtle groups them.
-    distributions.push(
+    ],
+    descriptions: [
       quad(latest, a, dcat('Distribution')),
       quad(latest, dcterms('title'), literal(`Latest element (${format}), cacheable until the next one; long-poll with Prefer: wait`, 'en')),
       quad(latest, dcat('accessURL'), namedNode(links.latest)),
@@ -129,27 +146,34 @@ export function descriptorQuads(stream: StreamDefinition): Quad[] {
       quad(history, dcat('mediaType'), mediaType(mediaTypes[format])),
       quad(history, dcterms('format'), namedNode(formatIri[format])),
       quad(history, dcterms('conformsTo'), ldesSpec),
-    );
-  }
-  const patches = namedNode(`${stream.iri}#patches`);
-  const webSocketPatches = namedNode(`${stream.iri}#ws-patch`);
-  quads.push(quad(subject, dcat('distribution'), patches), quad(subject, dcat('distribution'), webSocketPatches));
-  distributions.push(
-    quad(patches, a, dcat('Distribution')),
-    quad(patches, dcterms('title'), literal('Server-Sent Events, one RDF Patch per element: what left and entered /latest (N-Triples)', 'en')),
-    quad(patches, dcat('accessURL'), namedNode(links.patches)),
-    quad(patches, dcat('mediaType'), mediaType(EVENT_STREAM_MEDIA_TYPE)),
-    quad(patches, dcterms('format'), mediaType(RDF_PATCH_MEDIA_TYPE)),
-    quad(patches, dcterms('conformsTo'), sseSpec),
-    quad(patches, dcterms('conformsTo'), rdfPatchSpec),
-    quad(webSocketPatches, a, dcat('Distribution')),
-    quad(webSocketPatches, dcterms('title'), literal('WebSocket, one RDF Patch per element (the payload of /patches); resume with ?lastEventId=', 'en')),
-    quad(webSocketPatches, dcat('accessURL'), namedNode(`${links.webSocket}?format=patch`)),
-    quad(webSocketPatches, dcat('mediaType'), mediaType(RDF_PATCH_MEDIA_TYPE)),
-    quad(webSocketPatches, dcterms('conformsTo'), webSocketSpec),
-    quad(webSocketPatches, dcterms('conformsTo'), rdfPatchSpec),
-  );
-  return [...quads, ...distributions];
+    ],
+  };
+}
+
+/** The two RDF Patch distributions (`/patches` over SSE, the WebSocket's `?format=patch`): links and descriptions. */
+function patchDistributions(streamIri: string): { readonly links: Quad[]; readonly descriptions: Quad[] } {
+  const subject = namedNode(streamIri);
+  const links = streamLinks(streamIri);
+  const patches = namedNode(`${streamIri}#patches`);
+  const webSocketPatches = namedNode(`${streamIri}#ws-patch`);
+  return {
+    links: [quad(subject, dcat('distribution'), patches), quad(subject, dcat('distribution'), webSocketPatches)],
+    descriptions: [
+      quad(patches, a, dcat('Distribution')),
+      quad(patches, dcterms('title'), literal('Server-Sent Events, one RDF Patch per element: what left and entered /latest (N-Triples)', 'en')),
+      quad(patches, dcat('accessURL'), namedNode(links.patches)),
+      quad(patches, dcat('mediaType'), mediaType(EVENT_STREAM_MEDIA_TYPE)),
+      quad(patches, dcterms('format'), mediaType(RDF_PATCH_MEDIA_TYPE)),
+      quad(patches, dcterms('conformsTo'), sseSpec),
+      quad(patches, dcterms('conformsTo'), rdfPatchSpec),
+      quad(webSocketPatches, a, dcat('Distribution')),
+      quad(webSocketPatches, dcterms('title'), literal('WebSocket, one RDF Patch per element (the payload of /patches); resume with ?lastEventId=', 'en')),
+      quad(webSocketPatches, dcat('accessURL'), namedNode(`${links.webSocket}?format=patch`)),
+      quad(webSocketPatches, dcat('mediaType'), mediaType(RDF_PATCH_MEDIA_TYPE)),
+      quad(webSocketPatches, dcterms('conformsTo'), webSocketSpec),
+      quad(webSocketPatches, dcterms('conformsTo'), rdfPatchSpec),
+    ],
+  };
 }
 
 /** The catalogue of every stream this publisher serves (a `dcat:Catalog`). */

@@ -5,19 +5,19 @@ import type { JsonLdWriter } from '../render/jsonld-writer.js';
 import type { EventStreamEncoder } from '../render/event-stream-encoder.js';
 import type { IdempotencyStamp, LoggedElement } from '../render/render-element.js';
 import type { ElementSource } from '../source/element-source.js';
-import type { Broadcaster } from './broadcaster.js';
+import type { Broadcaster } from './sse/broadcaster.js';
 import { ElementWriter } from './element-writer.js';
-import { type LatestElement, LatestElementCache } from './latest-element-cache.js';
-import { LongPollWaiters } from './long-poll-waiters.js';
-import type { ResumePlan } from './resume.js';
+import { type LatestElement, LatestElementCache } from './latest/latest-element-cache.js';
+import { LongPollWaiters } from './latest/long-poll-waiters.js';
+import type { ResumePlan } from './sse/resume.js';
 import type { StreamMetrics } from './stream-metrics.js';
-import type { Feed } from './element-patches.js';
-import type { Subscriber, SubscriberSink } from './subscriber.js';
-import { type SubscriberLimits, SubscriberRegistry } from './subscriber-registry.js';
-import type { WebSocketSink, WebSocketSubscriber } from './websocket-subscriber.js';
+import type { Feed } from './sse/element-patches.js';
+import type { Subscriber, SubscriberSink } from './sse/subscriber.js';
+import { type SubscriberLimits, SubscriberRegistry } from './sse/subscriber-registry.js';
+import type { WebSocketSink, WebSocketSubscriber } from './sse/websocket-subscriber.js';
 
-export { TooManySubscribersError } from './subscriber-registry.js';
-export type { LatestElement } from './latest-element-cache.js';
+export { TooManySubscribersError } from './sse/subscriber-registry.js';
+export type { LatestElement } from './latest/latest-element-cache.js';
 
 export interface StreamDefinition {
   readonly id: string;
@@ -44,7 +44,6 @@ export interface StreamHubOptions {
   readonly metrics: StreamMetrics;
   readonly limits: SubscriberLimits & {
     readonly maxLongPollWaiters: number;
-    readonly heartbeatMs: number;
   };
   readonly onError: (error: unknown) => void;
   /** Subscribers counted against `maxSubscribers`: the process's, all streams together. */
@@ -70,7 +69,6 @@ export class StreamHub {
   readonly subscribers: SubscriberRegistry;
   readonly #options: StreamHubOptions;
   readonly #writer: ElementWriter | undefined;
-  #heartbeat: NodeJS.Timeout | undefined;
 
   constructor(options: StreamHubOptions) {
     const { definition, log, metrics, limits, onError } = options;
@@ -128,7 +126,7 @@ export class StreamHub {
   }
 
   /**
-   * Starts the source and the heartbeat. Resolves once the first element is published if the
+   * Starts the source (the publisher runs the heartbeat of every push connection). Resolves once the first element is published if the
    * source produces one at once (the simulator, a replay), else at once (web APIs, MQTT, ingest).
    */
   async start(): Promise<void> {
@@ -141,15 +139,10 @@ export class StreamHub {
         first ??= published;
       });
     }
-    this.#heartbeat = setInterval(() => {
-      this.broadcaster.heartbeat().catch(this.#options.onError);
-    }, this.#options.limits.heartbeatMs);
-    this.#heartbeat.unref();
     await first;
   }
 
   async stop(): Promise<void> {
-    clearInterval(this.#heartbeat);
     await this.#options.source.stop();
   }
 

@@ -1,4 +1,4 @@
-import type { CutReason, Transport } from './push-subscriber.js';
+import type { CutReason, Transport } from './sse/push-subscriber.js';
 
 /** What the publishing core reports; `http/prometheus-metrics.ts` turns it into Prometheus metrics. */
 export interface StreamMetrics {
@@ -16,12 +16,3 @@ export interface StreamMetrics {
   subscriberEvicted(streamId: string, reason: CutReason): void;
   longPollWaitersChanged(streamId: string, count: number): void;
 }
-
-export const noMetrics: StreamMetrics = {
-  elementPublished() {},
-  broadcastFinished() {},
-  subscribersChanged() {},
-  transportSubscribersChanged() {},
-  subscriberEvicted() {},
-  longPollWaitersChanged() {},
-};

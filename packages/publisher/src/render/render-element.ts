@@ -3,7 +3,7 @@ import { DataFactory, Writer } from 'n3';
 import { elementId, type FormatName, formatNames } from '@rdf-stream/protocol';
 import { type StreamElement } from '../model/stream-element.js';
 import { turtlePrefixes } from '../model/vocabulary.js';
-import { formats } from './formats.js';
+import { formats } from './output-formats.js';
 import type { JsonLdWriter } from './jsonld-writer.js';
 import { sseFrame, trimFinalNewline } from './sse-frame.js';
 

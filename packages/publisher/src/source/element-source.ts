@@ -23,13 +23,6 @@ export interface SourceHealth {
   readonly recordsRejected: number;
 }
 
-/** The part of a pino logger that sources use (Fastify's logger satisfies it). */
-export interface SourceLogger {
-  info(fields: object, message: string): void;
-  warn(fields: object, message: string): void;
-  error(fields: object, message: string): void;
-}
-
 /** Where a stream's elements come from. */
 export interface ElementSource {
   /** `simulator`, `replay`, `web-api`, `mqtt`, `manual`… (shown in `/health`). */

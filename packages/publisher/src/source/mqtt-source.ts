@@ -2,12 +2,13 @@ import type { Quad } from '@rdfjs/types';
 import { createRequire } from 'node:module';
 import type * as Mqtt from 'mqtt';
 import type { MqttClient } from 'mqtt';
-import type { N3Format } from '../model/rdf-formats.js';
+import type { N3Format } from '../model/input-formats.js';
 import { parseN3 } from '../model/rdf-input.js';
 import { extractObservations } from '../model/extract-observations.js';
 import type { Observation } from '../model/observation.js';
-import type { ElementSource, ObservationSink, SourceHealth, SourceLogger, SourceState } from './element-source.js';
+import type { ElementSource, ObservationSink, SourceHealth, SourceState } from './element-source.js';
 import { type CompiledMapping, compileMapping, logRejections, mapRecords, type RecordMapping, recordsOf } from './record-mapping.js';
+import type { Logger } from '../clock-and-logger.js';
 
 export type MqttRdfFormat = N3Format;
 
@@ -33,7 +34,7 @@ export interface MqttSourceOptions {
   readonly connectTimeoutMs: number;
   /** Bigger messages are rejected (logged and counted). */
   readonly maxPayloadBytes: number;
-  readonly logger: SourceLogger;
+  readonly logger: Logger;
 }
 
 /** Schemes mqtt.js connects to from Node (an unknown one would make `connect` throw in `start`). */

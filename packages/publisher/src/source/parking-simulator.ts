@@ -2,6 +2,7 @@ import type { Observation } from '../model/observation.js';
 import { datex } from '../model/vocabulary.js';
 import type { ElementSource, ObservationSink, SourceHealth } from './element-source.js';
 import { SeededRandom } from './seeded-random.js';
+import { type Clock, realClock } from '../clock-and-logger.js';
 
 export interface ParkingSimulatorOptions {
   /** `{base}/streams/{id}`: sensors and facilities are minted below it. */
@@ -10,22 +11,8 @@ export interface ParkingSimulatorOptions {
   readonly intervalMs: number;
   readonly seed: number;
   /** Injected for tests; defaults to the wall clock and real timers. */
-  readonly clock?: SimulatorClock;
+  readonly clock?: Clock;
 }
-
-export interface SimulatorClock {
-  now(): number;
-  /** Schedules `callback`; the timer must not keep the process alive. */
-  setTimeout(callback: () => void, delayMs: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
-
-/** The wall clock with real timers that do not keep the process alive. */
-export const realClock: SimulatorClock = {
-  now: () => Date.now(),
-  setTimeout: (callback, delayMs) => setTimeout(callback, delayMs).unref(),
-  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
-};
 
 interface Facility {
   readonly id: string;
@@ -46,7 +33,7 @@ export class ParkingSimulator implements ElementSource {
   readonly expectedIntervalMs: number;
   readonly #options: ParkingSimulatorOptions;
   readonly #random: SeededRandom;
-  readonly #clock: SimulatorClock;
+  readonly #clock: Clock;
   readonly #facilities: Facility[];
   #timer: unknown;
   #running = false;

@@ -1,6 +1,6 @@
 import { type Observation, uniqueLocalId } from '../model/observation.js';
 import { ABSOLUTE_IRI } from '../model/vocabulary.js';
-import type { SourceLogger } from './element-source.js';
+import type { Logger } from '../clock-and-logger.js';
 
 /**
  * How the records of a JSON or CSV document (a web API, an MQTT message) become observations.
@@ -332,7 +332,7 @@ export function mapRecords(records: readonly unknown[], mapping: RecordMapping |
 const MAX_REJECTIONS_LOGGED = 3;
 
 /** Logs the first few rejected records of a batch, and how many more there were. */
-export function logRejections(logger: SourceLogger, rejected: ReadonlyArray<{ readonly reason: string }>, fields: object): void {
+export function logRejections(logger: Logger, rejected: ReadonlyArray<{ readonly reason: string }>, fields: object): void {
   for (const rejection of rejected.slice(0, MAX_REJECTIONS_LOGGED)) logger.warn({ ...fields, ...rejection }, 'record rejected');
   if (rejected.length > MAX_REJECTIONS_LOGGED) {
     logger.warn({ ...fields, more: rejected.length - MAX_REJECTIONS_LOGGED }, 'more records rejected');

@@ -1,13 +1,13 @@
 import { readFileSync, type Stats, statSync } from 'node:fs';
 import { extname } from 'node:path';
 import type { Quad, Term } from '@rdfjs/types';
-import type { N3Format } from '../model/rdf-formats.js';
+import type { N3Format } from '../model/input-formats.js';
 import { parseN3, RdfInputError } from '../model/rdf-input.js';
 import { extractObservations } from '../model/extract-observations.js';
 import type { Observation } from '../model/observation.js';
 import { prov } from '../model/vocabulary.js';
-import type { ElementSource, ObservationSink, SourceHealth, SourceLogger } from './element-source.js';
-import { realClock, type SimulatorClock } from './parking-simulator.js';
+import type { ElementSource, ObservationSink, SourceHealth } from './element-source.js';
+import { type Clock, type Logger, realClock } from '../clock-and-logger.js';
 
 export type RecordingFormat = N3Format;
 
@@ -22,9 +22,9 @@ export interface ReplaySourceOptions {
   readonly loop: boolean;
   /** Larger recordings are refused: the whole file is parsed into memory at start-up. */
   readonly maxFileBytes: number;
-  readonly logger: SourceLogger;
+  readonly logger: Logger;
   /** Injected for tests; defaults to the wall clock and real (unref'd) timers. */
-  readonly clock?: SimulatorClock;
+  readonly clock?: Clock;
 }
 
 /** A recording that cannot be replayed; the message names the file (and the line of a syntax error). */
@@ -61,7 +61,7 @@ export class ReplaySource implements ElementSource {
   readonly #loopGapMs: number;
   readonly #speed: number;
   readonly #loop: boolean;
-  readonly #clock: SimulatorClock;
+  readonly #clock: Clock;
   readonly #recordsRejected: number;
   #timer: unknown;
   #running = false;

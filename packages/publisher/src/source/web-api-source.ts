@@ -1,7 +1,8 @@
 import { parse as parseCsv } from 'csv-parse/sync';
 import type { Observation } from '../model/observation.js';
-import type { ElementSource, ObservationSink, SourceHealth, SourceLogger, SourceState } from './element-source.js';
+import type { ElementSource, ObservationSink, SourceHealth, SourceState } from './element-source.js';
 import { type CompiledMapping, compileMapping, logRejections, mapRecords, type RecordMapping, recordsOf } from './record-mapping.js';
+import type { Logger } from '../clock-and-logger.js';
 
 export interface WebApiSourceOptions {
   readonly url: string;
@@ -23,7 +24,7 @@ export interface WebApiSourceOptions {
    * so that consecutive elements differ only in the triples of the things that changed.
    */
   readonly stateIriBase?: string;
-  readonly logger: SourceLogger;
+  readonly logger: Logger;
 }
 
 /** A failed poll; `message` goes to `/health`, so it never holds header values or the query string. */

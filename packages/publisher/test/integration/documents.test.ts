@@ -1,7 +1,7 @@
 import { Parser } from 'n3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatNames } from '@rdf-stream/protocol';
-import { formats } from '../../src/render/formats.js';
+import { formats } from '../../src/render/output-formats.js';
 import { type RunningPublisher, startPublisher } from '../support/publisher-fixture.js';
 import { readProblem } from '../support/problem.js';
 import { parseRdf } from '../support/rdf.js';

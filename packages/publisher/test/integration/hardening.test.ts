@@ -8,7 +8,7 @@ import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { formatNames } from '@rdf-stream/protocol';
 import { MAX_ECHOED_CHARS, TRUNCATION_MARK } from '../../src/errors.js';
-import { NegotiationCache } from '../../src/render/negotiate.js';
+import { NegotiationCache } from '../../src/render/headers/negotiate.js';
 import { sseFrame } from '../../src/render/sse-frame.js';
 import {
   type ConfiguredPublisher,

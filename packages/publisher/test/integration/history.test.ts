@@ -1,7 +1,7 @@
 import type { Quad } from '@rdfjs/types';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FormatName, formatNames } from '@rdf-stream/protocol';
-import { formats } from '../../src/render/formats.js';
+import { formats } from '../../src/render/output-formats.js';
 import { readProblem } from '../support/problem.js';
 import { type RunningPublisher, startPublisher } from '../support/publisher-fixture.js';
 import { parseRdf } from '../support/rdf.js';

@@ -2,7 +2,7 @@ import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { formatNames } from '@rdf-stream/protocol';
 import { elementQuads } from '../../src/model/observation.js';
-import { formats } from '../../src/render/formats.js';
+import { formats } from '../../src/render/output-formats.js';
 import { type RunningPublisher, sampleObservations, startPublisher } from '../support/publisher-fixture.js';
 import { expectIsomorphic, flatten, parseRdf } from '../support/rdf.js';
 import { readProblem } from '../support/problem.js';

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import type { SubscriberSink } from '../../src/publish/subscriber.js';
+import type { SubscriberSink } from '../../src/publish/sse/subscriber.js';
 
 /**
  * A subscriber's socket, in memory. A reading sink consumes writes at once; a stalled one

@@ -1,10 +1,10 @@
-import type { SimulatorClock } from '../../src/source/parking-simulator.js';
+import type { Clock } from '../../src/clock-and-logger.js';
 
 /** A clock whose timers fire only when the test advances time: sources are tested without sleeping. */
 export function manualClock(startMs = 1_000_000) {
   let now = startMs;
   const timers: Array<{ at: number; callback: () => void; cancelled: boolean }> = [];
-  const clock: SimulatorClock = {
+  const clock: Clock = {
     now: () => now,
     setTimeout: (callback, delayMs) => {
       const timer = { at: now + delayMs, callback, cancelled: false };

@@ -1,5 +1,5 @@
 import type { Observation } from '../../src/model/observation.js';
-import type { SourceLogger } from '../../src/source/element-source.js';
+import type { Logger } from '../../src/clock-and-logger.js';
 
 /** Collects the elements a source publishes; `next()` resolves on the next one. */
 export class Elements {
@@ -17,7 +17,7 @@ export class Elements {
 }
 
 /** A source logger that keeps every call, for assertions. */
-export class RecordingLogger implements SourceLogger {
+export class RecordingLogger implements Logger {
   readonly calls: Array<{ level: 'info' | 'warn' | 'error'; fields: object; message: string }> = [];
   info(fields: object, message: string): void {
     this.calls.push({ level: 'info', fields, message });

@@ -7,7 +7,7 @@ import { formatNames } from '@rdf-stream/protocol';
 import { loadBundledContext } from '../../src/model/bundled-context.js';
 import { elementQuads } from '../../src/model/observation.js';
 import { elementGraphIri, streamIri } from '../../src/model/stream-element.js';
-import { formats } from '../../src/render/formats.js';
+import { formats } from '../../src/render/output-formats.js';
 import { JsonLdWriter } from '../../src/render/jsonld-writer.js';
 import { renderElement } from '../../src/render/render-element.js';
 import { ParkingSimulator } from '../../src/source/parking-simulator.js';

@@ -1,5 +1,14 @@
 import { LRUCache } from 'lru-cache';
-import type { IngestAnswer } from '../ingest-endpoint.js';
+import { elementId } from '@rdf-stream/protocol';
+import type { PublisherConfig } from '../../config/config-schema.js';
+import type { EventLog } from '../../log/event-log.js';
+
+/** A stored ingest answer, replayed for a retried request with the same `Idempotency-Key`. */
+export interface IngestAnswer {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: string;
+}
 
 export type IdempotencyEntry =
   | { readonly state: 'pending' }
@@ -58,4 +67,36 @@ export class IdempotencyKeys {
   release(key: string): void {
     if (this.#entries.get(key)?.state === 'pending') this.#entries.delete(key);
   }
+}
+
+/** The 201 of an ingested element: what the first request gets, and every replay of its key. */
+export function ingestAnswer(epoch: string, element: { readonly seq: number; readonly graph: string; readonly generatedAt: Date }): IngestAnswer {
+  return {
+    status: 201,
+    headers: { location: element.graph, 'content-type': 'application/json' },
+    body: JSON.stringify({ id: elementId(epoch, element.seq), seq: element.seq, element: element.graph, generatedAt: element.generatedAt.toISOString() }),
+  };
+}
+
+/**
+ * Start-up: puts back the `Idempotency-Key`s stored with the stream's newest elements, those
+ * still within `idempotencyKeyTtlSeconds` among the newest `idempotencyKeysRetained` elements, so
+ * that a retry after a restart (`kill -9` included) gets its element, not a second one: also
+ * the retry of a request whose element was stored but whose answer never left. Resolves with
+ * how many keys were put back.
+ */
+export async function restoreIdempotencyKeys(
+  endpoint: { readonly idempotency: IdempotencyKeys },
+  log: EventLog,
+  config: Pick<PublisherConfig, 'idempotencyKeyTtlSeconds' | 'idempotencyKeysRetained'>,
+  nowMs: number = Date.now(),
+): Promise<number> {
+  const ttlMs = config.idempotencyKeyTtlSeconds * 1000;
+  const stamped = await log.stampedElements(nowMs - ttlMs, config.idempotencyKeysRetained);
+  let restored = 0;
+  for (const element of stamped) {
+    const { key, fingerprint } = element.idempotency;
+    if (endpoint.idempotency.restore(key, fingerprint, ingestAnswer(log.epoch, element), element.generatedAt.getTime(), nowMs)) restored++;
+  }
+  return restored;
 }

@@ -1,5 +1,5 @@
 import { PublisherError } from '../../errors.js';
-import { type IngestEndpoint, tokenOwner } from '../ingest-endpoint.js';
+import { type IngestEndpoint, tokenOwner } from './ingest-endpoint.js';
 
 /**
  * Checks `Authorization: Bearer <token>` for `endpoint`'s stream: 401 with a `WWW-Authenticate`

@@ -3,8 +3,8 @@ import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import contentType from 'content-type';
 import { mediaTypes } from '@rdf-stream/protocol';
 import { echoed, PublisherError } from '../../errors.js';
-import type { InputFormat } from '../../model/rdf-formats.js';
-import { splitOutsideQuotes } from '../../render/media-range.js';
+import type { InputFormat } from '../../model/input-formats.js';
+import { splitOutsideQuotes } from '../../render/headers/media-range.js';
 
 /** Accepted request media types (compared case-insensitively, as RFC 9110 requires). */
 const inputFormats: Readonly<Record<string, InputFormat>> = Object.fromEntries(

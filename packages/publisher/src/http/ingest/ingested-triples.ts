@@ -1,9 +1,9 @@
 import type { Quad } from '@rdfjs/types';
 import { echoed, PublisherError } from '../../errors.js';
-import type { InputFormat } from '../../model/rdf-formats.js';
+import type { InputFormat } from '../../model/input-formats.js';
 import { type InputLimits, type ParseOptions, parseRdfInput, RdfInputError } from '../../model/rdf-input.js';
 import { ValidationQueueFullError } from '../../model/threaded-shape-validator.js';
-import type { IngestEndpoint } from '../ingest-endpoint.js';
+import type { IngestEndpoint } from './ingest-endpoint.js';
 
 const MAX_LISTED_VIOLATIONS = 100;
 

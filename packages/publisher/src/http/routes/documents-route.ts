@@ -1,13 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import { CONTEXT_PATH, elementId, EVENT_STREAM_MEDIA_TYPE, mediaTypes, parseElementId } from '@rdf-stream/protocol';
 import { streamLinks } from '../../publish/descriptor.js';
-import { STORAGE_DESCRIPTION_REL, subscriptionServiceLinks } from '../../publish/subscription-service.js';
+import { STORAGE_DESCRIPTION_REL, subscriptionServiceLinks } from '../../publish/notifications/service-description.js';
 import { type AppContext, hubOf } from '../app-context.js';
 import { PublisherError } from '../../errors.js';
-import { elementNotModified, entityTag } from '../../render/etag.js';
-import { contentType } from '../../render/formats.js';
+import { elementNotModified, entityTag } from '../../render/headers/etag.js';
+import { contentType } from '../../render/output-formats.js';
 import { frameDocument } from '../../render/sse-frame.js';
-import { negotiatedFormat, sendStaticDocument } from '../rdf-document-reply.js';
+import { negotiatedFormat, sendStaticDocument } from '../static-document-reply.js';
 
 /** The catalogue, the stream descriptors (with `Link` headers to every interface) and the JSON-LD context. */
 export function documentsRoute(app: FastifyInstance, context: AppContext): void {

@@ -1,12 +1,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type FormatName, formatNames, isFormatName, STREAM_GAP_HEADER, streamFeeds } from '@rdf-stream/protocol';
 import { PublisherError } from '../../errors.js';
-import type { Feed } from '../../publish/element-patches.js';
-import { gapFrame, parseEventId, selectResume, streamGapHeader } from '../../publish/resume.js';
+import type { Feed } from '../../publish/sse/element-patches.js';
+import { gapFrame, parseEventId, selectResume, streamGapHeader } from '../../publish/sse/resume.js';
 import { EventStreamEncoder, type SseEncoding } from '../../render/event-stream-encoder.js';
 import { sseFrame } from '../../render/sse-frame.js';
 import { eventStreamOutput } from '../event-stream-sink.js';
-import { shedStream, streamHeaders } from '../sse-response.js';
+import { shedStream, streamHeaders } from '../sse-headers-and-retries.js';
 import { type AppContext, hubOf } from '../app-context.js';
 
 /** Requests that arrived while the process was under pressure (marked by under-pressure's hook). */

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { FormatName } from '@rdf-stream/protocol';
 import { PublisherError } from '../../errors.js';
-import { type HistoryBody, HistoryPageCache, type HistorySource } from '../../publish/history-page-cache.js';
+import { type HistoryBody, HistoryPageCache, type HistorySource } from '../../publish/history/history-page-cache.js';
 import {
   historyEntityTag,
   type LogPosition,
@@ -11,12 +11,12 @@ import {
   type PageState,
   pageState,
   parsePageId,
-} from '../../publish/history-pages.js';
-import { cacheHeaders } from '../../render/cache-headers.js';
-import { ifNoneMatchIncludes } from '../../render/etag.js';
-import { contentType } from '../../render/formats.js';
+} from '../../publish/history/history-pages.js';
+import { cacheHeaders } from '../../render/headers/cache-headers.js';
+import { ifNoneMatchIncludes } from '../../render/headers/etag.js';
+import { contentType } from '../../render/output-formats.js';
 import { type AppContext, hubOf } from '../app-context.js';
-import { negotiatedFormat } from '../rdf-document-reply.js';
+import { negotiatedFormat } from '../static-document-reply.js';
 
 const immutable = 'public, max-age=31536000, immutable';
 /** Retention may remove what a snapshot of the log named before it was read: read again. */

@@ -4,14 +4,15 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { CONTEXT_PATH } from '@rdf-stream/protocol';
 import { PublisherError } from '../../errors.js';
 import { LogAppendError } from '../../log/event-log.js';
-import type { InputFormat } from '../../model/rdf-formats.js';
+import type { InputFormat } from '../../model/input-formats.js';
 import type { StreamHub } from '../../publish/stream-hub.js';
 import { type AppContext, hubOf } from '../app-context.js';
 import { authorize } from '../ingest/ingest-auth.js';
 import { decoderOf, formatOf, readBody, tooLarge } from '../ingest/ingest-body.js';
 import { ingestedTriples } from '../ingest/ingested-triples.js';
 import { discardRefusedBody } from '../ingest/refused-body.js';
-import { type IngestAnswer, ingestAnswer, type IngestEndpoint } from '../ingest-endpoint.js';
+import { type IngestAnswer, ingestAnswer } from '../ingest/idempotency-keys.js';
+import type { IngestEndpoint } from '../ingest/ingest-endpoint.js';
 import type { IdempotencyStamp } from '../../render/render-element.js';
 
 /** RFC draft-ietf-httpapi-idempotency-key-header: an opaque string; we accept 1–255 visible ASCII characters. */

@@ -1,11 +1,11 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { PublisherError } from '../../errors.js';
-import { TooManyWaitersError } from '../../publish/long-poll-waiters.js';
+import { TooManyWaitersError } from '../../publish/latest/long-poll-waiters.js';
 import type { StreamHub } from '../../publish/stream-hub.js';
 import { type AppContext, hubOf } from '../app-context.js';
 import type { LatestOutcome, LatestResponder } from '../latest-responder.js';
 import { holdUntilNext } from '../fast-latest.js';
-import { formatParamOf } from '../rdf-document-reply.js';
+import { formatParamOf } from '../../render/headers/requested-format.js';
 
 /**
  * `GET /streams/:id/latest` through Fastify: the requests the fast path (`fast-latest.ts`)

@@ -5,8 +5,8 @@ import { PublisherError } from '../../errors.js';
 import { streamIri } from '../../model/stream-element.js';
 import { ns } from '../../model/vocabulary.js';
 import { formatDuration } from '@rdf-stream/protocol';
-import { NotificationChannels, type NotificationChannel } from '../../publish/notification-channels.js';
-import { type NotificationTopic, parseSubscriptionRequest } from '../../publish/notification-request.js';
+import type { NotificationChannel, NotificationChannels } from '../../publish/notifications/notification-channels.js';
+import { type NotificationTopic, parseSubscriptionRequest } from '../../publish/notifications/notification-request.js';
 import {
   allSubscriptionServiceQuads,
   type ChannelType,
@@ -15,13 +15,13 @@ import {
   NOTIFY,
   subscriptionServiceLinks,
   WEB_SOCKET_CHANNEL,
-} from '../../publish/subscription-service.js';
+} from '../../publish/notifications/service-description.js';
 import { sseFrame } from '../../render/sse-frame.js';
-import { shutdownRetryMs, streamHeaders } from '../sse-response.js';
+import { streamHeaders } from '../sse-headers-and-retries.js';
 import { closeForShutdown, closeShed, refuseClientMessages, WebSocketConnection } from '../websocket-sink.js';
 import { renderStaticDocument } from '../../render/static-document.js';
 import type { AppContext } from '../app-context.js';
-import { sendStaticDocument } from '../rdf-document-reply.js';
+import { sendStaticDocument } from '../static-document-reply.js';
 
 const SERVICE_PATH = '/notifications/eventsource';
 const WEB_SOCKET_SERVICE_PATH = '/notifications/websocket';
@@ -39,17 +39,7 @@ const arrivedUnderPressure = new WeakSet<FastifyRequest>();
 export function notificationsRoute(app: FastifyInstance, context: AppContext): void {
   const { config } = context;
   const links = subscriptionServiceLinks(config.baseUrl);
-  const channels = new NotificationChannels({
-    logs: new Map([...context.hubs.values()].map((hub) => [hub.definition.id, hub.log])),
-    limits: config,
-    onError: (error) => app.log.error({ err: error }, 'notification dispatch failed'),
-  });
-  const heartbeat = setInterval(() => channels.heartbeat(), config.heartbeatMs).unref();
-  app.addHook('preClose', (done) => {
-    clearInterval(heartbeat);
-    channels.closeAll(shutdownRetryMs(config));
-    done();
-  });
+  const channels = context.notifications;
 
   const description = renderStaticDocument(allSubscriptionServiceQuads(links.description, config.baseUrl), context.jsonLd, {
     notify: NOTIFY,
@@ -60,12 +50,24 @@ export function notificationsRoute(app: FastifyInstance, context: AppContext): v
   app.get(SERVICE_PATH, describe);
   app.get(WEB_SOCKET_SERVICE_PATH, describe);
 
-  // JSON-LD bodies are read as JSON against the notification context (see parseSubscriptionRequest);
-  // any other Content-Type is answered 415 by Fastify.
+  acceptJsonBodies(app, config.notificationSubscriptionMaxBodyBytes);
+
+  app.post(SERVICE_PATH, subscriptionHandler(context, channels, EVENT_SOURCE_CHANNEL, links.channel));
+  app.post(WEB_SOCKET_SERVICE_PATH, subscriptionHandler(context, channels, WEB_SOCKET_CHANNEL, links.webSocketChannel));
+
+  eventSourceReceiver(app, context, channels);
+  webSocketReceiver(app, context, channels);
+}
+
+/**
+ * JSON-LD bodies are read as JSON against the notification context (see
+ * `parseSubscriptionRequest`); any other Content-Type is answered 415 by Fastify.
+ */
+function acceptJsonBodies(app: FastifyInstance, maxBodyBytes: number): void {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(
     ['application/ld+json', 'application/json'],
-    { parseAs: 'string', bodyLimit: config.notificationSubscriptionMaxBodyBytes },
+    { parseAs: 'string', bodyLimit: maxBodyBytes },
     (_request, body, done) => {
       try {
         done(null, JSON.parse(body as string));
@@ -74,8 +76,12 @@ export function notificationsRoute(app: FastifyInstance, context: AppContext): v
       }
     },
   );
+}
 
-  const subscribe = (channelType: ChannelType, receiveFrom: (channelId: string) => string) => (request: FastifyRequest, reply: FastifyReply) => {
+/** `POST` to a subscription service: opens a channel on the requested topic and describes it. */
+function subscriptionHandler(context: AppContext, channels: NotificationChannels, channelType: ChannelType, receiveFrom: (channelId: string) => string) {
+  const { config } = context;
+  return (request: FastifyRequest, reply: FastifyReply) => {
     const subscription = parseSubscriptionRequest(request.body, {
       resolveTopic: (iri) => topicOf(context, iri),
       nowMs: Date.now(),
@@ -96,9 +102,11 @@ export function notificationsRoute(app: FastifyInstance, context: AppContext): v
       .headers({ 'content-type': 'application/ld+json', 'cache-control': 'no-store' })
       .send(JSON.stringify(channelDocument(channel, receiveFrom(channel.id), subscription.state)));
   };
-  app.post(SERVICE_PATH, subscribe(EVENT_SOURCE_CHANNEL, links.channel));
-  app.post(WEB_SOCKET_SERVICE_PATH, subscribe(WEB_SOCKET_CHANNEL, links.webSocketChannel));
+}
 
+/** An EventSourceChannel2023's receiveFrom: an SSE stream of the channel's notifications. */
+function eventSourceReceiver(app: FastifyInstance, context: AppContext, channels: NotificationChannels): void {
+  const { config } = context;
   app.get<{ Params: { channel: string } }>(
     `${SERVICE_PATH}/:channel`,
     { config: { pressureHandler: (request: FastifyRequest) => void arrivedUnderPressure.add(request) } },
@@ -116,9 +124,14 @@ export function notificationsRoute(app: FastifyInstance, context: AppContext): v
       channels.connect(request.params.channel, reply.raw, typeof lastEventId === 'string' && lastEventId !== '' ? lastEventId : undefined);
     },
   );
+}
 
-  // A WebSocketChannel2023's receiveFrom: the channel is checked before the upgrade (404), a
-  // plain GET is 426; the receiver sends nothing (a data message is closed 1008, as on /ws).
+/**
+ * A WebSocketChannel2023's receiveFrom: the channel is checked before the upgrade (404), a
+ * plain GET is 426; the receiver sends nothing (a data message is closed 1008, as on /ws).
+ */
+function webSocketReceiver(app: FastifyInstance, context: AppContext, channels: NotificationChannels): void {
+  const { config } = context;
   app.route<{ Params: { channel: string } }>({
     method: 'GET',
     url: `${WEB_SOCKET_SERVICE_PATH}/:channel`,

@@ -3,9 +3,9 @@ import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { compressOnce, type EncodedBodies } from '../../render/compress.js';
-import { parseAccept, preferredMediaType } from '../../render/media-range.js';
-import { negotiateEncoding } from '../../render/negotiate.js';
-import { acceptableTypes } from '../rdf-document-reply.js';
+import { parseAccept, preferredMediaType } from '../../render/headers/media-range.js';
+import { negotiateEncoding } from '../../render/headers/negotiate.js';
+import { acceptableTypes } from '../../render/headers/requested-format.js';
 import { PublisherError } from '../../errors.js';
 import type { AppContext } from '../app-context.js';
 

@@ -7,7 +7,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { mediaTypes as rdfMediaTypes } from '@rdf-stream/protocol';
-import type { InputFormat } from '../../../src/model/rdf-formats.js';
+import type { InputFormat } from '../../../src/model/input-formats.js';
 import { parseRdfInput, RdfInputError } from '../../../src/model/rdf-input.js';
 import { FUZZ_RUNS, FUZZ_TIMEOUT_MS, INTERNAL_ERROR_MESSAGE } from '../../support/fuzz.js';
 import { mutatedBody, randomBody, validBodies } from '../../support/fuzz-bodies.js';

@@ -5,10 +5,10 @@ import { fileURLToPath } from 'node:url';
 import { Parser } from 'n3';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Observation } from '../../../src/model/observation.js';
-import type { SourceLogger } from '../../../src/source/element-source.js';
 import { ReplayFileError, ReplaySource, type ReplaySourceOptions } from '../../../src/source/replay-source.js';
 import { validateElement } from '../../support/shacl.js';
 import { manualClock } from '../../support/manual-clock.js';
+import type { Logger } from '../../../src/clock-and-logger.js';
 
 // packages/publisher/test/unit/source/ → repository root
 const example = (name: string) => fileURLToPath(new URL(`../../../../../ontologies/examples/${name}`, import.meta.url));
@@ -31,7 +31,7 @@ function scratchFile(extension: string, content: string): string {
 
 function recordingLogger() {
   const warnings: Array<{ fields: object; message: string }> = [];
-  const logger: SourceLogger = {
+  const logger: Logger = {
     info: () => undefined,
     warn: (fields, message) => warnings.push({ fields, message }),
     error: () => undefined,

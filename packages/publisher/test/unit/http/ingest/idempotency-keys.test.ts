@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { IdempotencyKeys } from '../../../../src/http/ingest/idempotency-keys.js';
-import { ingestAnswer, restoreIdempotencyKeys } from '../../../../src/http/ingest-endpoint.js';
+import { IdempotencyKeys, ingestAnswer, restoreIdempotencyKeys } from '../../../../src/http/ingest/idempotency-keys.js';
 import { MemoryEventLog } from '../../../../src/log/memory-event-log.js';
 import { loggedElement } from '../../../support/logged-element.js';
 

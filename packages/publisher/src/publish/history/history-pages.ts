@@ -1,0 +1,232 @@
+import type { Quad } from '@rdfjs/types';
+import { DataFactory, Parser } from 'n3';
+import { type FormatName, parseElementId } from '@rdf-stream/protocol';
+import type { EventLog } from '../../log/event-log.js';
+import { pageFirstSeq, pageLastSeq, pageOf } from '../../log/log-pages.js';
+import { ns, prov, rdf, rdfStream, turtlePrefixes, xsd } from '../../model/vocabulary.js';
+import type { JsonLdWriter } from '../../render/jsonld-writer.js';
+import { type LoggedElement, writeRdf } from '../../render/render-element.js';
+import { frameDocument } from '../../render/sse-frame.js';
+import { streamLinks } from '../descriptor.js';
+import type { StreamDefinition } from '../stream-hub.js';
+
+/**
+ * The stream's history as an LDES 1.0 / TREE view, built from the log's pages (`log-pages.ts`):
+ * a root node `{stream}/history` linking to the oldest retained page, and pages
+ * `{stream}/history/{epoch}-{n}`, each linking to the next once it is full. Links only ever
+ * point forward, so nothing retained links to a page retention has removed. Everything here is
+ * pure: `HistoryPageCache` reads the log and calls it.
+ */
+
+const { namedNode, literal, quad, blankNode } = DataFactory;
+
+const a = namedNode(rdf.type);
+const tree = (local: string) => namedNode(`${ns.tree}${local}`);
+const ldes = (local: string) => namedNode(`${ns.ldes}${local}`);
+const dateTime = (date: Date) => literal(date.toISOString(), namedNode(xsd.dateTime));
+
+/** Prefixes of the documents' own triples (each element document brings its own). */
+const historyPrefixes: Readonly<Record<string, string>> = Object.freeze({
+  tree: ns.tree,
+  ldes: ns.ldes,
+  prov: ns.prov,
+  xsd: ns.xsd,
+});
+
+/** Where the log stands: all that decides which pages exist and what each holds. */
+export interface LogPosition {
+  readonly epoch: string;
+  readonly pageElements: number;
+  /** Undefined when the log holds no element. */
+  readonly oldestSeq: number | undefined;
+  /** 0 when no element was ever appended. */
+  readonly latestSeq: number;
+}
+
+export const logPosition = (log: EventLog): LogPosition => ({
+  epoch: log.epoch,
+  pageElements: log.pageElements,
+  oldestSeq: log.oldestSeq,
+  latestSeq: log.latestSeq,
+});
+
+/** A page's id, the last segment of its IRI: `{epoch}-{n}`, n from 1. */
+export interface PageId {
+  readonly epoch: string;
+  readonly page: number;
+}
+
+/** Parses a page id (shaped like an element id); undefined when `value` is not one. */
+export function parsePageId(value: string): PageId | undefined {
+  const id = parseElementId(value);
+  return id === undefined ? undefined : { epoch: id.epoch, page: id.seq };
+}
+
+export const historyPageIri = (streamIri: string, epoch: string, page: number) =>
+  `${streamLinks(streamIri).history}/${epoch}-${page}`;
+
+/** The page new elements go to: the newest page while it has room, else the next, empty one. */
+export function openPage(position: LogPosition): number {
+  const { latestSeq, pageElements } = position;
+  return latestSeq % pageElements === 0 ? latestSeq / pageElements + 1 : pageOf(latestSeq, pageElements);
+}
+
+/** The page of the oldest retained element (the open page when the log is empty). */
+export const oldestPage = (position: LogPosition): number =>
+  position.oldestSeq === undefined ? openPage(position) : pageOf(position.oldestSeq, position.pageElements);
+
+/**
+ * What a page id names at `position`. A `closed` page is full and links to the next one; it is
+ * `immutable` unless retention or a replica's start left only its tail (then it still changes:
+ * it disappears). The `open` page takes the next elements and has no link yet.
+ */
+export type PageState =
+  | { readonly kind: 'gone' }
+  | { readonly kind: 'not-found' }
+  | { readonly kind: 'closed'; readonly page: number; readonly immutable: boolean }
+  | { readonly kind: 'open'; readonly page: number };
+
+export function pageState(position: LogPosition, id: PageId): PageState {
+  if (id.epoch !== position.epoch || id.page < oldestPage(position)) return { kind: 'gone' };
+  const open = openPage(position);
+  if (id.page > open) return { kind: 'not-found' };
+  if (id.page === open) return { kind: 'open', page: id.page };
+  const whole = position.oldestSeq !== undefined && position.oldestSeq <= pageFirstSeq(id.page, position.pageElements);
+  return { kind: 'closed', page: id.page, immutable: whole };
+}
+
+/** The sequence numbers a page holds at `position` (an open page: those appended so far). */
+export function pageSeqRange(position: LogPosition, page: number): { readonly firstSeq: number; readonly lastSeq: number } {
+  const { pageElements, oldestSeq, latestSeq } = position;
+  return {
+    firstSeq: Math.max(pageFirstSeq(page, pageElements), oldestSeq ?? 1),
+    lastSeq: Math.min(pageLastSeq(page, pageElements), latestSeq),
+  };
+}
+
+/**
+ * Strong ETags. A closed page never changes: `"{epoch}-p{n}-{format}"`. The open page, a page
+ * being removed and the root change with the log: their tags name the newest element too.
+ */
+export function historyEntityTag(position: LogPosition, state: PageState | 'root', format: FormatName): string {
+  const { epoch, latestSeq } = position;
+  if (state === 'root') return `"${epoch}-h${oldestPage(position)}-${latestSeq}-${format}"`;
+  if (state.kind === 'closed' && state.immutable) return `"${epoch}-p${state.page}-${format}"`;
+  if (state.kind === 'closed' || state.kind === 'open') return `"${epoch}-p${state.page}-${latestSeq}-${format}"`;
+  throw new RangeError(`a ${state.kind} page has no representation`);
+}
+
+/** What the history needs of an element. */
+export interface HistoryMember {
+  readonly seq: number;
+  /** The element's IRI (and its graph's name). */
+  readonly graph: string;
+  readonly generatedAt: Date;
+}
+
+type HistoryStream = Pick<StreamDefinition, 'iri' | 'retainedSeconds'>;
+
+/** `relation` to `target`: every member there was generated at or after `from`. */
+function relationQuads(node: string, target: string, from: Date): Quad[] {
+  const relation = blankNode('relation');
+  return [
+    quad(namedNode(node), tree('relation'), relation),
+    quad(relation, a, tree('GreaterThanOrEqualToRelation')),
+    quad(relation, tree('path'), namedNode(prov.generatedAtTime)),
+    quad(relation, tree('value'), dateTime(from)),
+    quad(relation, tree('node'), namedNode(target)),
+  ];
+}
+
+/**
+ * The root node: the event stream and its paths, the retention policy (the oldest element
+ * still retained and the configured age limit) and a relation to the page of the oldest
+ * retained element, `oldest`. Without `oldest` (an empty log) there is no relation yet.
+ */
+export function historyRootQuads(stream: HistoryStream, epoch: string, pageElements: number, oldest: HistoryMember | undefined): Quad[] {
+  const streamNode = namedNode(stream.iri);
+  const root = streamLinks(stream.iri).history;
+  const quads: Quad[] = [
+    quad(streamNode, a, ldes('EventStream')),
+    quad(streamNode, ldes('timestampPath'), namedNode(prov.generatedAtTime)),
+    quad(streamNode, ldes('sequencePath'), namedNode(rdfStream.sequenceNumber)),
+    quad(streamNode, tree('view'), namedNode(root)),
+    quad(namedNode(root), a, tree('Node')),
+  ];
+  if (oldest !== undefined || stream.retainedSeconds > 0) {
+    const policy = blankNode('retention');
+    quads.push(quad(namedNode(root), ldes('retentionPolicy'), policy));
+    if (oldest !== undefined) quads.push(quad(policy, ldes('startingFrom'), dateTime(oldest.generatedAt)));
+    if (stream.retainedSeconds > 0) {
+      quads.push(quad(policy, ldes('fullLogDuration'), literal(`PT${stream.retainedSeconds}S`, namedNode(`${ns.xsd}duration`))));
+    }
+  }
+  if (oldest !== undefined) {
+    const page = historyPageIri(stream.iri, epoch, pageOf(oldest.seq, pageElements));
+    quads.push(...relationQuads(root, page, oldest.generatedAt));
+  }
+  return quads;
+}
+
+/**
+ * A page's own triples: it is a node, its members and their sequence numbers, and, once
+ * `closed`, the relation to the next page: its members were generated at or after this page's
+ * last one (elements are appended in the order of their `generatedAt`).
+ */
+export function historyPageQuads(
+  stream: HistoryStream,
+  epoch: string,
+  page: number,
+  members: readonly HistoryMember[],
+  closed: boolean,
+): Quad[] {
+  const node = historyPageIri(stream.iri, epoch, page);
+  const quads: Quad[] = [quad(namedNode(node), a, tree('Node'))];
+  const last = members.at(-1);
+  if (closed && last !== undefined) quads.push(...relationQuads(node, historyPageIri(stream.iri, epoch, page + 1), last.generatedAt));
+  for (const member of members) {
+    quads.push(
+      quad(namedNode(stream.iri), tree('member'), namedNode(member.graph)),
+      quad(namedNode(member.graph), namedNode(rdfStream.sequenceNumber), literal(String(member.seq), namedNode(xsd.integer))),
+    );
+  }
+  return quads;
+}
+
+/**
+ * A history document: the node's own `quads`, then each element's document as the log keeps
+ * it (its SSE frame), so that a page costs no re-serialisation of its members. Turtle and TriG
+ * allow `@prefix` again anywhere, and the line formats concatenate; JSON-LD puts the header's
+ * nodes and each element's top node in one `@graph`, where an element's own `@graph` stays its
+ * named graph.
+ */
+export function historyDocument(quads: readonly Quad[], elements: readonly LoggedElement[], format: FormatName, jsonLd: JsonLdWriter): Buffer {
+  if (format === 'jsonld') {
+    const header = JSON.parse(jsonLd.write(quads)) as JsonObject;
+    const graph = [header, ...elements.map((element) => JSON.parse(elementDocument(element, format, jsonLd)) as JsonObject)].flatMap(topNodes);
+    return Buffer.from(JSON.stringify({ '@context': header['@context'] ?? null, '@graph': graph }));
+  }
+  const documents = [writeRdf(quads, format, historyPrefixes), ...elements.map((element) => elementDocument(element, format, jsonLd))];
+  return Buffer.from(documents.map((document) => (document.endsWith('\n') ? document : `${document}\n`)).join(''));
+}
+
+type JsonObject = Record<string, unknown>;
+
+/** The node objects of a JSON-LD document without its context (its `@graph`, or itself). */
+function topNodes(document: JsonObject): unknown[] {
+  const { '@context': _context, ...node } = document;
+  const keys = Object.keys(node);
+  return keys.length === 1 && keys[0] === '@graph' ? (node['@graph'] as unknown[]) : [node];
+}
+
+/**
+ * An element's document in `format`. Blank node labels are scoped to a document: an element
+ * holding blank nodes (an ingested one) is written again with labels of its own, `e{seq}_…`,
+ * so that two elements' `_:b0` stay two nodes on one page.
+ */
+function elementDocument(element: LoggedElement, format: FormatName, jsonLd: JsonLdWriter): string {
+  const nquads = frameDocument(element.frames.nquads, true);
+  if (!nquads.includes('_:')) return frameDocument(element.frames[format], format !== 'jsonld');
+  const quads = new Parser({ format: 'application/n-quads', blankNodePrefix: `e${element.seq}_` }).parse(nquads);
+  return format === 'jsonld' ? jsonLd.write(quads) : writeRdf(quads, format, turtlePrefixes);
+}

@@ -1,0 +1,143 @@
+import { type FormatName, formatNames } from '@rdf-stream/protocol';
+import { compressOnce, type EncodedBodies, type Encoding, encodings } from '../../render/compress.js';
+import { entityTag } from '../../render/headers/etag.js';
+import type { LoggedElement } from '../../render/render-element.js';
+import { frameDocument } from '../../render/sse-frame.js';
+import type { LongPollWaiters } from './long-poll-waiters.js';
+
+/** The latest element in every format and content coding, with its validators. */
+export interface LatestElement {
+  readonly seq: number;
+  readonly generatedAt: Date;
+  readonly graph: string;
+  readonly bodies: Readonly<Record<FormatName, EncodedBodies>>;
+  readonly etags: Readonly<Record<FormatName, Readonly<Record<Encoding, string>>>>;
+  /** False if compression failed: only the identity coding may be served. */
+  readonly compressed: boolean;
+}
+
+/**
+ * Builds `/latest`'s representations of a logged element: each format's document (the data of
+ * its SSE frame, not a new serialisation) compressed once per content coding, on the thread pool.
+ */
+export async function latestElement(element: LoggedElement, epoch: string, onError: (error: unknown) => void): Promise<LatestElement> {
+  let compressed = true;
+  // One format at a time (its br and gzip in parallel): two of the thread pool's four threads,
+  // so that the log's writes and syncs, which readers wait for, never queue behind compression.
+  const encoded: EncodedBodies[] = [];
+  for (const format of formatNames) {
+    const body = latestDocument(element, format);
+    encoded.push(
+      await compressOnce(body).catch((error: unknown) => {
+        // Practically only out of memory; the element is durable already, so serve it uncompressed.
+        compressed = false;
+        onError(error);
+        return Object.freeze({ br: body, gzip: body, identity: body });
+      }),
+    );
+  }
+  const bodies = {} as Record<FormatName, EncodedBodies>;
+  const etags = {} as Record<FormatName, Record<Encoding, string>>;
+  formatNames.forEach((format, index) => {
+    bodies[format] = encoded[index] as EncodedBodies;
+    etags[format] = Object.fromEntries(
+      encodings.map((encoding) => [encoding, entityTag(epoch, element.seq, format, encoding)]),
+    ) as Record<Encoding, string>;
+  });
+  return { seq: element.seq, generatedAt: element.generatedAt, graph: element.graph, bodies, etags, compressed };
+}
+
+/**
+ * `/latest`'s document of an element in `format`. Formats without graphs hold the element's
+ * triples in the default graph already. Formats with graphs carry the element (its named graph
+ * and `prov:generatedAtTime`, as SSE and `/elements/{id}` do) **and** the same triples in the
+ * default graph, so that a plain SPARQL query over `/latest` (Comunica with default settings,
+ * which asks for N-Quads) sees the observations. Built from the frames: concatenating the
+ * graph-less document is valid N-Quads and TriG; JSON-LD gets the observations at top level
+ * beside the element's named-graph node.
+ */
+export function latestDocument(element: LoggedElement, format: FormatName): Buffer {
+  const documentOf = (name: FormatName) => frameDocument(element.frames[name], name !== 'jsonld');
+  if (format === 'nquads') return Buffer.from(documentOf('ntriples') + documentOf('nquads'));
+  if (format === 'trig') return Buffer.from(documentOf('turtle') + documentOf('trig'));
+  if (format !== 'jsonld') return Buffer.from(documentOf(format));
+  const { '@context': context, ...node } = JSON.parse(documentOf('jsonld')) as Record<string, unknown>;
+  const observations = Array.isArray(node['@graph']) ? (node['@graph'] as unknown[]) : [];
+  return Buffer.from(JSON.stringify({ '@context': context, '@graph': [...observations, node] }));
+}
+
+/**
+ * What `/latest` serves: the newest durable element, compressed. Offered elements are
+ * compressed off the publishing path and coalesced: when elements become durable faster than
+ * they compress (ingest bursts), the ones superseded meanwhile are never compressed.
+ */
+export class LatestElementCache {
+  readonly #epoch: string;
+  readonly #waiters: LongPollWaiters;
+  readonly #onError: (error: unknown) => void;
+  #current: LatestElement | undefined;
+  #pending: LoggedElement | undefined;
+  #refreshing = false;
+  #reachedWaiters: Array<{ readonly seq: number; readonly resolve: () => void }> = [];
+  readonly #servedListeners: Array<(latest: LatestElement) => void> = [];
+
+  constructor(epoch: string, waiters: LongPollWaiters, onError: (error: unknown) => void) {
+    this.#epoch = epoch;
+    this.#waiters = waiters;
+    this.#onError = onError;
+  }
+
+  get current(): LatestElement | undefined {
+    return this.#current;
+  }
+
+  /** Makes `element` (durable) the latest once compressed, unless a newer one is served first. */
+  offer(element: LoggedElement): void {
+    if ((this.#current?.seq ?? 0) >= element.seq) return;
+    this.#pending = element;
+    if (!this.#refreshing) void this.#refresh();
+  }
+
+  /** Serves `latest`, compressed elsewhere (a cluster worker gets the writer's bytes). */
+  set(latest: LatestElement): void {
+    if ((this.#current?.seq ?? 0) >= latest.seq) return;
+    if ((this.#pending?.seq ?? 0) <= latest.seq) this.#pending = undefined;
+    this.#serve(latest);
+  }
+
+  /** Registers `listener`, called with each element `/latest` starts serving. */
+  onServed(listener: (latest: LatestElement) => void): void {
+    this.#servedListeners.push(listener);
+  }
+
+  /** Resolves once `/latest` serves element `seq` or a newer one. */
+  reached(seq: number): Promise<void> {
+    if ((this.#current?.seq ?? 0) >= seq) return Promise.resolve();
+    return new Promise((resolve) => this.#reachedWaiters.push({ seq, resolve }));
+  }
+
+  async #refresh(): Promise<void> {
+    this.#refreshing = true;
+    try {
+      for (let next = this.#pending; next !== undefined; next = this.#pending) {
+        this.#pending = undefined;
+        const latest = await latestElement(next, this.#epoch, this.#onError);
+        if ((this.#current?.seq ?? 0) < latest.seq) this.#serve(latest);
+      }
+    } finally {
+      this.#refreshing = false;
+    }
+  }
+
+  #serve(latest: LatestElement): void {
+    this.#current = latest;
+    this.#waiters.release('element');
+    for (const listener of this.#servedListeners) listener(latest);
+    const waiting = this.#reachedWaiters;
+    this.#reachedWaiters = [];
+    for (const waiter of waiting) {
+      if (waiter.seq <= latest.seq) waiter.resolve();
+      else this.#reachedWaiters.push(waiter);
+    }
+  }
+}

@@ -1,0 +1,205 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { type Clock, monotonicClock } from '../../clock-and-logger.js';
+import { type ConnectionEnds, connectionKey, type KernelSendQueues, ProcNetTcpSendQueues } from './kernel-send-queues.js';
+
+/** The part of a `net.Socket` the monitor reads (a fake in unit tests). */
+export interface MonitoredSocket extends ConnectionEnds {
+  /** Bytes written, those still queued in the process included. */
+  readonly bytesWritten: number;
+  /** Bytes queued in the process (not yet handed to the kernel). */
+  readonly writableLength: number;
+}
+
+/** When a watched connection must be cut. */
+export interface ProgressLimits {
+  /** Bytes its client has not acknowledged (queued in the process + held by the kernel). */
+  readonly maxQueueBytes: number;
+  /** Milliseconds without its client acknowledging a byte while some are outstanding. */
+  readonly stallTimeoutMs: number;
+}
+
+/** Why a watched connection is over its limits. */
+export type ProgressVerdict = 'queue' | 'stall';
+
+
+/** Connections read per event-loop turn (before and after a snapshot). */
+const SLICE = 1_000;
+
+interface Watched {
+  readonly key: string;
+  readonly socket: MonitoredSocket;
+  readonly limits: ProgressLimits;
+  readonly onExceeded: (verdict: ProgressVerdict) => void;
+  /** The acknowledged count at the last progress, as an upper bound (bytes). */
+  ackedBaseline: number;
+  /** When its client last acknowledged something, or had nothing outstanding. */
+  progressAt: number;
+  /** Bytes handed to the kernel, read just before the snapshot. */
+  sentBefore: number;
+  /**
+   * The bytes sent when a snapshot last found nothing outstanding and nothing written during it
+   * (NaN: not known idle). While nothing more is sent, the connection is still idle.
+   */
+  idleSent: number;
+  /** The kernel's queue in the latest snapshot, and which check found it. */
+  kernelQueued: number;
+  seenInCheck: number;
+}
+
+/**
+ * Watches what the clients of push connections acknowledge, counting the bytes the kernel holds
+ * for them: every `checkIntervalMs` one snapshot of every connection's kernel send queue
+ * (`KernelSendQueues`: one read of `/proc/net/tcp`), from which a connection's acknowledged
+ * bytes are `sent to the kernel − kernel queue`. A connection is reported (`onExceeded`) when
+ * its unacknowledged bytes pass `maxQueueBytes`, or when its client acknowledged nothing for
+ * `stallTimeoutMs` while something was outstanding; that is, within the limit plus one check,
+ * whatever the stream's rate, where a `write()` refused only once the kernel has stopped growing
+ * the socket's buffer (up to 4 MiB, past a quarter of an hour at a few kB/s).
+ *
+ * Acknowledged bytes are bracketed, not guessed: the bytes sent are read before the snapshot and
+ * after it (each in slices of `SLICE` per turn), and progress counts only when the lower bound
+ * passes the upper bound of the last progress, so that writes made during a snapshot never look
+ * like a reader's progress. A check takes no snapshot when every connection was idle at the last
+ * one and nothing has been sent to it since (a quiet stream between its elements). Where the system has no such table the monitor stops
+ * (`supported` false) and only the refused-write stall timer of `GuardedSink` remains.
+ */
+export class SendProgressMonitor {
+  readonly #queues: KernelSendQueues;
+  readonly #clock: Clock;
+  readonly #yield: () => Promise<unknown>;
+  readonly #watched = new Map<string, Watched>();
+  #timer: unknown;
+  #checks = 0;
+  #supported = true;
+
+  constructor(
+    readonly checkIntervalMs: number,
+    queues: KernelSendQueues = new ProcNetTcpSendQueues(),
+    clock: Clock = monotonicClock,
+    yieldTurn: () => Promise<unknown> = () => nextTurn(),
+  ) {
+    this.#queues = queues;
+    this.#clock = clock;
+    this.#yield = yieldTurn;
+  }
+
+  /** False once a snapshot found no table of kernel queues: nothing is watched any more. */
+  get supported(): boolean {
+    return this.#supported;
+  }
+
+  get size(): number {
+    return this.#watched.size;
+  }
+
+  /**
+   * Watches `socket` until the returned function is called (on close, on eviction); calls
+   * `onExceeded` at each check that finds it over `limits`, until then. Returns a no-op when the
+   * socket's ends are unknown or the system has no kernel queues to read.
+   */
+  watch(socket: MonitoredSocket, limits: ProgressLimits, onExceeded: (verdict: ProgressVerdict) => void): () => void {
+    const key = this.#supported ? connectionKey(socket) : undefined;
+    if (key === undefined) return () => undefined;
+    const watched: Watched = {
+      key,
+      socket,
+      limits,
+      onExceeded,
+      ackedBaseline: Number.NEGATIVE_INFINITY,
+      progressAt: this.#clock.now(),
+      sentBefore: 0,
+      idleSent: Number.NaN,
+      kernelQueued: 0,
+      seenInCheck: -1,
+    };
+    this.#watched.set(key, watched);
+    this.#schedule();
+    return () => {
+      if (this.#watched.get(key) === watched) this.#watched.delete(key);
+    };
+  }
+
+  #schedule(): void {
+    if (this.#timer !== undefined || this.#watched.size === 0 || !this.#supported) return;
+    this.#timer = this.#clock.setTimeout(() => {
+      this.check()
+        .catch(() => undefined) // A failed snapshot is skipped: the next check takes another.
+        .finally(() => {
+          this.#timer = undefined;
+          this.#schedule();
+        });
+    }, this.checkIntervalMs);
+  }
+
+  /** One check of every watched connection now; resolves when done (the timer's, or a test's). */
+  async check(): Promise<void> {
+    const check = ++this.#checks;
+    const entries = [...this.#watched.values()];
+    let outstanding = false;
+    const started = this.#clock.now();
+    await this.#inSlices(entries, (watched) => {
+      watched.sentBefore = sentToKernel(watched.socket);
+      if (watched.sentBefore === watched.idleSent && watched.socket.writableLength === 0) watched.progressAt = started;
+      else outstanding = true;
+    });
+    // Every connection idle since its last snapshot (a quiet stream between elements): none needed.
+    if (!outstanding) return;
+    const byKey = this.#watched;
+    const found = await this.#queues.snapshot((key, queuedBytes) => {
+      const watched = byKey.get(key);
+      if (watched === undefined) return;
+      watched.kernelQueued = queuedBytes;
+      watched.seenInCheck = check;
+    });
+    if (!found) {
+      this.#supported = false;
+      this.#watched.clear();
+      return;
+    }
+    const now = this.#clock.now();
+    await this.#inSlices(entries, (watched) => {
+      // Not in the table: closed meanwhile, or watched after the snapshot began.
+      if (watched.seenInCheck !== check) return;
+      const { socket, kernelQueued, limits } = watched;
+      if (!Number.isFinite(watched.sentBefore)) return; // not a socket's counters (a test's stand-in)
+      const unacknowledged = kernelQueued + socket.writableLength;
+      const ackedAtLeast = watched.sentBefore - kernelQueued;
+      const sentAfter = sentToKernel(socket);
+      if (unacknowledged === 0 || ackedAtLeast > watched.ackedBaseline) {
+        watched.ackedBaseline = sentAfter - kernelQueued;
+        watched.progressAt = now;
+      }
+      watched.idleSent = unacknowledged === 0 && sentAfter === watched.sentBefore ? sentAfter : Number.NaN;
+      if (unacknowledged > limits.maxQueueBytes) watched.onExceeded('queue');
+      else if (now - watched.progressAt >= limits.stallTimeoutMs) watched.onExceeded('stall');
+    });
+  }
+
+  /** Runs `visit` over `entries` still watched, `SLICE` per turn. */
+  async #inSlices(entries: readonly Watched[], visit: (watched: Watched) => void): Promise<void> {
+    for (let start = 0; start < entries.length; start += SLICE) {
+      if (start > 0) await this.#yield();
+      const end = Math.min(start + SLICE, entries.length);
+      for (let index = start; index < end; index++) {
+        const watched = entries[index] as Watched;
+        if (this.#watched.get(watched.key) === watched) visit(watched);
+      }
+    }
+  }
+}
+
+/** Bytes that left the process for the kernel (those of a write still in progress excluded). */
+const sentToKernel = (socket: MonitoredSocket) => socket.bytesWritten - socket.writableLength;
+
+const shared = new Map<number, SendProgressMonitor>();
+
+/**
+ * The process's monitor for `checkIntervalMs`: one snapshot per check serves every stream and
+ * every kind of push connection (SSE, notification receivers, held long-polls, any sink given
+ * to a `GuardedSink`), however many publishers the process runs.
+ */
+export function sharedSendProgressMonitor(checkIntervalMs: number): SendProgressMonitor {
+  let monitor = shared.get(checkIntervalMs);
+  if (monitor === undefined) shared.set(checkIntervalMs, (monitor = new SendProgressMonitor(checkIntervalMs)));
+  return monitor;
+}

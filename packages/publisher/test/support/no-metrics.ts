@@ -1,0 +1,11 @@
+import type { StreamMetrics } from '../../src/publish/stream-metrics.js';
+
+/** Metrics that record nothing, for tests that do not look at them. */
+export const noMetrics: StreamMetrics = {
+  elementPublished() {},
+  broadcastFinished() {},
+  subscribersChanged() {},
+  transportSubscribersChanged() {},
+  subscriberEvicted() {},
+  longPollWaitersChanged() {},
+};

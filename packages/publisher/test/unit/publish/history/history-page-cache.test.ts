@@ -1,0 +1,78 @@
+import { describe, expect, it } from 'vitest';
+import { MemoryEventLog } from '../../../../src/log/memory-event-log.js';
+import { loadBundledContext } from '../../../../src/model/bundled-context.js';
+import { HistoryPageCache, type HistorySource } from '../../../../src/publish/history/history-page-cache.js';
+import { logPosition, pageState } from '../../../../src/publish/history/history-pages.js';
+import { JsonLdWriter } from '../../../../src/render/jsonld-writer.js';
+import { loggedElement } from '../../../support/logged-element.js';
+
+const jsonLd = new JsonLdWriter(loadBundledContext().document, 'http://127.0.0.1:8080/contexts/sosa-stream.jsonld');
+
+/** A stream of `count` elements in pages of 3, whose log counts its reads. */
+async function source(count: number) {
+  const log = new MemoryEventLog(3, { retainedElements: 100, retainedSeconds: 0 }, { epoch: 'testepoch' });
+  for (let seq = 1; seq <= count; seq++) await log.append(loggedElement(seq));
+  const reads = { count: 0 };
+  const read = log.read.bind(log);
+  log.read = (fromSeq, limit) => {
+    reads.count++;
+    return read(fromSeq, limit);
+  };
+  const definition = { id: 'parking', title: 'Parking', iri: 'http://127.0.0.1:8080/streams/parking', expectedIntervalMs: 5000, retainedElements: 100, retainedSeconds: 0 };
+  return { stream: { definition, log } satisfies HistorySource, log, reads };
+}
+
+const readable = (log: MemoryEventLog, page: number) => {
+  const state = pageState(logPosition(log), { epoch: log.epoch, page });
+  if (state.kind !== 'open' && state.kind !== 'closed') throw new Error(`page ${page} is ${state.kind}`);
+  return state;
+};
+
+describe('HistoryPageCache', () => {
+  it('renders a closed page once per format, also for concurrent requests', async () => {
+    const { stream, log, reads } = await source(7);
+    const cache = new HistoryPageCache(jsonLd, 1024 * 1024);
+    const position = logPosition(log);
+    const [first, second] = await Promise.all([1, 2].map(() => cache.page(stream, position, readable(log, 1), 'turtle')));
+    const third = await cache.page(stream, position, readable(log, 1), 'turtle');
+    expect(reads.count).toBe(1);
+    expect(second?.body).toBe(first?.body);
+    expect(third?.body).toBe(first?.body);
+    expect(first?.body.toString()).toContain('turtle element 3');
+    await cache.page(stream, position, readable(log, 1), 'ntriples');
+    expect(reads.count).toBe(2);
+    expect(cache.cachedBytes).toBeGreaterThan(0);
+  });
+
+  it('keeps no more than its bytes (0: nothing)', async () => {
+    const { stream, log, reads } = await source(7);
+    const cache = new HistoryPageCache(jsonLd, 0);
+    for (let i = 0; i < 2; i++) await cache.page(stream, logPosition(log), readable(log, 1), 'turtle');
+    expect(reads.count).toBe(2);
+    expect(cache.cachedBytes).toBe(0);
+
+    const small = new HistoryPageCache(jsonLd, 2_000);
+    for (const page of [1, 2, 1, 2]) await small.page(stream, logPosition(log), readable(log, page), 'turtle');
+    expect(small.cachedBytes).toBeLessThanOrEqual(2_000);
+  });
+
+  it('memoises the open page until the log moves, and then shows the new element', async () => {
+    const { stream, log, reads } = await source(7);
+    const cache = new HistoryPageCache(jsonLd, 1024 * 1024);
+    await cache.page(stream, logPosition(log), readable(log, 3), 'turtle');
+    await cache.page(stream, logPosition(log), readable(log, 3), 'turtle');
+    expect(reads.count).toBe(1);
+    await log.append(loggedElement(8));
+    const moved = await cache.page(stream, logPosition(log), readable(log, 3), 'turtle');
+    expect(reads.count).toBe(2);
+    expect(moved?.body.toString()).toContain('turtle element 8');
+  });
+
+  it('answers undefined for a page retention removed after the position was taken', async () => {
+    const { stream, log } = await source(7);
+    const position = logPosition(log);
+    const state = readable(log, 1);
+    for (let seq = 8; seq <= 200; seq++) await log.append(loggedElement(seq));
+    expect(await new HistoryPageCache(jsonLd, 1024 * 1024).page(stream, position, state, 'turtle')).toBeUndefined();
+  });
+});

@@ -1,0 +1,186 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { EvictionReason } from '../../../../src/publish/sse/guarded-sink.js';
+import { connectionKey, type KernelSendQueues } from '../../../../src/publish/sse/kernel-send-queues.js';
+import { LongPollWaiters, TooManyWaitersError, type WaitOutcome } from '../../../../src/publish/latest/long-poll-waiters.js';
+import { SendProgressMonitor } from '../../../../src/publish/sse/send-progress-monitor.js';
+import { manualClock } from '../../../support/manual-clock.js';
+
+/** What a wait has come to so far: its outcome, or `pending` (checked after the microtasks already queued). */
+const state = (wait: Promise<WaitOutcome>) => Promise.race([wait, Promise.resolve('pending' as const)]);
+
+describe('LongPollWaiters', () => {
+  let counts: number[];
+  let waiters: LongPollWaiters;
+
+  beforeEach(() => {
+    vi.useFakeTimers();
+    counts = [];
+    waiters = new LongPollWaiters(2, (count) => counts.push(count));
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('holds requests until release(), then answers each of them with the element', async () => {
+    const first = waiters.wait(30_000, new AbortController().signal);
+    const second = waiters.wait(30_000, new AbortController().signal);
+    expect(waiters.size).toBe(2);
+    expect(await state(first)).toBe('pending');
+    waiters.release();
+    expect(await Promise.all([first, second])).toEqual(['element', 'element']);
+    expect(waiters.size).toBe(0);
+    // One change for the whole release, not one per request.
+    expect(counts).toEqual([1, 2, 0]);
+  });
+
+  it('answers with the outcome release() is given', async () => {
+    const wait = waiters.wait(30_000, new AbortController().signal);
+    waiters.release('aborted');
+    expect(await wait).toBe('aborted');
+  });
+
+  it('holds maxWaiters requests at once, exactly: the next is refused until one is answered', async () => {
+    const first = waiters.wait(30_000, new AbortController().signal);
+    const second = waiters.wait(60_000, new AbortController().signal);
+    const refused = waiters.wait(30_000, new AbortController().signal);
+    await expect(refused).rejects.toBeInstanceOf(TooManyWaitersError);
+    await expect(refused).rejects.toThrow('2 long-poll requests are already waiting');
+    await expect(refused).rejects.toMatchObject({ name: 'TooManyWaitersError' });
+    expect(waiters.size).toBe(2);
+    expect(counts).toEqual([1, 2]);
+
+    const controller = new AbortController();
+    controller.abort();
+    // At the limit, even a request already gone is refused rather than counted.
+    await expect(waiters.wait(30_000, controller.signal)).rejects.toBeInstanceOf(TooManyWaitersError);
+
+    vi.advanceTimersByTime(30_000);
+    expect(await state(first)).toBe('timeout');
+    const next = waiters.wait(1_000, new AbortController().signal);
+    expect(waiters.size).toBe(2);
+    waiters.release();
+    expect(await Promise.all([second, next])).toEqual(['element', 'element']);
+  });
+
+  it('with maxWaiters 0, holds no request at all', async () => {
+    const none = new LongPollWaiters(0);
+    await expect(none.wait(1_000, new AbortController().signal)).rejects.toBeInstanceOf(TooManyWaitersError);
+    expect(none.size).toBe(0);
+  });
+
+  it('answers timeout after timeoutMs exactly, not a millisecond before', async () => {
+    const wait = waiters.wait(5_000, new AbortController().signal);
+    vi.advanceTimersByTime(4_999);
+    expect(await state(wait)).toBe('pending');
+    expect(waiters.size).toBe(1);
+    vi.advanceTimersByTime(1);
+    expect(await state(wait)).toBe('timeout');
+    expect(waiters.size).toBe(0);
+    expect(counts).toEqual([1, 0]);
+  });
+
+  it('answers aborted when the client goes away, and forgets the request', async () => {
+    const controller = new AbortController();
+    const wait = waiters.wait(30_000, controller.signal);
+    const other = waiters.wait(30_000, new AbortController().signal);
+    controller.abort();
+    expect(await wait).toBe('aborted');
+    expect(waiters.size).toBe(1);
+    waiters.release();
+    expect(await other).toBe('element');
+    expect(counts).toEqual([1, 2, 1, 0]);
+  });
+
+  it('answers a request whose client is already gone at once, without holding it', async () => {
+    const controller = new AbortController();
+    controller.abort();
+    expect(await waiters.wait(30_000, controller.signal)).toBe('aborted');
+    expect(waiters.size).toBe(0);
+    expect(counts).toEqual([]);
+  });
+
+  it('answers each request once: no timer left behind, a later abort or release changes nothing', async () => {
+    const controller = new AbortController();
+    const wait = waiters.wait(30_000, controller.signal);
+    waiters.release();
+    expect(await wait).toBe('element');
+    expect(vi.getTimerCount()).toBe(0);
+    controller.abort();
+    waiters.release('timeout');
+    vi.advanceTimersByTime(60_000);
+    expect(await wait).toBe('element');
+    expect(counts).toEqual([1, 0]);
+  });
+
+  it('release() with nobody waiting does nothing', () => {
+    waiters.release();
+    expect(waiters.size).toBe(0);
+    expect(counts).toEqual([]);
+  });
+});
+
+describe('LongPollWaiters watching held connections', () => {
+  /** A held request's socket, whose earlier answers its client left unacknowledged. */
+  const heldConnection = () => ({
+    localAddress: '127.0.0.1',
+    localPort: 8080,
+    remoteAddress: '127.0.0.1',
+    remotePort: 50_001,
+    bytesWritten: 300_000,
+    writableLength: 0,
+    resets: 0,
+    resetAndDestroy() {
+      this.resets++;
+    },
+  });
+
+  function setup(kernelQueued: number) {
+    const time = manualClock(0);
+    const connection = heldConnection();
+    const queues: KernelSendQueues = {
+      snapshot: async (found) => {
+        found(connectionKey(connection) as string, kernelQueued);
+        return true;
+      },
+    };
+    const monitor = new SendProgressMonitor(1_000, queues, time.clock, async () => undefined);
+    const evictions: EvictionReason[] = [];
+    const waiters = new LongPollWaiters(10, undefined, {
+      limits: { maxQueueBytes: 512 * 1024, stallTimeoutMs: 10_000 },
+      onEvicted: (reason) => evictions.push(reason),
+      monitor,
+    });
+    const runUntil = async (ms: number) => {
+      while (time.now() + 1_000 <= ms) {
+        time.advanceBy(1_000);
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    };
+    return { connection, waiters, monitor, evictions, runUntil };
+  }
+
+  it('resets a held connection whose client acknowledged nothing for stallTimeoutMs, and ends its wait', async () => {
+    const { connection, waiters, monitor, evictions, runUntil } = setup(170_000);
+    const held = waiters.wait(60_000, new AbortController().signal, connection);
+    await runUntil(1_000 + 9_000);
+    expect(await state(held)).toBe('pending');
+    await runUntil(1_000 + 10_000);
+    expect(await held).toBe('aborted');
+    expect(connection.resets).toBe(1);
+    expect(evictions).toEqual(['stall']);
+    expect(waiters.size).toBe(0);
+    expect(monitor.size).toBe(0);
+  });
+
+  it('keeps a held connection with nothing outstanding (a client waiting for its answer), and stops watching it once answered', async () => {
+    const { connection, waiters, monitor, evictions, runUntil } = setup(0);
+    const held = waiters.wait(60_000, new AbortController().signal, connection);
+    await runUntil(59_000);
+    expect(await state(held)).toBe('pending');
+    waiters.release();
+    expect(await held).toBe('element');
+    expect(monitor.size).toBe(0);
+    expect(connection.resets).toBe(0);
+    expect(evictions).toEqual([]);
+  });
+});
