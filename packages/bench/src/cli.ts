@@ -10,7 +10,7 @@ import { measureThroughput, type ThroughputResult } from './collect/throughput.j
 import { capacityTable } from './report/capacity-table.js';
 import { studyTable } from './report/study-table.js';
 import { resultTable, writeResults } from './report/write-results.js';
-import { startProxy, startPublisher, stopProcess, stopProxy } from './scenario/services.js';
+import { startProxy, startPublisher, stopProxy } from './scenario/services.js';
 import { type BenchOptions, defaultPollIntervalMs, facilitiesForPayload, type PollStrategyName, pollStrategyNames } from './scenario/bench-options.js';
 import { runOne, type RunSummary } from './scenario/run-benchmark.js';
 import { runUpstreamScenario, upstreamTable } from './scenario/run-upstream.js';
@@ -152,7 +152,7 @@ async function throughputPhase(): Promise<{ publisher: ThroughputResult; proxy?:
       await stopProxy(options.proxy, dir);
     }
   } finally {
-    if (publisher) await stopProcess(publisher);
+    if (publisher) await publisher.stop();
   }
 }
 

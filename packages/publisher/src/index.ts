@@ -9,4 +9,6 @@ export { elementQuads, type Observation } from './model/observation.js';
 export type { StreamDefinition, StreamHub } from './publish/stream-hub.js';
 export type { ElementSource, ObservationSink } from './source/element-source.js';
 export { ManualSource } from './source/manual-source.js';
+export { ParkingSimulator } from './source/parking-simulator.js';
+export { WebApiSource } from './source/web-api-source.js';
 export { createPublisher, type Publisher, type PublisherOptions } from './publisher.js';

@@ -18,6 +18,7 @@ import { sampleObservations } from './testing/sample-observations.js';
 
 export { type ManualClock, manualClock } from './testing/manual-clock.js';
 export { sampleObservations } from './testing/sample-observations.js';
+export { syntheticHistory, type SyntheticHistoryOptions } from './testing/synthetic-history.js';
 export { elementIds, type EventSourceMessage, openSse, type SseConnection } from './testing/sse-reader.js';
 
 /**

@@ -8,7 +8,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { Command, Option } from 'commander';
 import { seriesChart } from '../report/charts.js';
-import { type PublisherBuild, repositoryRoot, usePublisherBuild, usePublisherDiagnostics } from './publisher-process.js';
+import { type PublisherBuild, repositoryRoot } from '../process/publisher-process.js';
+import { usePublisherBuild, usePublisherDiagnostics } from './restartable-publisher.js';
 import type { ScenarioResult } from './scenario-result.js';
 import { defaultScenarios, type ScenarioName, scenarioNames, scenarios } from './scenarios/index.js';
 

@@ -25,16 +25,28 @@ async function render(name: string, title: string, spec: TopLevelSpec): Promise<
 
 /**
  * The study's figures: latency density per client count for each mode (Fig. 2 and 3), and the
- * server's CPU and memory against clients (Fig. 4 and 5).
+ * server's CPU and memory against clients (Fig. 4 and 5); then connected clients over time,
+ * latency per element, the capacity plan and the MAL table. A chart without data is left out.
  */
 export async function benchCharts(
   runs: readonly RunSummary[],
   plan: CapacityPlan,
   mal?: { table: ReadonlyArray<{ malSeconds: number; maxUsers: number }> },
 ): Promise<Chart[]> {
+  return [
+    ...(await latencyDensityCharts(runs)),
+    ...(await serverResourceCharts(runs)),
+    ...(await connectedClientsChart(runs)),
+    ...(await perElementChart(runs)),
+    ...(await capacityPlanChart(plan)),
+    ...(mal === undefined ? [] : [await malChart(mal.table)]),
+  ];
+}
+
+/** Per mode, the density of the latency on the client, one line per client count (Fig. 2 and 3). */
+async function latencyDensityCharts(runs: readonly RunSummary[]): Promise<Chart[]> {
   const charts: Chart[] = [];
-  const modes = [...new Set(runs.map(runLabel))];
-  for (const mode of modes) {
+  for (const mode of new Set(runs.map(runLabel))) {
     const values = runs
       .filter((run) => runLabel(run) === mode)
       .flatMap((run) => run.samples.map(([, latencyMs]) => ({ clients: run.clients, latencyMs })));
@@ -56,73 +68,89 @@ export async function benchCharts(
       }),
     );
   }
+  return charts;
+}
+
+/** The server's mean CPU and memory against clients, one line per mode (Fig. 4 and 5). */
+async function serverResourceCharts(runs: readonly RunSummary[]): Promise<Chart[]> {
   const resources = runs
     .filter((run) => run.serverCpuMilli !== null && run.serverRssMiB !== null)
     .map((run) => ({ mode: runLabel(run), clients: run.clients, cpu: run.serverCpuMilli!.mean, rss: run.serverRssMiB!.mean }));
-  if (resources.length > 0) {
-    for (const [field, title, axis] of [
-      ['cpu', 'Server CPU against clients', 'mean CPU (milli-CPU)'],
-      ['rss', 'Server memory against clients', 'mean RSS (MiB)'],
-    ] as const) {
-      charts.push(
-        await render(`server-${field}`, title, {
-          $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-          width: 560,
-          height: 260,
-          title,
-          data: { values: resources },
-          mark: { type: 'line', point: true },
-          encoding: {
-            x: { field: 'clients', type: 'quantitative', title: 'clients' },
-            y: { field, type: 'quantitative', title: axis },
-            color: { field: 'mode', type: 'nominal', title: 'mode' },
-          },
-        }),
-      );
-    }
-  }
-  const connected = runs.flatMap((run) => run.timeline.map((point) => ({ run: `${runLabel(run)}, ${run.clients}`, ...point })));
-  if (connected.length > 0) {
+  if (resources.length === 0) return [];
+  const charts: Chart[] = [];
+  for (const [field, title, axis] of [
+    ['cpu', 'Server CPU against clients', 'mean CPU (milli-CPU)'],
+    ['rss', 'Server memory against clients', 'mean RSS (MiB)'],
+  ] as const) {
     charts.push(
-      await render('connected-clients', 'Connected clients over time', {
+      await render(`server-${field}`, title, {
         $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
         width: 560,
-        height: 220,
-        title: 'Connected clients over time (ramp, then measurement)',
-        data: { values: connected },
-        mark: { type: 'line' },
+        height: 260,
+        title,
+        data: { values: resources },
+        mark: { type: 'line', point: true },
         encoding: {
-          x: { field: 'seconds', type: 'quantitative', title: 'seconds since the start of the run' },
-          y: { field: 'connected', type: 'quantitative', title: 'connected clients' },
-          color: { field: 'run', type: 'nominal', title: 'run' },
+          x: { field: 'clients', type: 'quantitative', title: 'clients' },
+          y: { field, type: 'quantitative', title: axis },
+          color: { field: 'mode', type: 'nominal', title: 'mode' },
         },
       }),
     );
   }
+  return charts;
+}
+
+/** Connected clients over each run: the ramp, then the measurement. */
+async function connectedClientsChart(runs: readonly RunSummary[]): Promise<Chart[]> {
+  const connected = runs.flatMap((run) => run.timeline.map((point) => ({ run: `${runLabel(run)}, ${run.clients}`, ...point })));
+  if (connected.length === 0) return [];
+  return [
+    await render('connected-clients', 'Connected clients over time', {
+      $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+      width: 560,
+      height: 220,
+      title: 'Connected clients over time (ramp, then measurement)',
+      data: { values: connected },
+      mark: { type: 'line' },
+      encoding: {
+        x: { field: 'seconds', type: 'quantitative', title: 'seconds since the start of the run' },
+        y: { field: 'connected', type: 'quantitative', title: 'connected clients' },
+        color: { field: 'run', type: 'nominal', title: 'run' },
+      },
+    }),
+  ];
+}
+
+/** p50 and p99 of each element's latency, warm-up elements marked apart. */
+async function perElementChart(runs: readonly RunSummary[]): Promise<Chart[]> {
   const elements = runs.flatMap((run) =>
     run.perElement.flatMap((row) =>
       (['p50', 'p99'] as const).map((statistic) => ({ run: `${runLabel(run)}, ${run.clients}`, statistic, seconds: row.generatedAtSeconds, latencyMs: row[statistic], warmup: row.warmup ? 'warm-up' : 'measured' })),
     ),
   );
-  if (elements.length > 0) {
-    charts.push(
-      await render('per-element', 'Latency per element', {
-        $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-        width: 560,
-        height: 260,
-        title: 'Latency per element (p50 and p99; point shape: warm-up, before every client was connected, or measured)',
-        data: { values: elements },
-        mark: { type: 'line', point: true },
-        encoding: {
-          x: { field: 'seconds', type: 'quantitative', title: 'element generated (s after the ramp)' },
-          y: { field: 'latencyMs', type: 'quantitative', title: 'latency (ms)' },
-          color: { field: 'run', type: 'nominal', title: 'run' },
-          strokeDash: { field: 'statistic', type: 'nominal', title: 'percentile' },
-          shape: { field: 'warmup', type: 'nominal', title: '' },
-        },
-      }),
-    );
-  }
+  if (elements.length === 0) return [];
+  return [
+    await render('per-element', 'Latency per element', {
+      $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+      width: 560,
+      height: 260,
+      title: 'Latency per element (p50 and p99; point shape: warm-up, before every client was connected, or measured)',
+      data: { values: elements },
+      mark: { type: 'line', point: true },
+      encoding: {
+        x: { field: 'seconds', type: 'quantitative', title: 'element generated (s after the ramp)' },
+        y: { field: 'latencyMs', type: 'quantitative', title: 'latency (ms)' },
+        color: { field: 'run', type: 'nominal', title: 'run' },
+        strokeDash: { field: 'statistic', type: 'nominal', title: 'percentile' },
+        shape: { field: 'warmup', type: 'nominal', title: '' },
+      },
+    }),
+  ];
+}
+
+/** Cores to serve each planned stream, per transport (and MAL of 1, 5 and 30 s for polling). */
+async function capacityPlanChart(plan: CapacityPlan): Promise<Chart[]> {
   const planned = plan.rows
     .filter((row) => row.cores !== null && (row.malSeconds === null || row.malSeconds === 1 || row.malSeconds === 5 || row.malSeconds === 30))
     .map((row) => ({
@@ -130,41 +158,39 @@ export async function benchCharts(
       stream: `${row.clients.toLocaleString('en')} clients, an element every ${row.intervalSeconds} s`,
       cores: row.cores,
     }));
-  if (planned.length > 0) {
-    charts.push(
-      await render('capacity-plan', 'Capacity plan: cores', {
-        $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-        width: 560,
-        height: 220,
-        title: 'Cores to serve a stream, from this run’s costs (log scale)',
-        data: { values: planned },
-        mark: { type: 'bar' },
-        encoding: {
-          y: { field: 'transport', type: 'nominal', title: '' },
-          x: { field: 'cores', type: 'quantitative', title: 'cores', scale: { type: 'symlog' } },
-          color: { field: 'stream', type: 'nominal', title: '' },
-          yOffset: { field: 'stream' },
-        },
-      }),
-    );
-  }
-  if (mal) {
-    charts.push(
-      await render('mal', 'Polling users servable by maximum acceptable latency (formula 1)', {
-        $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-        width: 560,
-        height: 220,
-        title: 'Polling users servable at each MAL (formula 1, measured capacity)',
-        data: { values: mal.table.map((row) => ({ mal: `${row.malSeconds} s`, order: row.malSeconds, users: row.maxUsers })) },
-        mark: { type: 'bar' },
-        encoding: {
-          x: { field: 'mal', type: 'ordinal', title: 'maximum acceptable latency', sort: { field: 'order' } },
-          y: { field: 'users', type: 'quantitative', title: 'users' },
-        },
-      }),
-    );
-  }
-  return charts;
+  if (planned.length === 0) return [];
+  return [
+    await render('capacity-plan', 'Capacity plan: cores', {
+      $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+      width: 560,
+      height: 220,
+      title: 'Cores to serve a stream, from this run’s costs (log scale)',
+      data: { values: planned },
+      mark: { type: 'bar' },
+      encoding: {
+        y: { field: 'transport', type: 'nominal', title: '' },
+        x: { field: 'cores', type: 'quantitative', title: 'cores', scale: { type: 'symlog' } },
+        color: { field: 'stream', type: 'nominal', title: '' },
+        yOffset: { field: 'stream' },
+      },
+    }),
+  ];
+}
+
+/** Polling users servable at each maximum acceptable latency (the study's formula 1). */
+function malChart(table: ReadonlyArray<{ malSeconds: number; maxUsers: number }>): Promise<Chart> {
+  return render('mal', 'Polling users servable by maximum acceptable latency (formula 1)', {
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    width: 560,
+    height: 220,
+    title: 'Polling users servable at each MAL (formula 1, measured capacity)',
+    data: { values: table.map((row) => ({ mal: `${row.malSeconds} s`, order: row.malSeconds, users: row.maxUsers })) },
+    mark: { type: 'bar' },
+    encoding: {
+      x: { field: 'mal', type: 'ordinal', title: 'maximum acceptable latency', sort: { field: 'order' } },
+      y: { field: 'users', type: 'quantitative', title: 'users' },
+    },
+  });
 }
 
 /** A reliability scenario's measurements over time: one line per measured quantity. */

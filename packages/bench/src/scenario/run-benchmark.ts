@@ -10,7 +10,7 @@ import { ProcessSampler, type ResourceSummary } from '../collect/process-sampler
 import { readSystemCounters, type SystemCounters, systemDelta } from '../collect/system-counters.js';
 import type { BenchMode, WorkerJob, WorkerProgress, WorkerReady, WorkerReport } from '../fleet/worker-protocol.js';
 import { type BenchOptions, sourceAddresses } from './bench-options.js';
-import { processTree, startProxy, startPublisher, stopProcess, stopProxy } from './services.js';
+import { processTree, startProxy, startPublisher, stopProxy } from './services.js';
 
 
 export interface RunSummary {
@@ -114,7 +114,7 @@ async function startServices(options: BenchOptions, mode: BenchMode, clients: nu
   let clientUrl = directUrl;
   const stop = async () => {
     if (proxyPid !== undefined && options.proxy !== 'none') await stopProxy(options.proxy, proxyDir);
-    if (publisher) await stopProcess(publisher);
+    if (publisher) await publisher.stop();
   };
   try {
     if (options.proxy !== 'none' && viaProxy(mode)) {

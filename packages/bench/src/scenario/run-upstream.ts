@@ -6,8 +6,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { streamIri, streamResources } from '@rdf-stream/protocol';
 import { ProcessSampler, type ResourceSummary } from '../collect/process-sampler.js';
+import { PublisherProcess } from '../process/publisher-process.js';
 import type { UpstreamClientJob, UpstreamClientReport } from '../fleet/upstream-client-worker.js';
-import { processTree, publishing, startProxy, stopProcess, stopProxy } from './services.js';
+import { processTree, startProxy, stopProcess, stopProxy } from './services.js';
 
 /**
  * The streaming-proxy study (streamdata.io's "Server-Sent Events vs polling"), reproduced: a
@@ -94,7 +95,7 @@ async function upstreamRequests(port: number): Promise<number> {
 }
 
 /** The publisher CLI with one web-API stream (`identity: state`) polling the upstream. */
-async function startStatePublisher(options: UpstreamOptions, port: number, upstreamUrl: string, clients: number): Promise<ChildProcess> {
+async function startStatePublisher(options: UpstreamOptions, port: number, upstreamUrl: string, clients: number): Promise<PublisherProcess> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-upstream-'));
   const config = join(dir, 'publisher.json');
   writeFileSync(
@@ -124,23 +125,18 @@ async function startStatePublisher(options: UpstreamOptions, port: number, upstr
       ],
     }),
   );
-  const child = spawn(
-    process.execPath,
-    [
-      '--import', 'tsx', 'packages/publisher/src/cli.ts',
+  const publisher = await PublisherProcess.start({
+    port,
+    flags: [
       '--config', config,
-      '--port', String(port),
       '--log', 'memory',
       '--max-subscribers', String(clients + 100),
       '--max-event-loop-delay-ms', '0',
       '--max-event-loop-turn-ms', '0',
       '--log-level', 'info', '--log-format', 'json',
     ],
-    { cwd: repositoryRoot, stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  child.once('exit', () => rmSync(dir, { recursive: true, force: true }));
-  await publishing(child);
-  return child;
+  }).finally(() => rmSync(dir, { recursive: true, force: true }));
+  return publisher;
 }
 
 /** Forks the client processes, runs the job split among them, and merges their reports. */
@@ -245,10 +241,10 @@ export async function runUpstreamScenario(options: UpstreamOptions, log: (line: 
       const publisher = await startStatePublisher(options, options.port, `http://127.0.0.1:${upstreamPort}/parking`, clients);
       try {
         results.push(
-          await runArm(options, 'patches', clients, { pid: upstream.pid!, port: upstreamPort }, [publisher.pid!], streamResources(streamIri(`http://127.0.0.1:${options.port}`, 'parking')).patches),
+          await runArm(options, 'patches', clients, { pid: upstream.pid!, port: upstreamPort }, [publisher.pid], streamResources(streamIri(`http://127.0.0.1:${options.port}`, 'parking')).patches),
         );
       } finally {
-        await stopProcess(publisher);
+        await publisher.stop();
       }
     }
   } finally {

@@ -1,31 +1,24 @@
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, execFile } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { PublisherProcess, repositoryRoot } from '../process/publisher-process.js';
 import type { BenchOptions } from './bench-options.js';
 
 const run = promisify(execFile);
-const repositoryRoot = fileURLToPath(new URL('../../../../', import.meta.url));
 
 /**
  * Starts the publisher CLI as its own process, so that its CPU and memory are measured apart.
  * Its log is durable, as by default, in a fresh data directory removed when it exits.
  */
-export async function startPublisher(options: BenchOptions, clients: number): Promise<ChildProcess> {
+export async function startPublisher(options: BenchOptions, clients: number): Promise<PublisherProcess> {
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-publisher-'));
-  // node itself (not the tsx launcher, which would run the publisher in a child process), so
-  // that the sampled pid is the publisher's.
-  const child = spawn(
-    process.execPath,
-    [
-      ...(options.publisherCpuProfDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', options.publisherCpuProfDir]),
-      '--import',
-      'tsx',
-      'packages/publisher/src/cli.ts',
-      '--port', String(options.port),
+  const publisher = await PublisherProcess.start({
+    port: options.port,
+    nodeOptions: options.publisherCpuProfDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', options.publisherCpuProfDir],
+    flags: [
       '--interval', String(options.intervalSeconds),
       '--facilities', String(options.facilities),
       '--seed', String(options.seed),
@@ -36,30 +29,17 @@ export async function startPublisher(options: BenchOptions, clients: number): Pr
       '--max-event-loop-turn-ms', '0',
       '--workers', String(options.serverWorkers ?? 1),
       '--data-dir', dataDir,
-      '--log-level', 'info', '--log-format', 'json', // its lines are read as JSON
+      '--log-level', 'info', '--log-format', 'json',
     ],
-    { cwd: repositoryRoot, stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  child.once('exit', () => rmSync(dataDir, { recursive: true, force: true }));
-  await publishing(child);
-  return child;
-}
-
-/**
- * Resolves once a publisher started with `--log-format json` and its standard output piped says
- * it is publishing; rejects with the end of what it printed if it exits first.
- */
-export function publishing(child: ChildProcess): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    let seen = '';
-    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-      seen += chunk;
-      if (seen.includes('"msg":"publishing')) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`the publisher exited with ${code}: ${seen.slice(-500)}`)));
+  }).catch((error: unknown) => {
+    rmSync(dataDir, { recursive: true, force: true });
+    throw error;
   });
+  void publisher.exited.then(() => rmSync(dataDir, { recursive: true, force: true }));
+  return publisher;
 }
 
+/** Stops a helper process of the bench (not a publisher: `PublisherProcess.stop`) with SIGTERM. */
 export async function stopProcess(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = once(child, 'exit');

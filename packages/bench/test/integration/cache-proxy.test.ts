@@ -8,7 +8,7 @@ import { request } from 'undici';
 import WebSocket from 'ws';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { BenchOptions } from '../../src/scenario/bench-options.js';
-import { startProxy, startPublisher, stopProcess, stopProxy } from '../../src/scenario/services.js';
+import { startProxy, startPublisher, stopProxy } from '../../src/scenario/services.js';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
@@ -87,7 +87,7 @@ describe.each([
         await stopProxy(proxy, proxyDir);
       }
     } finally {
-      await stopProcess(publisher);
+      await publisher.stop();
     }
   }, 60_000);
 
@@ -115,7 +115,7 @@ describe.each([
         await stopProxy(proxy, sseDir);
       }
     } finally {
-      await stopProcess(publisher);
+      await publisher.stop();
     }
   }, 60_000);
 
@@ -156,7 +156,7 @@ describe.each([
         await stopProxy(proxy, wsDir);
       }
     } finally {
-      await stopProcess(publisher);
+      await publisher.stop();
     }
   }, 60_000);
 });

@@ -1,55 +1,35 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { PublisherProcess } from '../../src/process/publisher-process.js';
 import { freePort } from '../../src/reliability/free-port.js';
-import { PublisherProcess, usePublisherDiagnostics } from '../../src/reliability/publisher-process.js';
 
-describe('PublisherProcess diagnostics', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'publisher-process-test-'));
-  afterEach(() => {
-    usePublisherDiagnostics({ nodeOptions: [] });
-    rmSync(dir, { recursive: true, force: true });
-  });
-
-  it("passes Node's options to the publisher and appends its output, each start headed, to the log file", { timeout: 60_000 }, async () => {
-    const logFile = join(dir, 'publisher.log');
-    usePublisherDiagnostics({ nodeOptions: ['--trace-gc', '--max-semi-space-size=2'], logFile });
-    const publisher = new PublisherProcess({ port: await freePort() });
-    await publisher.start();
-    const commandLine = readFileSync(`/proc/${publisher.pid}/cmdline`, 'utf8').split('\0');
-    expect(commandLine.slice(1, 3)).toEqual(['--trace-gc', '--max-semi-space-size=2']);
-    const { pid } = publisher;
-    await publisher.dispose();
-
-    const log = readFileSync(logFile, 'utf8');
-    expect(log.split('\n')[0]).toMatch(new RegExp(`^== publisher ${pid} started \\S+: --trace-gc --max-semi-space-size=2 `));
-    // The publisher's own log (standard output) and V8's trace (a 2 MiB young generation collects during start-up).
-    expect(log).toContain('"msg":"publishing');
-    expect(log).toMatch(/\d+ ms: Scavenge/);
-  });
-});
-
-describe('PublisherProcess environment', () => {
-  it("runs the publisher with the deployed environment, the caller's variables winning", { timeout: 60_000 }, async () => {
-    const inherited = process.env.MALLOC_ARENA_MAX;
-    const environment = (publisher: PublisherProcess) => readFileSync(`/proc/${publisher.pid}/environ`, 'utf8').split('\0');
-    const asDeployed = new PublisherProcess({ port: await freePort() });
-    const fromShell = new PublisherProcess({ port: await freePort() });
-    const fromOptions = new PublisherProcess({ port: await freePort(), env: { MALLOC_ARENA_MAX: '8' } });
+describe('PublisherProcess', () => {
+  it('resolves once GET /health answers with every source started, and stops on SIGTERM with a clean exit', { timeout: 60_000 }, async () => {
+    const publisher = await PublisherProcess.start({ port: await freePort(), flags: ['--log', 'memory', '--interval', '1'] });
     try {
-      delete process.env.MALLOC_ARENA_MAX;
-      await Promise.all([asDeployed.start(), fromOptions.start()]);
-      expect(environment(asDeployed)).toContain('MALLOC_ARENA_MAX=2');
-      expect(environment(fromOptions)).toContain('MALLOC_ARENA_MAX=8');
-      // `MALLOC_ARENA_MAX=4 pnpm test:reliability ...`
-      process.env.MALLOC_ARENA_MAX = '4';
-      await fromShell.start();
-      expect(environment(fromShell)).toContain('MALLOC_ARENA_MAX=4');
+      const health = (await (await fetch(`${publisher.url}/health`)).json()) as { status: string };
+      expect(health.status).toBe('ok');
+      expect(publisher.running).toBe(true);
     } finally {
-      if (inherited === undefined) delete process.env.MALLOC_ARENA_MAX;
-      else process.env.MALLOC_ARENA_MAX = inherited;
-      await Promise.all([asDeployed.dispose(), fromShell.dispose(), fromOptions.dispose()]);
+      // The publisher drains on SIGTERM and exits 0 when the drain finished in time.
+      expect(await publisher.stop()).toMatchObject({ code: 0, signal: null });
     }
+    expect(publisher.running).toBe(false);
+  });
+
+  it('rejects with what the publisher printed when it exits before it serves', { timeout: 60_000 }, async () => {
+    await expect(PublisherProcess.start({ port: await freePort(), flags: ['--no-such-flag'] })).rejects.toThrow(/the publisher exited \(\d+\) before it served: .*no-such-flag/s);
+  });
+
+  it('says on stderr when the publisher exits without being asked to', { timeout: 60_000 }, async () => {
+    const publisher = await PublisherProcess.start({ port: await freePort(), flags: ['--log', 'memory'] });
+    const written: string[] = [];
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => written.push(String(chunk)) > 0);
+    try {
+      process.kill(publisher.pid, 'SIGKILL');
+      await publisher.exited;
+    } finally {
+      stderr.mockRestore();
+    }
+    expect(written.join('')).toMatch(new RegExp(`the publisher ${publisher.pid} exited \\(SIGKILL\\) unasked: `));
   });
 });

@@ -1,6 +1,6 @@
 import { streamIri, streamResources } from '@rdf-stream/protocol';
 import { freePort } from '../free-port.js';
-import { PublisherProcess } from '../publisher-process.js';
+import { RestartablePublisher } from '../restartable-publisher.js';
 import { between, check, progress, type ScenarioResult, sleep } from '../scenario-result.js';
 import { SseFleet } from '../sse-fleet.js';
 import { type CutKind, TcpRelay } from '../tcp-relay.js';
@@ -28,7 +28,7 @@ const cutKinds = ['server-close', 'client-abort', 'tcp-reset'] as const;
  */
 export async function churnScenario(options: ChurnOptions = churnDefaults): Promise<ScenarioResult> {
   const started = performance.now();
-  const publisher = new PublisherProcess({
+  const publisher = new RestartablePublisher({
     port: await freePort(),
     flags: ['--log', 'file', '--interval', String(options.intervalSeconds), '--facilities', '2', '--max-subscribers', String(options.subscribers * 2 + 100)],
   });

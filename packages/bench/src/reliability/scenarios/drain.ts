@@ -1,7 +1,7 @@
 import { streamIri, streamResources } from '@rdf-stream/protocol';
 import { freePort } from '../free-port.js';
 import { percentile } from '../process-probe.js';
-import { PublisherProcess } from '../publisher-process.js';
+import { RestartablePublisher } from '../restartable-publisher.js';
 import { check, timedCheck, progress, type ScenarioResult, sleep } from '../scenario-result.js';
 import { SseFleet } from '../sse-fleet.js';
 
@@ -27,7 +27,7 @@ const CLIENT_BACKOFF = { initialDelayMs: 100, maxDelayMs: 1_000 } as const;
  */
 export async function drainScenario(options: DrainOptions = drainDefaults): Promise<ScenarioResult> {
   const started = performance.now();
-  const publisher = new PublisherProcess({
+  const publisher = new RestartablePublisher({
     port: await freePort(),
     flags: [
       // One element a second: 10 000 subscribers' events are what the harness can read.

@@ -6,7 +6,7 @@ import { streamIri, streamResources } from '@rdf-stream/protocol';
 import { freePort } from '../free-port.js';
 import { percentile } from '../process-probe.js';
 import { probe, probeEvery, type ProbeResult } from '../probe.js';
-import { PublisherProcess } from '../publisher-process.js';
+import { RestartablePublisher } from '../restartable-publisher.js';
 import { check, timedCheck, progress, type ScenarioResult, sleep } from '../scenario-result.js';
 import { SseFleet } from '../sse-fleet.js';
 
@@ -59,7 +59,7 @@ const summarise = (results: ProbeResult[]) => {
  */
 export async function overloadScenario(options: OverloadOptions = overloadDefaults): Promise<ScenarioResult> {
   const started = performance.now();
-  const publisher = new PublisherProcess({ port: await freePort(), flags: ['--interval', String(INTERVAL_SECONDS), '--max-subscribers', '5000'] });
+  const publisher = new RestartablePublisher({ port: await freePort(), flags: ['--interval', String(INTERVAL_SECONDS), '--max-subscribers', '5000'] });
   await publisher.start();
   const fleet = new SseFleet({ eventsUrl: streamResources(streamIri(publisher.url, 'parking')).events, subscribers: options.subscribers });
   let largestGapMs = 0;
@@ -87,16 +87,7 @@ export async function overloadScenario(options: OverloadOptions = overloadDefaul
     await Promise.all(floods.map((child) => once(child, 'exit')));
     const during = await probing.stop();
     const overflows = listenOverflows() - overflowsBefore;
-    // Recovery: how long after the flood until a new request is served (200) again.
-    const endedAt = performance.now();
-    let recoveryMs = Number.NaN;
-    for (let attempt = 0; attempt < 600; attempt++) {
-      if ((await probe(streamResources(streamIri(publisher.url, 'parking')).latest, 5_000)).status === 200) {
-        recoveryMs = Math.round(performance.now() - endedAt);
-        break;
-      }
-      await sleep(100);
-    }
+    const recoveryMs = await recovery(streamResources(streamIri(publisher.url, 'parking')).latest);
     const lastSeq = Math.max(...fleet.subscribers.map((subscriber) => subscriber.lastSeq));
     await fleet.reached(lastSeq, 30_000).catch((error: Error) => progress('overload', error.message));
     const losses = fleet.losses(lastSeq);
@@ -140,4 +131,14 @@ export async function overloadScenario(options: OverloadOptions = overloadDefaul
     await watch.stop();
     await publisher.dispose();
   }
+}
+
+/** How long from now until `url` is served (200) again on a new request (ms); NaN if not within a minute or so. */
+async function recovery(url: string): Promise<number> {
+  const endedAt = performance.now();
+  for (let attempt = 0; attempt < 600; attempt++) {
+    if ((await probe(url, 5_000)).status === 200) return Math.round(performance.now() - endedAt);
+    await sleep(100);
+  }
+  return Number.NaN;
 }

@@ -5,7 +5,7 @@ import { freePort } from '../free-port.js';
 import { Ingester, markerIri } from '../ingester.js';
 import { memoryFields, MemoryProfile } from '../memory-profile.js';
 import { floorOf, rssBytes, Sampler, trendOf } from '../process-probe.js';
-import { PublisherProcess } from '../publisher-process.js';
+import { RestartablePublisher } from '../restartable-publisher.js';
 import { check, progress, type ScenarioResult, type Series, sleep } from '../scenario-result.js';
 import { SseFleet } from '../sse-fleet.js';
 
@@ -72,18 +72,7 @@ const inMiB = (bytes: number) => Math.round((bytes / MiB) * 100) / 100;
  */
 export async function soakScenario(options: SoakOptions): Promise<ScenarioResult> {
   const started = performance.now();
-  const publisher = new PublisherProcess({
-    port: await freePort(),
-    configYaml: CONFIG,
-    env: { RELIABILITY_TOKEN: TOKEN },
-    flags: [
-      '--max-subscribers', String(options.subscribers + 100),
-      '--max-event-loop-turn-ms', '0',
-      // The bounded caches are not leaks, but at their defaults (64 MiB of decoded elements) they
-      // would still be filling after the warm-up and read as a slope: small, they are full by then.
-      '--log-cache-bytes', String(SOAK_LOG_CACHE_BYTES),
-    ],
-  });
+  const publisher = soakPublisher(options, await freePort());
   await publisher.start();
   const warmUpElements = await warmUpBurst(publisher.url, options.burst);
   const sse = new SseFleet({ eventsUrl: streamResources(streamIri(publisher.url, 'parking')).events, subscribers: options.subscribers });
@@ -95,44 +84,15 @@ export async function soakScenario(options: SoakOptions): Promise<ScenarioResult
     await sse.start();
     progress('soak', `${options.subscribers} SSE subscribers connecting; starting ${options.pollers} pollers (own process)`);
     await polls.start();
-    progress('soak', `running for ${options.minutes} min; an element every ${ELEMENT_INTERVAL_SECONDS} s, a poll every ${POLL_INTERVAL_MS / 1000} s per poller`);
-    const deadline = Date.now() + options.minutes * 60_000;
-    while (Date.now() < deadline) {
-      await sleep(Math.min(60_000, deadline - Date.now()));
-      progress('soak', `${Math.round((deadline - Date.now()) / 60_000)} min left; RSS ${Math.round(rssBytes(publisher.pid) / 1_048_576)} MiB, ${publisher.openFiles()} open files, ${polls.stats.requests} polls`);
-    }
+    await runFor(options.minutes, publisher, polls);
     memory.stop();
     files.stop();
     everySecond.stop();
-    const settled = memory.after(WARM_UP_FRACTION);
-    // Where memory went, after warm-up: RSS is the criterion; its parts tell a leak in our code
-    // (the V8 heap grows) from the allocator's or the kernel's (RSS grows, the heap does not).
-    const trends = Object.fromEntries(memoryFields.map((field) => [field, trendOf(settled.map((sample) => ({ atMs: sample.atMs, value: sample[field] })))]));
-    const rssTrend = trends.rss!;
-    // The criterion: RSS's floor. Over all samples, RSS swings by tens of MiB with garbage awaiting
-    // the next full collection (every minute or two here), and a least-squares slope through
-    // that has a standard error of about 2 MiB/h over an hour: twice the limit, it cannot decide.
-    // RSS is read every second for the floor, so that each window's lowest sample is a trough.
-    const floorWindowMs = Math.min(FLOOR_WINDOW_MS, (options.minutes * 60_000 * (1 - WARM_UP_FRACTION)) / 6);
-    const rssFloor = floorOf(everySecond.samples.slice(Math.floor(everySecond.samples.length * WARM_UP_FRACTION)), floorWindowMs, FLOOR_SAMPLE_MS);
-    const rssFloorTrend = trendOf(rssFloor);
-    const fileCounts = files.samples.slice(Math.floor(files.samples.length * WARM_UP_FRACTION)).map((sample) => sample.value);
-    const meanFiles = fileCounts.reduce((sum, value) => sum + value, 0) / Math.max(1, fileCounts.length);
-    const fileSpread = (Math.max(...fileCounts) - Math.min(...fileCounts)) / meanFiles;
+    const trend = memoryTrend(memory, everySecond, options.minutes);
+    const fds = openFileSpread(files);
     const lastSeq = Math.max(...sse.subscribers.map((subscriber) => subscriber.lastSeq));
     await sse.reached(lastSeq, 60_000).catch((error: Error) => progress('soak', error.message));
     const losses = sse.losses(lastSeq);
-    const series: Series = {
-      name: 'memory',
-      title: 'publisher memory over time (the first 20 % is warm-up)',
-      unit: 'MiB',
-      points: [
-        ...memory.samples.flatMap((sample) =>
-          memoryFields.filter((field) => Number.isFinite(sample[field])).map((field) => ({ seconds: Math.round(sample.atMs / 1000), line: field, value: inMiB(sample[field]) })),
-        ),
-        ...rssFloor.map((point) => ({ seconds: Math.round(point.atMs / 1000), line: 'rss floor', value: inMiB(point.value) })),
-      ],
-    };
     return {
       name: 'soak',
       weakness: 'slow leaks: memory growing with every element, file descriptors not released',
@@ -143,28 +103,28 @@ export async function soakScenario(options: SoakOptions): Promise<ScenarioResult
         minutes: options.minutes,
         warmUpElements,
         polls: polls.stats.requests,
-        rssFloorSlopeMiBPerHour: inMiB(rssFloorTrend.perHour),
-        rssFloorSlopeStandardErrorMiBPerHour: inMiB(rssFloorTrend.standardErrorPerHour),
-        rssFloorWindowSeconds: Math.round(floorWindowMs / 1000),
-        rssSlopeMiBPerHour: inMiB(rssTrend.perHour),
-        rssSlopeStandardErrorMiBPerHour: inMiB(rssTrend.standardErrorPerHour),
+        rssFloorSlopeMiBPerHour: inMiB(trend.rssFloor.perHour),
+        rssFloorSlopeStandardErrorMiBPerHour: inMiB(trend.rssFloor.standardErrorPerHour),
+        rssFloorWindowSeconds: Math.round(trend.floorWindowMs / 1000),
+        rssSlopeMiBPerHour: inMiB(trend.rss.perHour),
+        rssSlopeStandardErrorMiBPerHour: inMiB(trend.rss.standardErrorPerHour),
         ...Object.fromEntries(
-          memoryFields.filter((field) => field !== 'rss').map((field) => [`${field}SlopeMiBPerHour`, inMiB(trends[field]!.perHour)]),
+          memoryFields.filter((field) => field !== 'rss').map((field) => [`${field}SlopeMiBPerHour`, inMiB(trend.byField[field]!.perHour)]),
         ),
         maxRssMiB: Math.round(Math.max(...memory.samples.map((sample) => sample.rss)) / MiB),
         maxHeapUsedMiB: Math.round(Math.max(...memory.samples.map((sample) => sample.heapUsed).filter(Number.isFinite)) / MiB),
-        openFilesMin: Math.min(...fileCounts),
-        openFilesMax: Math.max(...fileCounts),
+        openFilesMin: fds.min,
+        openFilesMax: fds.max,
         missing: losses.missing,
       },
-      series: [series],
+      series: [memorySeries(memory, trend.rssFloorPoints)],
       checks: [
         check(
-          `RSS slope < 1 MB/h (after warm-up; the floor of each ${Math.round(floorWindowMs / 60_000)}-min window)`,
-          rssFloorTrend.perHour < RSS_SLOPE_LIMIT_BYTES_PER_HOUR,
-          `${inMiB(rssFloorTrend.perHour)} ± ${inMiB(rssFloorTrend.standardErrorPerHour)} MiB/h (all samples: ${inMiB(rssTrend.perHour)} ± ${inMiB(rssTrend.standardErrorPerHour)})`,
+          `RSS slope < 1 MB/h (after warm-up; the floor of each ${Math.round(trend.floorWindowMs / 60_000)}-min window)`,
+          trend.rssFloor.perHour < RSS_SLOPE_LIMIT_BYTES_PER_HOUR,
+          `${inMiB(trend.rssFloor.perHour)} ± ${inMiB(trend.rssFloor.standardErrorPerHour)} MiB/h (all samples: ${inMiB(trend.rss.perHour)} ± ${inMiB(trend.rss.standardErrorPerHour)})`,
         ),
-        check('file descriptors stable within 1 %', fileSpread <= FD_SPREAD_LIMIT, `${Math.min(...fileCounts)}–${Math.max(...fileCounts)} (${Math.round(fileSpread * 1000) / 10} %)`),
+        check('file descriptors stable within 1 %', fds.spread <= FD_SPREAD_LIMIT, `${fds.min}–${fds.max} (${Math.round(fds.spread * 1000) / 10} %)`),
         check('SSE subscribers lost nothing', losses.missing === 0 && losses.duplicates === 0, `${losses.missing} missing, ${losses.duplicates} duplicate`),
       ],
     };
@@ -176,6 +136,71 @@ export async function soakScenario(options: SoakOptions): Promise<ScenarioResult
     await polls.stop();
     await publisher.dispose();
   }
+}
+
+/** The soak's publisher: the simulated stream and the warm-up stream, shedding off, small caches. */
+function soakPublisher(options: SoakOptions, port: number): RestartablePublisher {
+  return new RestartablePublisher({
+    port,
+    configYaml: CONFIG,
+    env: { RELIABILITY_TOKEN: TOKEN },
+    flags: [
+      '--max-subscribers', String(options.subscribers + 100),
+      '--max-event-loop-turn-ms', '0',
+      // The bounded caches are not leaks, but at their defaults (64 MiB of decoded elements) they
+      // would still be filling after the warm-up and read as a slope: small, they are full by then.
+      '--log-cache-bytes', String(SOAK_LOG_CACHE_BYTES),
+    ],
+  });
+}
+
+/** Lets the fleets run for `minutes`, saying every minute how the publisher is doing. */
+async function runFor(minutes: number, publisher: RestartablePublisher, polls: PollFleetProcess): Promise<void> {
+  progress('soak', `running for ${minutes} min; an element every ${ELEMENT_INTERVAL_SECONDS} s, a poll every ${POLL_INTERVAL_MS / 1000} s per poller`);
+  const deadline = Date.now() + minutes * 60_000;
+  while (Date.now() < deadline) {
+    await sleep(Math.min(60_000, deadline - Date.now()));
+    progress('soak', `${Math.round((deadline - Date.now()) / 60_000)} min left; RSS ${Math.round(rssBytes(publisher.pid) / 1_048_576)} MiB, ${publisher.openFiles()} open files, ${polls.stats.requests} polls`);
+  }
+}
+
+/** How memory grew after warm-up: every part's slope, and the criterion, RSS's floor. */
+function memoryTrend(memory: MemoryProfile, everySecond: Sampler, minutes: number) {
+  const settled = memory.after(WARM_UP_FRACTION);
+  // Where memory went, after warm-up: RSS is the criterion; its parts tell a leak in our code
+  // (the V8 heap grows) from the allocator's or the kernel's (RSS grows, the heap does not).
+  const byField = Object.fromEntries(memoryFields.map((field) => [field, trendOf(settled.map((sample) => ({ atMs: sample.atMs, value: sample[field] })))]));
+  // The criterion: RSS's floor. Over all samples, RSS swings by tens of MiB with garbage awaiting
+  // the next full collection (every minute or two here), and a least-squares slope through
+  // that has a standard error of about 2 MiB/h over an hour: twice the limit, it cannot decide.
+  // RSS is read every second for the floor, so that each window's lowest sample is a trough.
+  const floorWindowMs = Math.min(FLOOR_WINDOW_MS, (minutes * 60_000 * (1 - WARM_UP_FRACTION)) / 6);
+  const rssFloorPoints = floorOf(everySecond.samples.slice(Math.floor(everySecond.samples.length * WARM_UP_FRACTION)), floorWindowMs, FLOOR_SAMPLE_MS);
+  return { byField, rss: byField.rss!, floorWindowMs, rssFloorPoints, rssFloor: trendOf(rssFloorPoints) };
+}
+
+/** The open file descriptors after warm-up: least, most, and their spread over the mean. */
+function openFileSpread(files: Sampler): { min: number; max: number; spread: number } {
+  const counts = files.samples.slice(Math.floor(files.samples.length * WARM_UP_FRACTION)).map((sample) => sample.value);
+  const mean = counts.reduce((sum, value) => sum + value, 0) / Math.max(1, counts.length);
+  const min = Math.min(...counts);
+  const max = Math.max(...counts);
+  return { min, max, spread: (max - min) / mean };
+}
+
+/** Every part of the publisher's memory over time, and RSS's floor, for the report's chart. */
+function memorySeries(memory: MemoryProfile, rssFloor: ReadonlyArray<{ atMs: number; value: number }>): Series {
+  return {
+    name: 'memory',
+    title: 'publisher memory over time (the first 20 % is warm-up)',
+    unit: 'MiB',
+    points: [
+      ...memory.samples.flatMap((sample) =>
+        memoryFields.filter((field) => Number.isFinite(sample[field])).map((field) => ({ seconds: Math.round(sample.atMs / 1000), line: field, value: inMiB(sample[field]) })),
+      ),
+      ...rssFloor.map((point) => ({ seconds: Math.round(point.atMs / 1000), line: 'rss floor', value: inMiB(point.value) })),
+    ],
+  };
 }
 
 /**

@@ -2,7 +2,7 @@ import { connect, type Socket } from 'node:net';
 import { streamIri, streamPath, streamResources } from '@rdf-stream/protocol';
 import { freePort } from '../free-port.js';
 import { kernelQueuedBytes, metricSum, percentile, rssBytes, Sampler, tcpMemoryBytes } from '../process-probe.js';
-import { PublisherProcess } from '../publisher-process.js';
+import { RestartablePublisher } from '../restartable-publisher.js';
 import { check, timedCheck, progress, type ScenarioResult, sleep } from '../scenario-result.js';
 import { SseFleet } from '../sse-fleet.js';
 
@@ -62,7 +62,7 @@ interface Run {
 /** One run: healthy subscribers (latency measured) and, if asked, raw sockets that never read. */
 async function run(options: StalledOptions, stalledCount: number, seconds: number): Promise<Run> {
   const port = await freePort();
-  const publisher = new PublisherProcess({
+  const publisher = new RestartablePublisher({
     port,
     flags: [
       '--log', 'memory',
@@ -97,36 +97,15 @@ async function run(options: StalledOptions, stalledCount: number, seconds: numbe
     const queued = kernelQueuedBytes(port, clientPorts);
     return queued.connections === 0 ? 0 : (queued.serverSendBytes + queued.clientReceiveBytes) / queued.connections;
   }, KERNEL_SAMPLE_MS);
-  const evictions: Array<{ atMs: number; evicted: number }> = [];
   try {
     await fleet.start();
-    // In batches, so that the crowd is not shed (a shed request's connection is closed).
-    for (let index = 0; index < stalledCount; index++) {
-      // A reader that never reads: the request, then not one byte read (the default format, Turtle).
-      const socket = connect(port, '127.0.0.1');
-      socket.on('error', () => undefined);
-      socket.on('connect', () => clientPorts.add(socket.localPort ?? 0));
-      socket.write(`GET ${streamPath('parking', 'events')} HTTP/1.1\r\nHost: reliability\r\nAccept: text/event-stream\r\n\r\n`);
-      socket.pause();
-      stalled.push(socket);
-      if (index % STALLED_BATCH === STALLED_BATCH - 1) await sleep(250);
-    }
+    await openStalledReaders(port, stalledCount, stalled, clientPorts);
     const connectedAt = performance.now();
     const subscribed = async () => metricSum(await (await fetch(`${publisher.url}/metrics`)).text(), 'rdf_stream_subscribers');
     const subscribedBy = Date.now() + 30_000;
     while ((await subscribed()) < options.healthy + stalledCount && Date.now() < subscribedBy) await sleep(100);
     const stalledSubscribed = (await subscribed()) - options.healthy;
-    const deadline = Date.now() + seconds * 1_000;
-    let lastReport = 0;
-    while (Date.now() < deadline) {
-      await sleep(Math.min(1_000, deadline - Date.now()));
-      const metrics = await (await fetch(`${publisher.url}/metrics`)).text();
-      evictions.push({ atMs: performance.now() - connectedAt, evicted: metricSum(metrics, 'rdf_stream_subscribers_evicted_total') });
-      if (Date.now() - lastReport >= 10_000) {
-        lastReport = Date.now();
-        progress('stalled', `${stalledCount} stalled: ${Math.round((deadline - Date.now()) / 1000)} s left; ${evictions.at(-1)?.evicted} evicted; publisher RSS ${Math.round(rssBytes(publisher.pid) / 1_048_576)} MiB, kernel TCP memory ${Math.round(tcpMemoryBytes() / 1_048_576)} MiB, ${Math.round(kernelPerStalled.samples.at(-1)?.value ?? 0) / 1000} kB in the kernel per stalled reader`);
-      }
-    }
+    const evictions = await followEvictions(publisher, seconds, connectedAt, stalledCount, kernelPerStalled);
     const lastSeq = Math.max(...fleet.subscribers.map((subscriber) => subscriber.lastSeq));
     await fleet.reached(lastSeq, 30_000).catch((error: Error) => progress('stalled', error.message));
     const metrics = await (await fetch(`${publisher.url}/metrics`)).text();
@@ -160,6 +139,48 @@ async function run(options: StalledOptions, stalledCount: number, seconds: numbe
     await fleet.stop();
     await publisher.dispose();
   }
+}
+
+/**
+ * Opens `count` readers that never read: the request, then not one byte read (the default
+ * format, Turtle). In batches, so that the crowd is not shed (a shed request's connection is closed).
+ */
+async function openStalledReaders(port: number, count: number, stalled: Socket[], clientPorts: Set<number>): Promise<void> {
+  for (let index = 0; index < count; index++) {
+    const socket = connect(port, '127.0.0.1');
+    socket.on('error', () => undefined);
+    socket.on('connect', () => clientPorts.add(socket.localPort ?? 0));
+    socket.write(`GET ${streamPath('parking', 'events')} HTTP/1.1\r\nHost: reliability\r\nAccept: text/event-stream\r\n\r\n`);
+    socket.pause();
+    stalled.push(socket);
+    if (index % STALLED_BATCH === STALLED_BATCH - 1) await sleep(250);
+  }
+}
+
+/**
+ * Reads the publisher's eviction count every second for `seconds` (each sample timed from
+ * `connectedAt`), saying every 10 s where memory stands.
+ */
+async function followEvictions(
+  publisher: RestartablePublisher,
+  seconds: number,
+  connectedAt: number,
+  stalledCount: number,
+  kernelPerStalled: Sampler,
+): Promise<Array<{ atMs: number; evicted: number }>> {
+  const evictions: Array<{ atMs: number; evicted: number }> = [];
+  const deadline = Date.now() + seconds * 1_000;
+  let lastReport = 0;
+  while (Date.now() < deadline) {
+    await sleep(Math.min(1_000, deadline - Date.now()));
+    const metrics = await (await fetch(`${publisher.url}/metrics`)).text();
+    evictions.push({ atMs: performance.now() - connectedAt, evicted: metricSum(metrics, 'rdf_stream_subscribers_evicted_total') });
+    if (Date.now() - lastReport >= 10_000) {
+      lastReport = Date.now();
+      progress('stalled', `${stalledCount} stalled: ${Math.round((deadline - Date.now()) / 1000)} s left; ${evictions.at(-1)?.evicted} evicted; publisher RSS ${Math.round(rssBytes(publisher.pid) / 1_048_576)} MiB, kernel TCP memory ${Math.round(tcpMemoryBytes() / 1_048_576)} MiB, ${Math.round(kernelPerStalled.samples.at(-1)?.value ?? 0) / 1000} kB in the kernel per stalled reader`);
+    }
+  }
+  return evictions;
 }
 
 /**

@@ -1,37 +1,28 @@
 /**
  * The community LDES client replaying a stream's history: fills a data directory with
- * `--elements` demo-size elements (see synthetic-history.ts), starts the publisher CLI on it and
+ * `--elements` demo-size elements (see `syntheticHistory` in `@rdf-stream/publisher/testing`), starts the publisher CLI on it and
  * runs `ldes-client <stream IRI> --ordered ascending`, which fetches the root and every page
  * and prints each member. Reports the members it printed, whether they came once each and in
  * order, and the time it took.
  *
- *   cd packages/publisher && ../../node_modules/.bin/tsx scripts/ldes-replay.ts --elements 10000
+ *   pnpm exec tsx packages/bench/scripts/ldes-replay.ts --elements 10000
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { syntheticHistory } from './synthetic-history.js';
+import { PublisherProcess } from '../src/process/publisher-process.js';
+import { syntheticHistory } from '@rdf-stream/publisher/testing';
 
 const { values } = parseArgs({ options: { elements: { type: 'string', default: '10000' }, port: { type: 'string', default: '18961' } } });
 const total = Number(values.elements);
 const base = `http://127.0.0.1:${values.port}`;
-const { dataDir } = await syntheticHistory(total, base);
+const { dataDir } = await syntheticHistory(total, base, { onProgress: (filled) => process.stderr.write(`\rfilling: ${filled} / ${total}${filled === total ? '\n' : ''}`) });
 
-const publisher = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', '--port', String(values.port), '--data-dir', dataDir, '--retained-elements', String(total), '--log-level', 'warn', '--interval', '3600'], {
-  stdio: ['ignore', 'pipe', 'inherit'],
-});
-await new Promise<void>((resolve, reject) => {
-  const wait = async () => {
-    for (let attempt = 0; attempt < 200; attempt++) {
-      const ready = await fetch(`${base}/health`).then((response) => response.ok, () => false);
-      if (ready) return resolve();
-      await new Promise((next) => setTimeout(next, 100));
-    }
-    reject(new Error('the publisher did not start'));
-  };
-  void wait();
+const publisher = await PublisherProcess.start({
+  port: Number(values.port),
+  flags: ['--data-dir', dataDir, '--retained-elements', String(total), '--log-level', 'warn', '--interval', '3600'],
 });
 
 const client = fileURLToPath(new URL('../node_modules/.bin/ldes-client', import.meta.url));
@@ -52,8 +43,7 @@ child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
 const [code] = await once(child, 'exit');
 const seconds = (performance.now() - started) / 1000;
 process.stderr.write('\n');
-publisher.kill('SIGTERM');
-await once(publisher, 'exit');
+await publisher.stop();
 rmSync(dataDir, { recursive: true, force: true });
 const inOrder = seqs.every((seq, index) => index === 0 || seq > (seqs[index - 1] as number));
 console.log(

@@ -1,22 +1,36 @@
 /**
- * A data directory filled with `total` demo-size elements, for measurements of a long history:
- * 100 rendered demo elements whose documents are reused with their own ids, IRIs and times (rendering
- * 100 000 elements would take minutes; their size and compression are the demo stream's).
+ * A data directory filled with `total` demo-size elements of the stream `parking`, one every 5 s up
+ * to now, for tests and measurements of a long history (start-up time, history pages, an LDES
+ * replay): 100 rendered demo elements whose documents are reused with their own ids, IRIs and
+ * times (rendering 100 000 elements would take minutes; their size and compression are the demo
+ * stream's). Start a publisher on it with `--log file --data-dir {dataDir}`.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { elementId, formatNames, streamIri } from '@rdf-stream/protocol';
-import { defaults } from '../src/config/defaults.js';
-import { FileEventLog } from '../src/log/file-event-log.js';
-import { loadBundledContext } from '../src/model/bundled-context.js';
-import { elementQuads } from '../src/model/observation.js';
-import { elementGraphIri } from '../src/model/stream-element.js';
-import { JsonLdWriter } from '../src/render/jsonld-writer.js';
-import { type LoggedElement, renderElement } from '../src/render/render-element.js';
-import { ParkingSimulator } from '../src/source/parking-simulator.js';
+import { defaults } from '../config/defaults.js';
+import { FileEventLog } from '../log/file-event-log.js';
+import { loadBundledContext } from '../model/bundled-context.js';
+import { elementQuads } from '../model/observation.js';
+import { elementGraphIri } from '../model/stream-element.js';
+import { JsonLdWriter } from '../render/jsonld-writer.js';
+import { type LoggedElement, renderElement } from '../render/render-element.js';
+import { ParkingSimulator } from '../source/parking-simulator.js';
 
-export async function syntheticHistory(total: number, base: string, pageElements: number = defaults.pageElements): Promise<{ dataDir: string; fillSeconds: number }> {
+export interface SyntheticHistoryOptions {
+  /** Elements per history page (the publisher's `--page-elements`). */
+  readonly pageElements?: number;
+  /** Called after each batch of 1 000 elements: a long fill shows its progress. */
+  readonly onProgress?: (filled: number, total: number) => void;
+}
+
+/** `base`: the publisher's base URL, which the element IRIs name (`http://127.0.0.1:{port}`). */
+export async function syntheticHistory(
+  total: number,
+  base: string,
+  { pageElements = defaults.pageElements, onProgress }: SyntheticHistoryOptions = {},
+): Promise<{ dataDir: string; fillSeconds: number }> {
   const quiet = { info: () => {}, warn: () => {}, error: (fields: object, message: string) => console.error(message, fields) };
   const dataDir = mkdtempSync(join(tmpdir(), 'synthetic-history-'));
   const log = await FileEventLog.open({
@@ -59,10 +73,9 @@ export async function syntheticHistory(total: number, base: string, pageElements
   const batch = 1_000;
   for (let from = 1; from <= total; from += batch) {
     await Promise.all(Array.from({ length: Math.min(batch, total - from + 1) }, (_, index) => log.append(element(from + index))));
-    process.stderr.write(`\rfilling: ${Math.min(total, from + batch - 1)} / ${total}`);
+    onProgress?.(Math.min(total, from + batch - 1), total);
   }
   const fillSeconds = (Date.now() - filling) / 1000;
   await log.close();
-  process.stderr.write('\n');
   return { dataDir, fillSeconds };
 }

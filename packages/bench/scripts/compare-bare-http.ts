@@ -3,13 +3,16 @@
  * the same bytes and headers, both measured by autocannon in the same run with the same
  * settings, in alternating rounds (publisher, bare, publisher, bare, …) so that drifts of a
  * shared machine hit both alike; the summary gives each round and the medians.
- * Usage: tsx scripts/compare-bare-http.ts [--connections 400] [--duration 30] [--rounds 2]
+ * Usage: pnpm exec tsx packages/bench/scripts/compare-bare-http.ts [--connections 400] [--duration 30] [--rounds 2]
  */
 import { fork } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import { spawnPublisher, stopProcess } from './spawn-publisher.js';
+import { PublisherProcess } from '../src/process/publisher-process.js';
 
 const { values } = parseArgs({
   options: {
@@ -41,7 +44,9 @@ async function measure(name: string, url: string) {
   return summary;
 }
 
-const publisher = await spawnPublisher(['--port', String(publisherPort), '--interval', '5']);
+// Its log on disk, as by default, in a directory of its own.
+const dataDir = mkdtempSync(join(tmpdir(), 'compare-bare-http-'));
+const publisher = await PublisherProcess.start({ port: publisherPort, flags: ['--interval', '5', '--data-dir', dataDir] });
 try {
   const sample = await fetch(`http://127.0.0.1:${publisherPort}${path}`, { headers: { accept: 'text/turtle', 'accept-encoding': 'identity' } });
   const body = Buffer.from(await sample.arrayBuffer());
@@ -90,5 +95,6 @@ try {
     ),
   );
 } finally {
-  await stopProcess(publisher);
+  await publisher.stop();
+  rmSync(dataDir, { recursive: true, force: true });
 }

@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { deployedEnvironment, repositoryRoot } from '../../../src/reliability/publisher-process.js';
+import { repositoryRoot } from '../../../src/process/publisher-process.js';
+import { deployedEnvironment } from '../../../src/reliability/restartable-publisher.js';
 
-describe('PublisherProcess environment', () => {
+describe('RestartablePublisher environment', () => {
   it('is the environment the Docker image sets', () => {
     const dockerfile = readFileSync(join(repositoryRoot, 'docker/Dockerfile'), 'utf8');
     // The runtime stage is the last FROM; its ENV instructions, continuation lines joined.

@@ -10,7 +10,7 @@
  *
  * For each, the body bytes a subscriber received per event (HTTP chunk framing excluded),
  * averaged over `--updates` events after the first, and the sizes of `/latest` for comparison.
- * Usage: tsx scripts/patch-sizes.ts [--updates 10] [--interval-ms 300] [--port 18610]
+ * Usage: pnpm exec tsx packages/bench/scripts/patch-sizes.ts [--updates 10] [--interval-ms 300] [--port 18610]
  */
 import { once } from 'node:events';
 import { createServer } from 'node:http';
@@ -19,11 +19,7 @@ import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { createGunzip } from 'node:zlib';
 import { createParser } from 'eventsource-parser';
-import { loadConfig } from '../src/config/load-config.js';
-import { createPublisher } from '../src/publisher.js';
-import type { ElementSource } from '../src/source/element-source.js';
-import { ParkingSimulator } from '../src/source/parking-simulator.js';
-import { WebApiSource } from '../src/source/web-api-source.js';
+import { createPublisher, type ElementSource, loadConfig, ParkingSimulator, WebApiSource } from '@rdf-stream/publisher';
 
 const { values } = parseArgs({
   options: {

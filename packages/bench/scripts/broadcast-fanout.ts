@@ -13,9 +13,9 @@
  * - `ws-deflate`: the same, clients offering permessage-deflate (each element deflated once).
  *
  * The SSE subscribers are node:http + eventsource-parser, the WebSocket ones `ws` clients
- * (`ws-subscribers.ts`), spread over `--processes` client processes (the open-file limit); they
+ * (both `subscriber-fleet.ts`), spread over `--processes` client processes (the open-file limit); they
  * report the bytes each event took on the wire.
- * Usage: tsx scripts/broadcast-fanout.ts [--subscribers 10000] [--elements 6] [--interval 2]
+ * Usage: pnpm exec tsx packages/bench/scripts/broadcast-fanout.ts [--subscribers 10000] [--elements 6] [--interval 2]
  *        [--phases identity,gzip,raw,ws,ws-deflate] [--cpu-prof DIR]
  */
 import { type ChildProcess, fork } from 'node:child_process';
@@ -23,8 +23,10 @@ import { once } from 'node:events';
 import { request } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
-import { defaults } from '../src/config/defaults.js';
-import { processCpuMs, spawnPublisher, stopProcess } from './spawn-publisher.js';
+import { defaults } from '@rdf-stream/publisher';
+import { processCpuMs } from '../src/collect/process-cpu-ms.js';
+import { PublisherProcess } from '../src/process/publisher-process.js';
+import type { SubscriberFleetMessage, SubscriberFleetReport, SubscriberTransport } from './subscriber-fleet.js';
 
 const { values } = parseArgs({
   options: {
@@ -48,14 +50,6 @@ const base = `http://127.0.0.1:${values.port}`;
 const eventsUrl = `${base}/streams/parking/events?format=turtle`;
 const webSocketUrl = `ws://127.0.0.1:${values.port}/streams/parking/ws?format=turtle`;
 const batchSize = defaults.broadcastBatchSize;
-
-interface ClientReport {
-  readonly events: number;
-  readonly errors: number;
-  readonly closed: number;
-  readonly bodyBytes: number;
-  readonly encoded: number;
-}
 
 interface PhaseResult {
   readonly phase: string;
@@ -89,12 +83,12 @@ async function metric(name: string): Promise<number> {
 const median = (values: readonly number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const round = (value: number, digits = 1) => Math.round(value * 10 ** digits) / 10 ** digits;
 
-const forkClients = (script: string): ChildProcess[] =>
+const forkClients = (): ChildProcess[] =>
   Array.from({ length: processes }, () =>
-    fork(new URL(script, import.meta.url), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }),
+    fork(new URL('./subscriber-fleet.ts', import.meta.url), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }),
   );
-const sseClients = forkClients('./sse-subscribers.ts');
-const wsClients = phases.some((phase) => phase.startsWith('ws')) ? forkClients('./ws-subscribers.ts') : [];
+const sseClients = forkClients();
+const wsClients = phases.some((phase) => phase.startsWith('ws')) ? forkClients() : [];
 /** The client processes of the phase running. */
 let clients = sseClients;
 
@@ -104,17 +98,18 @@ async function ask<T>(client: ChildProcess, message: unknown): Promise<T> {
   return ((await answer) as [T])[0];
 }
 
-async function connect(url: string, compressed: boolean): Promise<void> {
+async function connect(url: string, transport: SubscriberTransport, compress: boolean): Promise<void> {
   const perProcess = Math.ceil(subscribers / processes);
   await Promise.all(
-    clients.map((client, index) =>
-      ask(client, { url, count: Math.min(perProcess, subscribers - index * perProcess), gzip: compressed, deflate: compressed }),
-    ),
+    clients.map((client, index) => {
+      const message: SubscriberFleetMessage = { url, count: Math.min(perProcess, subscribers - index * perProcess), transport, compress };
+      return ask(client, message);
+    }),
   );
 }
 
-async function report(): Promise<ClientReport> {
-  const reports = await Promise.all(clients.map((client) => ask<ClientReport>(client, 'report')));
+async function report(): Promise<SubscriberFleetReport> {
+  const reports = await Promise.all(clients.map((client) => ask<SubscriberFleetReport>(client, 'report')));
   return reports.reduce((sum, next) => ({
     events: sum.events + next.events,
     errors: sum.errors + next.errors,
@@ -145,10 +140,10 @@ async function captureFrame(): Promise<Buffer> {
   });
 }
 
-async function publisherPhase(publisher: ChildProcess, encoding: Exclude<Phase, 'raw'>): Promise<PhaseResult> {
+async function publisherPhase(publisher: PublisherProcess, encoding: Exclude<Phase, 'raw'>): Promise<PhaseResult> {
   const webSocket = encoding.startsWith('ws');
   clients = webSocket ? wsClients : sseClients;
-  await connect(webSocket ? webSocketUrl : eventsUrl, encoding === 'gzip' || encoding === 'ws-deflate');
+  await connect(webSocket ? webSocketUrl : eventsUrl, webSocket ? 'ws' : 'sse', encoding === 'gzip' || encoding === 'ws-deflate');
   process.stdout.write(`[${encoding}] ${subscribers} subscribers connected (metric: ${await metric('rdf_stream_subscribers')})\n`);
   // Start on an element boundary: the first broadcast after the crowd is in.
   let lastCount = await metric('rdf_stream_broadcast_duration_seconds_count');
@@ -156,7 +151,7 @@ async function publisherPhase(publisher: ChildProcess, encoding: Exclude<Phase, 
   lastCount = await metric('rdf_stream_broadcast_duration_seconds_count');
   let lastSum = await metric('rdf_stream_broadcast_duration_seconds_sum');
   const before = await report();
-  const cpuBefore = processCpuMs(publisher.pid!);
+  const cpuBefore = processCpuMs(publisher.pid);
   const durations: number[] = [];
   const cpuTimes: number[] = [];
   let lastCpuSum = await metric('rdf_stream_broadcast_cpu_seconds_sum');
@@ -174,7 +169,7 @@ async function publisherPhase(publisher: ChildProcess, encoding: Exclude<Phase, 
     lastSum = sum;
     lastCount = count;
   }
-  const cpuAfter = processCpuMs(publisher.pid!);
+  const cpuAfter = processCpuMs(publisher.pid);
   await sleep(500); // the clients read the last element
   const after = await report();
   await closeAll();
@@ -186,7 +181,7 @@ async function rawPhase(frame: Buffer): Promise<PhaseResult> {
   const server = fork(new URL('./raw-fanout-server.ts', import.meta.url), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   try {
     await ask(server, { kind: 'listen', port: Number(values['raw-port']) });
-    await connect(`http://127.0.0.1:${values['raw-port']}/`, false);
+    await connect(`http://127.0.0.1:${values['raw-port']}/`, 'sse', false);
     process.stdout.write(`[raw] ${subscribers} subscribers connected\n`);
     const before = await report();
     const cpuBefore = processCpuMs(server.pid!);
@@ -213,8 +208,8 @@ function summary(
   durations: readonly number[],
   cpuTimes: readonly number[],
   cpuMsPerElement: number,
-  before: ClientReport,
-  after: ClientReport,
+  before: SubscriberFleetReport,
+  after: SubscriberFleetReport,
 ): PhaseResult {
   const events = after.events - before.events;
   return {
@@ -232,13 +227,14 @@ function summary(
   };
 }
 
-const publisher = await spawnPublisher(
-  [
-    '--port', values.port!, '--interval', values.interval!, '--max-subscribers', String(subscribers + 100), '--log', 'memory',
+const publisher = await PublisherProcess.start({
+  port: Number(values.port),
+  flags: [
+    '--interval', values.interval!, '--max-subscribers', String(subscribers + 100), '--log', 'memory',
     '--max-event-loop-delay-ms', '0', '--max-event-loop-turn-ms', '0', '--log-level', 'info',
   ],
-  values['cpu-prof'] === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', values['cpu-prof']],
-);
+  nodeOptions: values['cpu-prof'] === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', values['cpu-prof']],
+});
 const results: PhaseResult[] = [];
 try {
   const frame = await captureFrame();
@@ -247,7 +243,7 @@ try {
   }
 } finally {
   [...sseClients, ...wsClients].forEach((client) => client.kill());
-  await stopProcess(publisher);
+  await publisher.stop();
 }
 const raw = results.find((result) => result.phase === 'raw');
 console.table(results);

@@ -5,7 +5,7 @@
  * accepting the POST (the element's generatedAt, stamped once every check has passed) to its
  * arrival at the subscriber, and from sending the POST to that arrival.
  *
- *   cd packages/publisher && ../../node_modules/.bin/tsx scripts/ingest-load.ts --connections 8 --duration 30
+ *   pnpm exec tsx packages/bench/scripts/ingest-load.ts --connections 8 --duration 30
  *
  * `--log file` (default: the durable log, in a scratch data directory) or `--log memory`;
  * `--log-sync-interval-ms N` spaces the log's syncs (group commit).
@@ -20,7 +20,8 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createParser } from 'eventsource-parser';
 import { Pool } from 'undici';
-import { processCpuMs, spawnPublisher, stopProcess } from './spawn-publisher.js';
+import { processCpuMs } from '../src/collect/process-cpu-ms.js';
+import { PublisherProcess } from '../src/process/publisher-process.js';
 
 const { values } = parseArgs({
   options: {
@@ -86,10 +87,13 @@ process.env.INGEST_LOAD_TOKEN = token;
 // The subscriber shares this process with the posting loops: a deep queue keeps it from being
 // evicted when this process falls behind reading (the limit is the publisher's to enforce, not
 // what is measured here).
-const publisher = await spawnPublisher([
-  '--config', configFile, '--port', String(port), '--log-level', 'info', '--max-subscriber-queue-bytes', String(256 * 1024 * 1024),
-  '--log', String(values.log), '--data-dir', join(dir, 'data'), '--log-sync-interval-ms', String(values['log-sync-interval-ms']),
-]);
+const publisher = await PublisherProcess.start({
+  port,
+  flags: [
+    '--config', configFile, '--log-level', 'info', '--max-subscriber-queue-bytes', String(256 * 1024 * 1024),
+    '--log', String(values.log), '--data-dir', join(dir, 'data'), '--log-sync-interval-ms', String(values['log-sync-interval-ms']),
+  ],
+});
 
 const bodies = Array.from({ length: 64 }, (_, variant) => body(observationCount, variant));
 console.log(
@@ -187,5 +191,5 @@ console.log(
 
 subscriber.destroy();
 await pool.close();
-await stopProcess(publisher);
+await publisher.stop();
 rmSync(dir, { recursive: true, force: true });
