@@ -3,7 +3,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { resolve } from 'node:path';
 import { SingleBar } from 'cli-progress';
 import { streamIri, streamResources } from '@rdf-stream/protocol';
-import { type BenchMode, benchModes } from './fleet/worker-protocol.js';
+import { type BenchMode, benchModes, type PollStrategyName, pollStrategyNames } from './fleet/worker-protocol.js';
 import { analyzeMal } from './analyze/mal.js';
 import { capacityPlan } from './analyze/capacity-plan.js';
 import { measureThroughput, type ThroughputResult } from './collect/throughput.js';
@@ -11,7 +11,7 @@ import { capacityTable } from './report/capacity-table.js';
 import { studyTable } from './report/study-table.js';
 import { resultTable, writeResults } from './report/write-results.js';
 import { startProxy, startPublisher, stopProxy } from './scenario/services.js';
-import { type BenchOptions, defaultPollIntervalMs, facilitiesForPayload, type PollStrategyName, pollStrategyNames } from './scenario/bench-options.js';
+import { type BenchOptions, defaultPollIntervalMs, facilitiesForPayload } from './scenario/bench-options.js';
 import { runOne, type RunSummary } from './scenario/run-benchmark.js';
 import { runUpstreamScenario, upstreamTable } from './scenario/run-upstream.js';
 

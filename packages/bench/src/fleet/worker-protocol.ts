@@ -1,7 +1,13 @@
-import type { PollStrategyName } from '../scenario/bench-options.js';
-
 export const benchModes = ['poll', 'sse', 'long-poll', 'websocket'] as const;
 export type BenchMode = (typeof benchModes)[number];
+
+/**
+ * `fixed`: the study's clients; `smart`: the client library's smart polling (its defaults);
+ * `smart-hold`: the same, asking shortly before each element is due and held by the publisher
+ * until it comes (`pollHold`).
+ */
+export const pollStrategyNames = ['fixed', 'smart', 'smart-hold'] as const;
+export type PollStrategyName = (typeof pollStrategyNames)[number];
 
 /** What the parent asks a worker process to run. */
 export interface WorkerJob {

@@ -1,14 +1,6 @@
-import type { BenchMode } from '../fleet/worker-protocol.js';
+import type { BenchMode, PollStrategyName } from '../fleet/worker-protocol.js';
 
 /** Everything a benchmark invocation asks for (see `--help` and docs/bench.md). */
-/**
- * `fixed`: the study's clients; `smart`: the client library's smart polling (its defaults);
- * `smart-hold`: the same, asking shortly before each element is due and held by the publisher
- * until it comes (`pollHold`).
- */
-export const pollStrategyNames = ['fixed', 'smart', 'smart-hold'] as const;
-export type PollStrategyName = (typeof pollStrategyNames)[number];
-
 export interface BenchOptions {
   readonly modes: readonly BenchMode[];
   readonly clientCounts: readonly number[];
