@@ -112,8 +112,11 @@ export interface TestPublisher {
  */
 const inProcess = ['--log-level', 'silent', '--max-event-loop-turn-ms', '0'];
 
-/** A port that was free a moment ago. */
-async function freePort(): Promise<number> {
+/**
+ * A port that was free a moment ago, for what must be told its port before it starts (a child
+ * process, a broker, a second publisher on the port of one that stopped).
+ */
+export async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();

@@ -3,10 +3,9 @@ import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startTestPublisher, type TestPublisher } from '@rdf-stream/publisher/testing';
+import { freePort, startTestPublisher, type TestPublisher } from '@rdf-stream/publisher/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type Chromium, launchChromium, waitForUpdates, watchedPage } from '../support/browser.js';
-import { freePort } from '../support/free-port.js';
 
 /**
  * The programs in examples/ and the commands README.md gives for them, run as a user runs them

@@ -1,11 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { startTestPublisher, type TestPublisher } from '@rdf-stream/publisher/testing';
+import { freePort, startTestPublisher, type TestPublisher } from '@rdf-stream/publisher/testing';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildPage, type BuiltPage } from '../../src/index.js';
 import { type Chromium, launchChromium, numberIn, screenshot, waitForUpdates, watchedPage } from '../support/browser.js';
-import { freePort } from '../support/free-port.js';
 
 /**
  * The live page in a real browser (Debian's chromium through playwright-core) against a real

@@ -5,8 +5,7 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openSse } from '../../src/testing.js';
-import { freePort } from '../support/free-port.js';
+import { freePort, openSse } from '../../src/testing.js';
 
 const packageDir = fileURLToPath(new URL('../..', import.meta.url));
 const tsx = fileURLToPath(new URL('../../node_modules/.bin/tsx', import.meta.url));

@@ -11,8 +11,7 @@ import { formatNames, mediaTypes } from '@rdf-stream/protocol';
 import { readProblem } from '../support/problem.js';
 import { mountSmallFilesystem } from '../support/small-filesystem.js';
 import { writeVersion2Log } from '../support/version-2-log.js';
-import { openSse, startTestPublisher } from '../../src/testing.js';
-import { freePort } from '../support/free-port.js';
+import { freePort, openSse, startTestPublisher } from '../../src/testing.js';
 
 const packageDir = fileURLToPath(new URL('../..', import.meta.url));
 /** The publisher as a direct child (not behind tsx's wrapper), so that SIGKILL reaches it. */

@@ -4,8 +4,7 @@ import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { readProblem as readProblemBody } from '../support/problem.js';
-import { elementIds, openSse, type SseConnection, startTestPublisher, type TestPublisher } from '../../src/testing.js';
-import { freePort } from '../support/free-port.js';
+import { elementIds, freePort, openSse, type SseConnection, startTestPublisher, type TestPublisher } from '../../src/testing.js';
 
 /** For state no event announces: checked every 10 ms, with a deadline for a broken server, not a measure of speed. */
 const patience = { timeout: 30_000, interval: 10 };

@@ -6,8 +6,7 @@ import { loadConfig } from '../../src/config/load-config.js';
 import { createPublisher } from '../../src/publisher.js';
 import { ManualSource } from '../../src/source/manual-source.js';
 import { readProblem } from '../support/problem.js';
-import { openSse, startTestPublisher, type TestPublisher } from '../../src/testing.js';
-import { freePort } from '../support/free-port.js';
+import { freePort, openSse, startTestPublisher, type TestPublisher } from '../../src/testing.js';
 
 let running: TestPublisher | undefined;
 afterEach(async () => {

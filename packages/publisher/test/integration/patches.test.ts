@@ -8,8 +8,7 @@ import { WebApiSource } from '../../src/source/web-api-source.js';
 import { applyPatch, canonical, parseNTriples, readPatch } from '../support/patch-oracle.js';
 import { RecordingLogger } from '../support/source-recorder.js';
 import { openWs, UpgradeRefused, wsElementIds } from '../support/ws-client.js';
-import { openSse, sampleObservations, type SseConnection, startTestPublisher, type TestPublisher } from '../../src/testing.js';
-import { freePort } from '../support/free-port.js';
+import { freePort, openSse, sampleObservations, type SseConnection, startTestPublisher, type TestPublisher } from '../../src/testing.js';
 
 /** For state no event announces: checked every 10 ms, with a deadline for a broken server, not a measure of speed. */
 const patience = { timeout: 30_000, interval: 10 };

@@ -6,8 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it, vi } from 'vitest';
-import { openSse, startTestPublisher } from '../../src/testing.js';
-import { freePort } from '../support/free-port.js';
+import { freePort, openSse, startTestPublisher } from '../../src/testing.js';
 
 /** For state no event announces: checked every 10 ms, with a deadline for a broken server, not a measure of speed. */
 const patience = { timeout: 30_000, interval: 10 };

@@ -2,8 +2,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { connectAsync, type MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openSse, type SseConnection, startTestPublisher, type TestPublisher } from '../../src/testing.js';
-import { freePort } from '../support/free-port.js';
+import { freePort, openSse, type SseConnection, startTestPublisher, type TestPublisher } from '../../src/testing.js';
 
 /**
  * examples/smart-city.yaml as users start it — every source real: the replay of the shipped

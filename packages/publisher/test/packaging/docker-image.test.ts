@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { defaults } from '../../src/config/defaults.js';
-import { freePort } from '../support/free-port.js';
+import { freePort } from '../../src/testing.js';
 
 const repositoryRoot = fileURLToPath(new URL('../../../../', import.meta.url));
 const dockerfile = parseDockerfile(readFileSync(join(repositoryRoot, 'docker/Dockerfile'), 'utf8'));

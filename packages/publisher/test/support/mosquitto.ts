@@ -5,7 +5,7 @@ import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from './free-port.js';
+import { freePort } from '../../src/testing.js';
 
 const mosquittoBinary = '/usr/sbin/mosquitto';
 const run = promisify(execFile);
