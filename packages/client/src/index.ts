@@ -9,6 +9,7 @@ export {
   webSocketCloseCodes,
 } from '@rdf-stream/protocol';
 export { DecodeError, type DecodedElement, decodeElement } from './decode/decode-element.js';
+export { type Observation, observationsOf } from './decode/observations.js';
 export { type DeltaEvent, type DeltaGapEvent, type PatchEvent, type SnapshotEvent } from './decode/delta-feed.js';
 export { applyRdfPatch, type RdfPatch, RdfPatchSyntaxError, parseRdfPatch } from './decode/rdf-patch.js';
 export { type ClockOffset, type ClockSample, estimateOffset, measureClockOffset } from './latency/clock-offset.js';

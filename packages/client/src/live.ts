@@ -5,6 +5,7 @@
  */
 export { type ClockOffset, measureClockOffset } from './latency/clock-offset.js';
 export { LatencyRecorder, type LatencySummary } from './latency/latency-recorder.js';
+export { type Observation, observationsOf } from './decode/observations.js';
 export { type DeltaEvent, type PatchEvent, type SnapshotEvent } from './decode/delta-feed.js';
 export { type DeltaSubscription, type StreamUpdate, type SubscribeOptions, type Subscription, type SubscriptionEvent, subscribe } from './subscribe.js';
 export type { GapEvent, ReconnectEvent, TransportName } from './transport/transport-event.js';

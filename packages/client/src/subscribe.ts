@@ -12,6 +12,7 @@ import {
 } from '@rdf-stream/protocol';
 import { DecodeError, decodeElement } from './decode/decode-element.js';
 import { type DeltaEvent, deltaFeed } from './decode/delta-feed.js';
+import { type Observation, observationsOf } from './decode/observations.js';
 import { type ClockOffset, measureClockOffset } from './latency/clock-offset.js';
 import type { BackoffOptions } from './transport/backoff.js';
 import { type HistoryPosition, historyReader, type HistoryStart } from './transport/history-reader.js';
@@ -101,6 +102,11 @@ export interface StreamUpdate {
    */
   readonly latencyMs: number;
   readonly quads: Quad[];
+  /**
+   * The SOSA observations of `quads` as plain values (`observationsOf`), computed on first read
+   * and kept: a subscriber that reads only the quads pays nothing for them.
+   */
+  readonly observations: readonly Observation[];
   /** Size of the decoded text (UTF-16 code units, ≈ bytes for RDF). */
   readonly bytes: number;
   /** The subscription's live transport (a replayed element was read from the history pages). */
@@ -253,6 +259,8 @@ async function* subscriptionEvents(run: SubscriptionRun): AsyncGenerator<Subscri
     const generatedAtMs = decoded.generatedAt?.getTime() ?? Number.NaN;
     // The poll transport reads it when this update has been handed over: the next is due an interval later.
     if (!replayed && Number.isFinite(generatedAtMs)) pollHints.generatedAtMs = generatedAtMs;
+    const quads = decoded.quads;
+    let observations: readonly Observation[] | undefined;
     yield {
       type: 'update',
       seq,
@@ -261,7 +269,10 @@ async function* subscriptionEvents(run: SubscriptionRun): AsyncGenerator<Subscri
       receivedAt: new Date(event.receivedAt),
       // A replayed element's age is not a delivery latency.
       latencyMs: replayed ? Number.NaN : event.receivedAt + offsetMs - generatedAtMs,
-      quads: decoded.quads,
+      quads,
+      get observations() {
+        return (observations ??= observationsOf(quads));
+      },
       bytes: event.text.length,
       transport,
       replayed,

@@ -171,6 +171,8 @@ export const observationTerms = Object.freeze({
   QuantityValue: `${namespaces.qudt}QuantityValue`,
   numericValue: `${namespaces.qudt}numericValue`,
   hasUnit: `${namespaces.qudt}hasUnit`,
+  /** `qudt:unit`, the older name of `qudt:hasUnit`, that other publishers still write. */
+  unit: `${namespaces.qudt}unit`,
   label: `${namespaces.rdfs}label`,
 } as const);
 

@@ -33,6 +33,15 @@ describe('subscribe over SSE', () => {
     const updates = collected.updates();
     expect(updates.map((update) => update.seq)).toEqual([1, 2, 3]);
     expect(updates[0]!.quads).toHaveLength(1 + 2 * 6);
+    // The values pushed, as plain values, read once and kept.
+    expect(updates.map((update) => update.observations.map((observation) => observation.value))).toEqual([[0, 1], [1, 2], [2, 3]]);
+    expect(updates[2]!.observations).toBe(updates[2]!.observations);
+    expect(updates[2]!.observations[1]).toMatchObject({
+      featureOfInterest: `${running.streamUrl}/facilities/p2`,
+      observedProperty: 'http://vocab.datex.org/terms#parkingNumberOfVacantSpaces',
+      unit: undefined,
+      resultTime: updates[2]!.generatedAt,
+    });
     for (const update of updates) {
       expect(update.transport).toBe('sse');
       expect(update.latencyMs).toBeGreaterThanOrEqual(-5);

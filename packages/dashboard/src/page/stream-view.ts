@@ -2,7 +2,7 @@ import { subscribe, type Subscription, type TransportName } from '@rdf-stream/cl
 import { facts, formatDuration, formatMs, h } from './dom.js';
 import { LatencyPanel } from './latency-panel.js';
 import { LatestTable } from './latest-table.js';
-import { observationsOf } from './observations.js';
+import { pageObservations } from './observations.js';
 import { CHART_WINDOW_MS, PropertyCharts } from './property-charts.js';
 import { QueryPanel } from './query-panel.js';
 import { readDescriptor, type StreamDescriptor } from './rdf-documents.js';
@@ -121,7 +121,7 @@ export class StreamView {
             const generatedAtMs = event.generatedAt?.getTime() ?? event.receivedAt.getTime();
             if (event.seq !== undefined && this.#lastSeq !== undefined && event.seq > this.#lastSeq + 1) this.#charts.markGap();
             if (event.seq !== undefined) this.#lastSeq = event.seq;
-            const observations = observationsOf(event.quads, generatedAtMs);
+            const observations = pageObservations(event, generatedAtMs);
             this.#latest.update(observations, !event.replayed);
             this.#charts.add(generatedAtMs, observations);
             if (!event.replayed) this.#latency.record(event.latencyMs);
