@@ -1,7 +1,10 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs';
+import type { Quad } from '@rdfjs/types';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { isFormatName } from '@rdf-stream/protocol';
+import jsonld from 'jsonld';
+import { DataFactory, Writer } from 'n3';
+import { isFormatName, sosaStreamContext } from '@rdf-stream/protocol';
 import { LatencyRecorder } from './latency/latency-recorder.js';
 import { ContinuousQuery } from './query/continuous-query.js';
 import { runContinuousQuery } from './query/run-continuous-query.js';
@@ -75,6 +78,50 @@ const format = (value: string) => {
   return value;
 };
 
+/** What `subscribe --print` writes each update's RDF as. */
+const printFormats = ['ntriples', 'nquads', 'turtle', 'jsonld'] as const;
+type PrintFormat = (typeof printFormats)[number];
+
+/** The namespaces of the publisher's context (`sosa:`, `prov:`, …), as Turtle prefixes. */
+const contextPrefixes: Record<string, string> = Object.fromEntries(
+  Object.entries(sosaStreamContext['@context']).filter((entry): entry is [string, string] => typeof entry[1] === 'string' && /[/#]$/.test(entry[1])),
+);
+
+/**
+ * One update's quads as one document of `format`. N-Triples and Turtle have no graphs: the
+ * element's triples are written in the default graph (its graph IRI stays the subject of
+ * `prov:generatedAtTime`); N-Quads and JSON-LD keep the named graph. JSON-LD is one line,
+ * compacted with the publisher's context (bundled: nothing is fetched).
+ */
+async function printable(quads: readonly Quad[], format: PrintFormat): Promise<string> {
+  const withoutGraphs = format === 'ntriples' || format === 'turtle';
+  const written = withoutGraphs ? quads.map((q) => DataFactory.quad(q.subject, q.predicate, q.object)) : [...quads];
+  const writer =
+    format === 'turtle' ? new Writer({ format: 'Turtle', prefixes: contextPrefixes }) : new Writer({ format: withoutGraphs ? 'N-Triples' : 'N-Quads' });
+  const text = await new Promise<string>((resolve, reject) => {
+    writer.addQuads(written);
+    writer.end((error, result: string) => (error ? reject(error) : resolve(result)));
+  });
+  if (format !== 'jsonld') return text;
+  const expanded = await jsonld.fromRDF(text, { format: 'application/n-quads' });
+  const compacted = await jsonld.compact(expanded, sosaStreamContext['@context'] as jsonld.ContextDefinition);
+  return `${JSON.stringify(compacted)}\n`;
+}
+
+/**
+ * Writes to stdout, waiting when the reader is slower. A reader that closes early (`| head`)
+ * ends the command quietly with status 0, as other Unix filters do.
+ */
+function stdoutWriter(): (text: string) => Promise<void> {
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(exitCodes.ok);
+    throw error;
+  });
+  return async (text) => {
+    if (!process.stdout.write(text)) await new Promise((resolve) => process.stdout.once('drain', resolve));
+  };
+}
+
 /** Aborts after `durationSeconds` (if given) or on Ctrl-C / SIGTERM. */
 function stopController(durationSeconds: number | undefined): AbortController {
   const controller = new AbortController();
@@ -96,17 +143,22 @@ program
   .argument('<url>', 'stream URL, e.g. http://127.0.0.1:8080/streams/parking')
   .addOption(new Option('--transport <name>', 'transport').choices(['auto', 'sse', 'websocket', 'poll', 'long-poll']).default('auto'))
   .addOption(new Option('--poll-strategy <name>', 'polling strategy').choices(['smart', 'fixed']).default('smart'))
-  .option('--format <name>', 'format to ask for', format, 'turtle')
+  .option('--format <name>', 'format to ask for (default: turtle; nquads with --print, to keep the element\'s graph)', format)
   .option('--from <seq|time>', 'replay the history from this sequence number or ISO 8601 time first, then go on live', start)
   .option('--duration <seconds>', 'stop after this many seconds', seconds)
   .option('--count <updates>', 'stop after this many updates', count)
-  .action(async (url: string, options: { transport: SubscribeOptions['transport']; pollStrategy: 'smart' | 'fixed'; format: ReturnType<typeof format>; from?: number | Date; duration?: number; count?: number }) => {
+  .addOption(new Option('--print <format>', 'write each update\'s RDF to stdout, one document per update (the summary goes to stderr)').choices(printFormats))
+  .action(async (url: string, options: { transport: SubscribeOptions['transport']; pollStrategy: 'smart' | 'fixed'; format?: ReturnType<typeof format>; from?: number | Date; duration?: number; count?: number; print?: PrintFormat }) => {
     streamUrl(url);
+    // With --print, stdout carries RDF only: the lines about updates and the summary go to stderr.
+    const print = options.print === undefined ? undefined : { format: options.print, write: stdoutWriter() };
+    const log = print === undefined ? console.log : console.error;
     const latency = new LatencyRecorder();
     const subscription = subscribe(url, {
       transport: options.transport ?? 'auto',
       pollStrategy: options.pollStrategy,
-      format: options.format,
+      // Turtle and N-Triples carry no graph: what --print writes is read as N-Quads unless told otherwise.
+      format: options.format ?? (print === undefined ? 'turtle' : 'nquads'),
       ...(options.from === undefined ? {} : { from: options.from }),
       signal: stopController(options.duration).signal,
     });
@@ -114,24 +166,25 @@ program
     for await (const event of subscription) {
       const failure = latency.count + replayed === 0 ? unreachable(url, event) : undefined;
       if (failure !== undefined) throw failure;
+      if (event.type === 'update' && print !== undefined) await print.write(await printable(event.quads, print.format));
       if (event.type === 'update' && event.replayed) {
         replayed++;
-        console.log(`seq=${event.seq ?? '?'}\treplayed\ttriples=${event.quads.length}\t${event.generatedAt?.toISOString() ?? '?'}`);
+        log(`seq=${event.seq ?? '?'}\treplayed\ttriples=${event.quads.length}\t${event.generatedAt?.toISOString() ?? '?'}`);
       } else if (event.type === 'update') {
         latency.record(event.latencyMs);
-        console.log(`seq=${event.seq ?? '?'}\tlatency=${event.latencyMs.toFixed(1)} ms\ttriples=${event.quads.length}\t${event.transport}`);
+        log(`seq=${event.seq ?? '?'}\tlatency=${event.latencyMs.toFixed(1)} ms\ttriples=${event.quads.length}\t${event.transport}`);
       } else if (event.type === 'gap') {
-        console.log(`gap after ${event.afterSeq ?? '?'}, resumed at ${event.resumedAtSeq ?? '?'} (${event.reason})`);
+        log(`gap after ${event.afterSeq ?? '?'}, resumed at ${event.resumedAtSeq ?? '?'} (${event.reason})`);
       } else if (event.type === 'reconnect') {
-        console.log(`reconnecting in ${event.delayMs} ms: ${event.reason}`);
+        log(`reconnecting in ${event.delayMs} ms: ${event.reason}`);
       } else {
-        console.log(`undecodable element: ${event.error.message}`);
+        log(`undecodable element: ${event.error.message}`);
       }
       if (options.count !== undefined && latency.count + replayed >= options.count) break;
     }
     const summary = latency.summary();
     const requestsPerUpdate = subscription.stats.elements === 0 ? 0 : subscription.stats.requests / subscription.stats.elements;
-    console.log(
+    log(
       `\n${summary.count} updates over ${subscription.transport}${replayed === 0 ? '' : ` after ${replayed} replayed`}; latency ms p50=${summary.p50.toFixed(1)} p90=${summary.p90.toFixed(1)} p99=${summary.p99.toFixed(1)} max=${summary.max.toFixed(1)}` +
         `; requests per update ${requestsPerUpdate.toFixed(2)}; clock offset ${subscription.clockOffset ? `${subscription.clockOffset.offsetMs.toFixed(1)} ± ${subscription.clockOffset.uncertaintyMs.toFixed(1)} ms` : 'not measured'}`,
     );
