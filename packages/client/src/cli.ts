@@ -6,9 +6,10 @@ import jsonld from 'jsonld';
 import { DataFactory, Writer } from 'n3';
 import { isFormatName, sosaStreamContext } from '@rdf-stream/protocol';
 import { LatencyRecorder } from './latency/latency-recorder.js';
-import { ContinuousQuery } from './query/continuous-query.js';
+import { ContinuousQuery, type QueryResult } from './query/continuous-query.js';
 import { runContinuousQuery } from './query/run-continuous-query.js';
 import { QueryEngineMissingError } from './query/query-engine-missing-error.js';
+import { type ResultFormat, ResultDocuments, resultFormats } from './query/result-document.js';
 import { RspQlSyntaxError } from './query/rspql-parser.js';
 import { type SubscribeOptions, subscribe } from './subscribe.js';
 import { SubscriptionError } from './transport/subscription-error.js';
@@ -205,7 +206,8 @@ program
   .option('--no-history', 'start with empty windows instead of replaying the last RANGE of each stream')
   .option('--duration <seconds>', 'stop after this many seconds', seconds)
   .option('--count <results>', 'stop after this many results', count)
-  .action(async (url: string | undefined, options: { query: string; transport: SubscribeOptions['transport']; allowedLatenessMs: number; history: boolean; duration?: number; count?: number }) => {
+  .addOption(new Option('--results <format>', 'write each result to stdout as one SPARQL results document (the window lines go to stderr)').choices(Object.keys(resultFormats)))
+  .action(async (url: string | undefined, options: { query: string; transport: SubscribeOptions['transport']; allowedLatenessMs: number; history: boolean; duration?: number; count?: number; results?: ResultFormat }) => {
     if (url !== undefined) streamUrl(url);
     const query = new ContinuousQuery(readQuery(options.query), { window: { allowedLatenessMs: options.allowedLatenessMs } });
     const streams = query.streams;
@@ -215,6 +217,8 @@ program
     const urlOf = (stream: string) => (url === undefined ? streamUrl(stream) : url);
     for (const stream of streams) urlOf(stream);
     const stop = stopController(options.duration);
+    // With --results, stdout carries the result documents only: the window lines go to stderr.
+    const documents = options.results === undefined ? undefined : { serializer: new ResultDocuments(options.results), write: stdoutWriter() };
     let printed = 0;
     let failure: CommandFailure | undefined;
     const results = runContinuousQuery(query, {
@@ -231,6 +235,13 @@ program
     for await (const result of results) {
       const window = result.windows.find((w) => w.name === result.trigger);
       const header = `window ${result.trigger} [${new Date(window?.start ?? 0).toISOString()}, ${new Date(window?.end ?? 0).toISOString()}) ${window?.elements ?? 0} elements, latency ${result.latencyMs.toFixed(0)} ms (evaluation ${result.evaluationMs.toFixed(0)} ms)`;
+      if (documents !== undefined) {
+        console.error(header);
+        await documents.write(await resultDocument(documents.serializer, result));
+        printed++;
+        if (options.count !== undefined && printed >= options.count) break;
+        continue;
+      }
       console.log(header);
       if (result.resultType === 'boolean') console.log(`  ${result.boolean}`);
       for (const row of result.bindings ?? []) {
@@ -243,6 +254,15 @@ program
     if (failure !== undefined) throw failure;
     if (printed === 0) throw new CommandFailure('no result: no window of the query closed', exitCodes.nothingReceived);
   });
+
+/** One result as a document; a result the format cannot hold (ASK as csv, CONSTRUCT) is a usage error. */
+async function resultDocument(serializer: ResultDocuments, result: QueryResult): Promise<string> {
+  try {
+    return await serializer.write(result);
+  } catch (error) {
+    throw new CommandFailure(`cannot write the result as ${serializer.format}: ${(error as Error).message}`, exitCodes.usage);
+  }
+}
 
 /** The query file's text; a file that cannot be read is a usage error. */
 function readQuery(path: string): string {

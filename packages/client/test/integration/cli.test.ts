@@ -1,6 +1,8 @@
 import { type ChildProcessByStdio, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer } from 'node:net';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
@@ -138,6 +140,44 @@ describe('rdf-stream', () => {
     await publisher.push();
     const { code, stderr } = await finished;
     expect(stderr).not.toMatch(/EPIPE|Error/);
+    expect(code).toBe(0);
+  }, 60_000);
+
+  /** The example query on `streamUrl`, over a window of each single element: every element closes one. */
+  function oneElementQuery(streamUrl: string): string {
+    const file = join(mkdtempSync(join(tmpdir(), 'rdf-stream-cli-')), 'query.rq');
+    const text = readFileSync(countQuery, 'utf8').replace('<http://127.0.0.1:8080/streams/parking>', `<${streamUrl}>`).replace('[RANGE PT30S STEP PT10S]', '[ELEMENTS 1]');
+    writeFileSync(file, text);
+    return file;
+  }
+
+  it('query --results csv writes each result as a CSV document, its window line on stderr', async () => {
+    const publisher = await startTestPublisher();
+    running = publisher;
+    const { finished } = rdfStream('query', '--query', oneElementQuery(publisher.streamUrl), '--no-history', '--results', 'csv', '--count', '1');
+    await publisher.untilSubscribers(1);
+    await publisher.push([10, 100]);
+    const { code, stdout, stderr } = await finished;
+    const [header, ...rows] = stdout.split('\r\n');
+    expect(header).toBe('facility,averageFree,observations');
+    expect(rows.map((row) => row.replace(/^[^,]*\//, ''))).toEqual(['p1,10.0,1', 'p2,100.0,1', '']);
+    expect(stderr).toMatch(/^window <http:\/\/example\.org\/windows\/last-30s> \[.* 1 elements, latency/m);
+    expect(code).toBe(0);
+  }, 60_000);
+
+  it('query --results json writes SPARQL JSON results', async () => {
+    const publisher = await startTestPublisher();
+    running = publisher;
+    const { finished } = rdfStream('query', '--query', oneElementQuery(publisher.streamUrl), '--no-history', '--results', 'json', '--count', '1');
+    await publisher.untilSubscribers(1);
+    await publisher.push([10, 100]);
+    const { code, stdout } = await finished;
+    const document = JSON.parse(stdout) as { head: { vars: string[] }; results: { bindings: Array<Record<string, { type: string; value: string }>> } };
+    expect(document.head.vars).toEqual(['facility', 'averageFree', 'observations']);
+    expect(document.results.bindings.map((row) => [row.facility?.type, row.facility?.value.replace(/.*\//, ''), row.observations?.value])).toEqual([
+      ['uri', 'p1', '1'],
+      ['uri', 'p2', '1'],
+    ]);
     expect(code).toBe(0);
   }, 60_000);
 
