@@ -1,11 +1,15 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs';
+import type { Quad } from '@rdfjs/types';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { isFormatName } from '@rdf-stream/protocol';
+import jsonld from 'jsonld';
+import { DataFactory, Writer } from 'n3';
+import { isFormatName, sosaStreamContext } from '@rdf-stream/protocol';
 import { LatencyRecorder } from './latency/latency-recorder.js';
-import { ContinuousQuery } from './query/continuous-query.js';
+import { ContinuousQuery, type QueryResult } from './query/continuous-query.js';
 import { runContinuousQuery } from './query/run-continuous-query.js';
 import { QueryEngineMissingError } from './query/query-engine-missing-error.js';
+import { type ResultFormat, ResultDocuments, resultFormats } from './query/result-document.js';
 import { RspQlSyntaxError } from './query/rspql-parser.js';
 import { type SubscribeOptions, subscribe } from './subscribe.js';
 import { SubscriptionError } from './transport/subscription-error.js';
@@ -75,6 +79,50 @@ const format = (value: string) => {
   return value;
 };
 
+/** What `subscribe --print` writes each update's RDF as. */
+const printFormats = ['ntriples', 'nquads', 'turtle', 'jsonld'] as const;
+type PrintFormat = (typeof printFormats)[number];
+
+/** The namespaces of the publisher's context (`sosa:`, `prov:`, …), as Turtle prefixes. */
+const contextPrefixes: Record<string, string> = Object.fromEntries(
+  Object.entries(sosaStreamContext['@context']).filter((entry): entry is [string, string] => typeof entry[1] === 'string' && /[/#]$/.test(entry[1])),
+);
+
+/**
+ * One update's quads as one document of `format`. N-Triples and Turtle have no graphs: the
+ * element's triples are written in the default graph (its graph IRI stays the subject of
+ * `prov:generatedAtTime`); N-Quads and JSON-LD keep the named graph. JSON-LD is one line,
+ * compacted with the publisher's context (bundled: nothing is fetched).
+ */
+async function printable(quads: readonly Quad[], format: PrintFormat): Promise<string> {
+  const withoutGraphs = format === 'ntriples' || format === 'turtle';
+  const written = withoutGraphs ? quads.map((q) => DataFactory.quad(q.subject, q.predicate, q.object)) : [...quads];
+  const writer =
+    format === 'turtle' ? new Writer({ format: 'Turtle', prefixes: contextPrefixes }) : new Writer({ format: withoutGraphs ? 'N-Triples' : 'N-Quads' });
+  const text = await new Promise<string>((resolve, reject) => {
+    writer.addQuads(written);
+    writer.end((error, result: string) => (error ? reject(error) : resolve(result)));
+  });
+  if (format !== 'jsonld') return text;
+  const expanded = await jsonld.fromRDF(text, { format: 'application/n-quads' });
+  const compacted = await jsonld.compact(expanded, sosaStreamContext['@context'] as jsonld.ContextDefinition);
+  return `${JSON.stringify(compacted)}\n`;
+}
+
+/**
+ * Writes to stdout, waiting when the reader is slower. A reader that closes early (`| head`)
+ * ends the command quietly with status 0, as other Unix filters do.
+ */
+function stdoutWriter(): (text: string) => Promise<void> {
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(exitCodes.ok);
+    throw error;
+  });
+  return async (text) => {
+    if (!process.stdout.write(text)) await new Promise((resolve) => process.stdout.once('drain', resolve));
+  };
+}
+
 /** Aborts after `durationSeconds` (if given) or on Ctrl-C / SIGTERM. */
 function stopController(durationSeconds: number | undefined): AbortController {
   const controller = new AbortController();
@@ -96,17 +144,22 @@ program
   .argument('<url>', 'stream URL, e.g. http://127.0.0.1:8080/streams/parking')
   .addOption(new Option('--transport <name>', 'transport').choices(['auto', 'sse', 'websocket', 'poll', 'long-poll']).default('auto'))
   .addOption(new Option('--poll-strategy <name>', 'polling strategy').choices(['smart', 'fixed']).default('smart'))
-  .option('--format <name>', 'format to ask for', format, 'turtle')
+  .option('--format <name>', 'format to ask for (default: turtle; nquads with --print, to keep the element\'s graph)', format)
   .option('--from <seq|time>', 'replay the history from this sequence number or ISO 8601 time first, then go on live', start)
   .option('--duration <seconds>', 'stop after this many seconds', seconds)
   .option('--count <updates>', 'stop after this many updates', count)
-  .action(async (url: string, options: { transport: SubscribeOptions['transport']; pollStrategy: 'smart' | 'fixed'; format: ReturnType<typeof format>; from?: number | Date; duration?: number; count?: number }) => {
+  .addOption(new Option('--print <format>', 'write each update\'s RDF to stdout, one document per update (the summary goes to stderr)').choices(printFormats))
+  .action(async (url: string, options: { transport: SubscribeOptions['transport']; pollStrategy: 'smart' | 'fixed'; format?: ReturnType<typeof format>; from?: number | Date; duration?: number; count?: number; print?: PrintFormat }) => {
     streamUrl(url);
+    // With --print, stdout carries RDF only: the lines about updates and the summary go to stderr.
+    const print = options.print === undefined ? undefined : { format: options.print, write: stdoutWriter() };
+    const log = print === undefined ? console.log : console.error;
     const latency = new LatencyRecorder();
     const subscription = subscribe(url, {
       transport: options.transport ?? 'auto',
       pollStrategy: options.pollStrategy,
-      format: options.format,
+      // Turtle and N-Triples carry no graph: what --print writes is read as N-Quads unless told otherwise.
+      format: options.format ?? (print === undefined ? 'turtle' : 'nquads'),
       ...(options.from === undefined ? {} : { from: options.from }),
       signal: stopController(options.duration).signal,
     });
@@ -114,24 +167,25 @@ program
     for await (const event of subscription) {
       const failure = latency.count + replayed === 0 ? unreachable(url, event) : undefined;
       if (failure !== undefined) throw failure;
+      if (event.type === 'update' && print !== undefined) await print.write(await printable(event.quads, print.format));
       if (event.type === 'update' && event.replayed) {
         replayed++;
-        console.log(`seq=${event.seq ?? '?'}\treplayed\ttriples=${event.quads.length}\t${event.generatedAt?.toISOString() ?? '?'}`);
+        log(`seq=${event.seq ?? '?'}\treplayed\ttriples=${event.quads.length}\t${event.generatedAt?.toISOString() ?? '?'}`);
       } else if (event.type === 'update') {
         latency.record(event.latencyMs);
-        console.log(`seq=${event.seq ?? '?'}\tlatency=${event.latencyMs.toFixed(1)} ms\ttriples=${event.quads.length}\t${event.transport}`);
+        log(`seq=${event.seq ?? '?'}\tlatency=${event.latencyMs.toFixed(1)} ms\ttriples=${event.quads.length}\t${event.transport}`);
       } else if (event.type === 'gap') {
-        console.log(`gap after ${event.afterSeq ?? '?'}, resumed at ${event.resumedAtSeq ?? '?'} (${event.reason})`);
+        log(`gap after ${event.afterSeq ?? '?'}, resumed at ${event.resumedAtSeq ?? '?'} (${event.reason})`);
       } else if (event.type === 'reconnect') {
-        console.log(`reconnecting in ${event.delayMs} ms: ${event.reason}`);
+        log(`reconnecting in ${event.delayMs} ms: ${event.reason}`);
       } else {
-        console.log(`undecodable element: ${event.error.message}`);
+        log(`undecodable element: ${event.error.message}`);
       }
       if (options.count !== undefined && latency.count + replayed >= options.count) break;
     }
     const summary = latency.summary();
     const requestsPerUpdate = subscription.stats.elements === 0 ? 0 : subscription.stats.requests / subscription.stats.elements;
-    console.log(
+    log(
       `\n${summary.count} updates over ${subscription.transport}${replayed === 0 ? '' : ` after ${replayed} replayed`}; latency ms p50=${summary.p50.toFixed(1)} p90=${summary.p90.toFixed(1)} p99=${summary.p99.toFixed(1)} max=${summary.max.toFixed(1)}` +
         `; requests per update ${requestsPerUpdate.toFixed(2)}; clock offset ${subscription.clockOffset ? `${subscription.clockOffset.offsetMs.toFixed(1)} ± ${subscription.clockOffset.uncertaintyMs.toFixed(1)} ms` : 'not measured'}`,
     );
@@ -152,7 +206,8 @@ program
   .option('--no-history', 'start with empty windows instead of replaying the last RANGE of each stream')
   .option('--duration <seconds>', 'stop after this many seconds', seconds)
   .option('--count <results>', 'stop after this many results', count)
-  .action(async (url: string | undefined, options: { query: string; transport: SubscribeOptions['transport']; allowedLatenessMs: number; history: boolean; duration?: number; count?: number }) => {
+  .addOption(new Option('--results <format>', 'write each result to stdout as one SPARQL results document (the window lines go to stderr)').choices(Object.keys(resultFormats)))
+  .action(async (url: string | undefined, options: { query: string; transport: SubscribeOptions['transport']; allowedLatenessMs: number; history: boolean; duration?: number; count?: number; results?: ResultFormat }) => {
     if (url !== undefined) streamUrl(url);
     const query = new ContinuousQuery(readQuery(options.query), { window: { allowedLatenessMs: options.allowedLatenessMs } });
     const streams = query.streams;
@@ -162,6 +217,8 @@ program
     const urlOf = (stream: string) => (url === undefined ? streamUrl(stream) : url);
     for (const stream of streams) urlOf(stream);
     const stop = stopController(options.duration);
+    // With --results, stdout carries the result documents only: the window lines go to stderr.
+    const documents = options.results === undefined ? undefined : { serializer: new ResultDocuments(options.results), write: stdoutWriter() };
     let printed = 0;
     let failure: CommandFailure | undefined;
     const results = runContinuousQuery(query, {
@@ -178,6 +235,13 @@ program
     for await (const result of results) {
       const window = result.windows.find((w) => w.name === result.trigger);
       const header = `window ${result.trigger} [${new Date(window?.start ?? 0).toISOString()}, ${new Date(window?.end ?? 0).toISOString()}) ${window?.elements ?? 0} elements, latency ${result.latencyMs.toFixed(0)} ms (evaluation ${result.evaluationMs.toFixed(0)} ms)`;
+      if (documents !== undefined) {
+        console.error(header);
+        await documents.write(await resultDocument(documents.serializer, result));
+        printed++;
+        if (options.count !== undefined && printed >= options.count) break;
+        continue;
+      }
       console.log(header);
       if (result.resultType === 'boolean') console.log(`  ${result.boolean}`);
       for (const row of result.bindings ?? []) {
@@ -190,6 +254,15 @@ program
     if (failure !== undefined) throw failure;
     if (printed === 0) throw new CommandFailure('no result: no window of the query closed', exitCodes.nothingReceived);
   });
+
+/** One result as a document; a result the format cannot hold (ASK as csv, CONSTRUCT) is a usage error. */
+async function resultDocument(serializer: ResultDocuments, result: QueryResult): Promise<string> {
+  try {
+    return await serializer.write(result);
+  } catch (error) {
+    throw new CommandFailure(`cannot write the result as ${serializer.format}: ${(error as Error).message}`, exitCodes.usage);
+  }
+}
 
 /** The query file's text; a file that cannot be read is a usage error. */
 function readQuery(path: string): string {

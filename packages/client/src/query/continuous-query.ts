@@ -24,6 +24,8 @@ export interface QueryResult {
   readonly resultType: 'bindings' | 'quads' | 'boolean';
   /** SELECT rows (after the stream operator: all, inserted or deleted ones). */
   readonly bindings?: readonly Row[];
+  /** SELECT's projected variables, in order, when the engine says (Comunica does). */
+  readonly variables?: readonly string[];
   readonly quads?: readonly Quad[];
   readonly boolean?: boolean;
   /** From the generation of the newest element in the windows to the result (client clock corrected). */
@@ -190,7 +192,8 @@ export class ContinuousQuery {
         Object.fromEntries([...binding].map(([variable, term]) => [variable.value, term])),
       );
       const kept = this.#apply(rows.map((row) => [rowKey(row), row] as const)).map(([, row]) => row);
-      return { ...base, resultType: 'bindings', bindings: kept, ...timing() };
+      const variables = (await result.metadata?.())?.variables.map((variable) => variable.value);
+      return { ...base, resultType: 'bindings', bindings: kept, ...(variables === undefined ? {} : { variables }), ...timing() };
     }
     throw new Error(`unsupported query result type ${result.resultType}`);
   }

@@ -8,7 +8,12 @@ export interface SparqlResultArray<T> {
 
 /** A query's result, as Comunica's `QueryEngine#query` gives it, to be executed. */
 export type SparqlQueryResult =
-  | { readonly resultType: 'bindings'; execute(): Promise<SparqlResultArray<Iterable<[Variable, Term]>>> }
+  | {
+      readonly resultType: 'bindings';
+      execute(): Promise<SparqlResultArray<Iterable<[Variable, Term]>>>;
+      /** The projected variables (Comunica's `metadata()`), also when no row binds them. */
+      metadata?(): Promise<{ readonly variables: readonly Variable[] }>;
+    }
   | { readonly resultType: 'quads'; execute(): Promise<SparqlResultArray<Quad>> }
   | { readonly resultType: 'boolean'; execute(): Promise<boolean> }
   | { readonly resultType: 'void'; execute(): Promise<void> };

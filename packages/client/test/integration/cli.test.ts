@@ -1,9 +1,12 @@
 import { type ChildProcessByStdio, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer } from 'node:net';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+import { Parser } from 'n3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startTestPublisher, type TestPublisher } from '@rdf-stream/publisher/testing';
 
@@ -83,6 +86,98 @@ describe('rdf-stream', () => {
     expect(stderr).toBe('');
     expect(stdout.match(new RegExp(`^seq=\\d+\\tlatency=[\\d.-]+ ms\\ttriples=\\d+\\t${transport}$`, 'gm'))).toHaveLength(2);
     expect(stdout).toMatch(new RegExp(`^2 updates over ${transport};`, 'm'));
+    expect(code).toBe(0);
+  }, 60_000);
+
+  it('subscribe --print nquads writes each update\'s quads to stdout, and the rest to stderr', async () => {
+    const publisher = await startTestPublisher();
+    running = publisher;
+    const { finished } = rdfStream('subscribe', publisher.streamUrl, '--transport', 'sse', '--count', '2', '--print', 'nquads');
+    await publisher.untilSubscribers(1);
+    await publisher.push();
+    await publisher.push();
+    const { code, stdout, stderr } = await finished;
+    const quads = new Parser({ format: 'application/n-quads' }).parse(stdout);
+    const graphs = new Set(quads.filter((q) => q.graph.termType === 'NamedNode').map((q) => q.graph.value));
+    expect([...graphs]).toHaveLength(2);
+    for (const graph of graphs) {
+      expect(graph).toMatch(/\/elements\//);
+      // The default-graph generation time names the element's graph.
+      expect(quads.some((q) => q.graph.termType === 'DefaultGraph' && q.subject.value === graph && q.predicate.value === 'http://www.w3.org/ns/prov#generatedAtTime')).toBe(true);
+    }
+    expect(quads.some((q) => q.predicate.value.startsWith('http://www.w3.org/ns/sosa/'))).toBe(true);
+    expect(stdout).not.toMatch(/seq=|updates over/);
+    expect(stderr.match(/^seq=\d+\tlatency=/gm)).toHaveLength(2);
+    expect(stderr).toMatch(/^2 updates over sse;/m);
+    expect(code).toBe(0);
+  }, 60_000);
+
+  it('subscribe --print jsonld writes one JSON-LD document per update and line', async () => {
+    const publisher = await startTestPublisher();
+    running = publisher;
+    const { finished } = rdfStream('subscribe', publisher.streamUrl, '--transport', 'sse', '--count', '2', '--print', 'jsonld');
+    await publisher.untilSubscribers(1);
+    await publisher.push();
+    await publisher.push();
+    const { code, stdout } = await finished;
+    const documents = stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(documents).toHaveLength(2);
+    for (const document of documents) expect(JSON.stringify(document)).toMatch(/\/elements\//);
+    expect(code).toBe(0);
+  }, 60_000);
+
+  it('subscribe --print exits 0 quietly when the reader of stdout closes early', async () => {
+    const publisher = await startTestPublisher();
+    running = publisher;
+    const { child, finished } = rdfStream('subscribe', publisher.streamUrl, '--transport', 'sse', '--count', '3', '--print', 'ntriples');
+    await publisher.untilSubscribers(1);
+    const firstDocument = once(child.stdout, 'data');
+    await publisher.push();
+    await firstDocument;
+    // As `| head -1` does: the reading end of the pipe closes while the command still writes.
+    child.stdout.destroy();
+    await publisher.push();
+    await publisher.push();
+    const { code, stderr } = await finished;
+    expect(stderr).not.toMatch(/EPIPE|Error/);
+    expect(code).toBe(0);
+  }, 60_000);
+
+  /** The example query on `streamUrl`, over a window of each single element: every element closes one. */
+  function oneElementQuery(streamUrl: string): string {
+    const file = join(mkdtempSync(join(tmpdir(), 'rdf-stream-cli-')), 'query.rq');
+    const text = readFileSync(countQuery, 'utf8').replace('<http://127.0.0.1:8080/streams/parking>', `<${streamUrl}>`).replace('[RANGE PT30S STEP PT10S]', '[ELEMENTS 1]');
+    writeFileSync(file, text);
+    return file;
+  }
+
+  it('query --results csv writes each result as a CSV document, its window line on stderr', async () => {
+    const publisher = await startTestPublisher();
+    running = publisher;
+    const { finished } = rdfStream('query', '--query', oneElementQuery(publisher.streamUrl), '--no-history', '--results', 'csv', '--count', '1');
+    await publisher.untilSubscribers(1);
+    await publisher.push([10, 100]);
+    const { code, stdout, stderr } = await finished;
+    const [header, ...rows] = stdout.split('\r\n');
+    expect(header).toBe('facility,averageFree,observations');
+    expect(rows.map((row) => row.replace(/^[^,]*\//, ''))).toEqual(['p1,10.0,1', 'p2,100.0,1', '']);
+    expect(stderr).toMatch(/^window <http:\/\/example\.org\/windows\/last-30s> \[.* 1 elements, latency/m);
+    expect(code).toBe(0);
+  }, 60_000);
+
+  it('query --results json writes SPARQL JSON results', async () => {
+    const publisher = await startTestPublisher();
+    running = publisher;
+    const { finished } = rdfStream('query', '--query', oneElementQuery(publisher.streamUrl), '--no-history', '--results', 'json', '--count', '1');
+    await publisher.untilSubscribers(1);
+    await publisher.push([10, 100]);
+    const { code, stdout } = await finished;
+    const document = JSON.parse(stdout) as { head: { vars: string[] }; results: { bindings: Array<Record<string, { type: string; value: string }>> } };
+    expect(document.head.vars).toEqual(['facility', 'averageFree', 'observations']);
+    expect(document.results.bindings.map((row) => [row.facility?.type, row.facility?.value.replace(/.*\//, ''), row.observations?.value])).toEqual([
+      ['uri', 'p1', '1'],
+      ['uri', 'p2', '1'],
+    ]);
     expect(code).toBe(0);
   }, 60_000);
 
