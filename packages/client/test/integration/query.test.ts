@@ -144,7 +144,7 @@ describe('the rdf-stream command line', () => {
     // Three observations: 19 triples.
     await running.push([1, 2, 3]);
     await running.push([1, 2, 3]);
-    await vi.waitUntil(() => (output.match(/^seq=/gm) ?? []).length === 2, { timeout: 10_000, interval: 10 });
+    await vi.waitUntil(() => (output.match(/^seq=/gm) ?? []).length === 2, { timeout: 25_000, interval: 10 });
     child.kill('SIGINT');
     await once(child, 'exit');
     expect(output).toMatch(/^seq=1\tlatency=-?\d+\.\d ms\ttriples=19\tsse$/m);
