@@ -415,7 +415,12 @@ describe('slow subscribers', () => {
   });
 
   it('a subscriber that stops reading while it catches up over the history is evicted too (it never goes live)', async () => {
-    running = await startTestPublisher({ flags: ['--subscriber-stall-timeout-ms', '300', '--log-cache-bytes', '0'] });
+    // A queue limit it never reaches, as above: a catch-up batch (64 elements, some 6 MB) would
+    // otherwise pass the default 512 KiB before the stall timer ran out, and which cut came first
+    // would depend on the machine's load. Only the stall timer can cut it here.
+    running = await startTestPublisher({
+      flags: ['--max-subscriber-queue-bytes', String(1 << 30), '--subscriber-stall-timeout-ms', '300', '--log-cache-bytes', '0'],
+    });
     const big = sampleObservations(running.hub.definition.iri, Array.from({ length: 100 }, (_, index) => index));
     // Some 10 MB of history in N-Triples: far more than the kernel's buffers hold.
     for (let pushed = 0; pushed < 100; pushed++) await running.push(big);
