@@ -1,5 +1,6 @@
 import type { FormatName } from '@rdf-stream/protocol';
 import { GZIP_HEADER, type GzipFragment, gzipFragment, GzipTrail } from './gzip-fragment.js';
+import { perElement } from './per-element.js';
 import type { LoggedElement } from './render-element.js';
 import { elementSseFrame } from './sse-frame.js';
 
@@ -28,8 +29,8 @@ export function encodedFrame(frame: string): EncodedFrame {
 /** The bytes a frame puts on the wire. */
 export const wireBytes = (frame: WireFrame): Buffer => (Buffer.isBuffer(frame) ? frame : frame.bytes);
 
-/** Each element's gzip fragments by format, made on first use and dropped with the element. */
-const fragments = new WeakMap<LoggedElement, Partial<Record<FormatName, GzipFragment>>>();
+/** An element's SSE frame in `format` as a gzip fragment, made once per element and format (`perElement`). */
+const elementGzipFragment = perElement((element: LoggedElement, format: FormatName) => gzipFragment(elementSseFrame(element, format)));
 
 /**
  * An element's SSE frame in `format` and `encoding`. The frame (`elementSseFrame`) and its gzip
@@ -38,13 +39,7 @@ const fragments = new WeakMap<LoggedElement, Partial<Record<FormatName, GzipFrag
  * frames and compresses once, not per subscriber.
  */
 export function elementFrame(element: LoggedElement, format: FormatName, encoding: SseEncoding): WireFrame {
-  if (encoding === 'identity') return elementSseFrame(element, format);
-  let byFormat = fragments.get(element);
-  if (byFormat === undefined) {
-    byFormat = {};
-    fragments.set(element, byFormat);
-  }
-  return (byFormat[format] ??= gzipFragment(elementSseFrame(element, format)));
+  return encoding === 'identity' ? elementSseFrame(element, format) : elementGzipFragment(element, format);
 }
 
 /** HTTP/1.1 chunked framing of shared bytes, made once per Buffer (`chunkFramed`). */

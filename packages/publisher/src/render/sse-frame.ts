@@ -1,5 +1,6 @@
 import { elementId, type FormatName } from '@rdf-stream/protocol';
 import type { RenderedElement } from '../model/stream-element.js';
+import { perElement } from './per-element.js';
 
 /** A Server-Sent Events message (WHATWG HTML §9.2). */
 export interface SseMessage {
@@ -50,20 +51,12 @@ export const trimFinalNewline = (text: string) => text.replace(/(?:\r\n|\r|\n)$/
 export const elementData = (element: RenderedElement, format: FormatName): string =>
   trimFinalNewline(element.documents[format].toString('utf8'));
 
-/** Each element's SSE frames by format, made on first use and dropped with the element. */
-const framesByElement = new WeakMap<RenderedElement, Partial<Record<FormatName, Buffer>>>();
-
 /**
  * An element's SSE message in `format` (`id: {epoch}-{seq}` and its document as `data:` lines),
- * made from its document when first needed and kept as long as the element object (the log's
- * cache holds the recent ones): a broadcast writes one buffer per element and format to every
- * subscriber, never one per subscriber.
+ * made from its document when first needed and kept with the element (`perElement`): a
+ * broadcast writes one buffer per element and format to every subscriber, never one per
+ * subscriber.
  */
-export function elementSseFrame(element: RenderedElement, format: FormatName): Buffer {
-  let byFormat = framesByElement.get(element);
-  if (byFormat === undefined) {
-    byFormat = {};
-    framesByElement.set(element, byFormat);
-  }
-  return (byFormat[format] ??= Buffer.from(sseFrame({ id: elementId(element.epoch, element.seq), data: elementData(element, format) })));
-}
+export const elementSseFrame: (element: RenderedElement, format: FormatName) => Buffer = perElement((element, format) =>
+  Buffer.from(sseFrame({ id: elementId(element.epoch, element.seq), data: elementData(element, format) })),
+);

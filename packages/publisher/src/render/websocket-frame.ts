@@ -2,6 +2,7 @@ import { constants, deflateRawSync } from 'node:zlib';
 import { elementId, type FormatName, type Gap, gapEventData, webSocketMessageTypes } from '@rdf-stream/protocol';
 import * as ws from 'ws';
 import type { LoggedElement } from './render-element.js';
+import { perElement } from './per-element.js';
 import { elementData } from './sse-frame.js';
 
 interface FrameOptions {
@@ -100,8 +101,8 @@ function closeReasonBytes(reason: string): number {
 }
 
 /** An element's message payload: `element {epoch}-{seq}\n` and its SSE data payload. */
-export function elementMessage(element: LoggedElement, epoch: string, format: FormatName): Buffer {
-  return elementDataMessage(elementId(epoch, element.seq), elementData(element, format));
+export function elementMessage(element: LoggedElement, format: FormatName): Buffer {
+  return elementDataMessage(elementId(element.epoch, element.seq), elementData(element, format));
 }
 
 /** `element {id}\n{data}`: the message of an element whose SSE data payload is `data` (a document, or its RDF Patch). */
@@ -110,20 +111,12 @@ export const elementDataMessage = (id: string, data: string): Buffer => Buffer.f
 /** A gap's message payload: `gap\n` and the same JSON as SSE's `event: gap`. */
 export const gapMessage = (gap: Gap): Buffer => Buffer.from(`${webSocketMessageTypes.gap}\n${gapEventData(gap)}`);
 
-/** Each element's frames by format, made on first use and dropped with the element. */
-const framesByElement = new WeakMap<LoggedElement, Partial<Record<FormatName, WebSocketFrames>>>();
-
 /**
- * An element's WebSocket frames in `format`: its message built once per element and format (its
- * compressed frame once more, when a socket that negotiated permessage-deflate first needs it),
- * alive as long as the element object (the log's cache holds the recent ones) — as the SSE gzip
- * fragments are.
+ * An element's WebSocket frames in `format`: its message built once per element and format
+ * (`perElement`; its compressed frame once more, when a socket that negotiated
+ * permessage-deflate first needs it), alive as long as the element object (the log's cache holds
+ * the recent ones) — as the SSE gzip fragments are.
  */
-export function elementFrames(element: LoggedElement, epoch: string, format: FormatName): WebSocketFrames {
-  let byFormat = framesByElement.get(element);
-  if (byFormat === undefined) {
-    byFormat = {};
-    framesByElement.set(element, byFormat);
-  }
-  return (byFormat[format] ??= messageFrames(elementMessage(element, epoch, format)));
-}
+export const elementFrames: (element: LoggedElement, format: FormatName) => WebSocketFrames = perElement((element, format) =>
+  messageFrames(elementMessage(element, format)),
+);

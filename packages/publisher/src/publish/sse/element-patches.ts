@@ -1,4 +1,4 @@
-import type { FormatName } from '@rdf-stream/protocol';
+import { elementId, type FormatName } from '@rdf-stream/protocol';
 import type { EventLog } from '../../log/event-log.js';
 import type { SseEncoding, WireFrame } from '../../render/event-stream-encoder.js';
 import { type GzipFragment, gzipFragment } from '../../render/gzip-fragment.js';
@@ -44,8 +44,8 @@ function triplesOf(element: LoggedElement): TripleSet {
   return triples;
 }
 
-/** The element id `{epoch}-{seq}`: the last segment of its graph IRI (the SSE `id:`). */
-const idOf = (element: LoggedElement) => element.graph.slice(element.graph.lastIndexOf('/') + 1);
+/** The element id `{epoch}-{seq}` (the SSE `id:`). */
+const idOf = (element: LoggedElement) => elementId(element.epoch, element.seq);
 
 /**
  * Builds `element`'s patch unless it is built already: the triples that left and entered the

@@ -102,7 +102,7 @@ export class SubscriberRegistry {
     if (this.full) throw new TooManySubscribersError(`${this.#limits.maxSubscribers} subscribers are already connected`);
     const fromSeq = plan.kind === 'live' ? this.#log.latestSeq + 1 : plan.fromSeq;
     const limits = { ...this.#queueLimits(), pongTimeoutMs: this.#limits.wsPongTimeoutMs };
-    const subscriber = new WebSocketSubscriber(sink, format, this.#log.epoch, fromSeq - 1, limits, this.#onEvicted);
+    const subscriber = new WebSocketSubscriber(sink, format, fromSeq - 1, limits, this.#onEvicted);
     if (plan.kind === 'gap') {
       subscriber.sendMessage({ kind: 'gap', requestedId: plan.requestedId, epoch: this.#log.epoch, fromSeq: plan.fromSeq, reason: plan.reason });
     }

@@ -67,8 +67,6 @@ export class WebSocketSubscriber implements PushSubscriber {
     readonly sink: WebSocketSink,
     /** An RDF format, or `patch`: each element's RDF Patch, the payload of `/patches`' events. */
     readonly format: Feed,
-    /** The epoch of the stream's log: element ids are `{epoch}-{seq}`. */
-    readonly epoch: string,
     lastSentSeq: number,
     limits: WebSocketLimits,
     /** Called once when the subscriber is cut (not on close). */
@@ -140,7 +138,7 @@ export class WebSocketSubscriber implements PushSubscriber {
 
   /** `element`'s frames for this feed, shared with every socket of the same feed. */
   #framesOf(element: LoggedElement): WebSocketFrames {
-    return this.format === 'patch' ? patchWebSocketFrames(element) : elementFrames(element, this.epoch, this.format);
+    return this.format === 'patch' ? patchWebSocketFrames(element) : elementFrames(element, this.format);
   }
 
   #bytes(frames: WebSocketFrames): Buffer {

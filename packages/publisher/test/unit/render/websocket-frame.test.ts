@@ -59,12 +59,12 @@ describe('data WebSocket frames', () => {
   it("makes each element's frames once per format, the compressed one on first use, and ws decodes both to the SSE data", async () => {
     const element = renderElement(goldenElement(), jsonLd);
     for (const format of formatNames) {
-      const frames = elementFrames(element, GOLDEN_EPOCH, format);
-      expect(elementFrames(element, GOLDEN_EPOCH, format)).toBe(frames);
+      const frames = elementFrames(element, format);
+      expect(elementFrames(element, format)).toBe(frames);
       expect(frames.deflated()).toBe(frames.deflated());
       expect(frames.deflated()[0]).toBe(0xc1);
       const expected = `element ${GOLDEN_EPOCH}-${element.seq}\n${trimFinalNewline(element.documents[format].toString())}`;
-      expect(elementMessage(element, GOLDEN_EPOCH, format).toString()).toBe(expected);
+      expect(elementMessage(element, format).toString()).toBe(expected);
       expect(await receive(frames.plain, false)).toBe(expected);
       expect(await receive(frames.deflated(), true)).toBe(expected);
     }

@@ -45,7 +45,7 @@ function setup() {
   const broadcaster = new Broadcaster(log, { streamId: 's', batchSize: 100, metrics: noMetrics });
   const cuts: CutReason[] = [];
   const live = (sink: FakeWebSocketSink, format: 'turtle' | 'jsonld' = 'turtle', maxQueueBytes = limits.maxQueueBytes) => {
-    const subscriber = new WebSocketSubscriber(sink, format, log.epoch, log.latestSeq, { ...limits, maxQueueBytes }, (_, reason) => cuts.push(reason));
+    const subscriber = new WebSocketSubscriber(sink, format, log.latestSeq, { ...limits, maxQueueBytes }, (_, reason) => cuts.push(reason));
     subscriber.live = true;
     broadcaster.add(subscriber);
     return subscriber;
@@ -118,7 +118,7 @@ describe('WebSocketSubscriber', () => {
     expect(busy.written.at(-1)).toEqual(PING_FRAME);
     // Without the check of acknowledgements, the ping is the only sign of a vanished peer.
     const unwatched = new FakeWebSocketSink();
-    const subscriber = new WebSocketSubscriber(unwatched, 'turtle', log.epoch, log.latestSeq, { ...limits, progressCheckMs: 0 });
+    const subscriber = new WebSocketSubscriber(unwatched, 'turtle', log.latestSeq, { ...limits, progressCheckMs: 0 });
     subscriber.live = true;
     broadcaster.add(subscriber);
     await publish();
