@@ -1,0 +1,118 @@
+/**
+ * The prebuilt browser file of the light entry (`src/live.ts`): one minified ES module, with
+ * every dependency in it, that a page imports without a bundler
+ * (`import { subscribe } from '…/rdf-stream-live.js'`). The package ships it in
+ * `dist/browser/` (`@rdf-stream/client/browser`, and CDNs serve it); the publisher serves the
+ * same build at `/client/rdf-stream-live.js` (packages/dashboard's build bundles it with this
+ * function).
+ *
+ * Run as a script (`pnpm build`, prepack), it writes `dist/browser/rdf-stream-live.js` and its
+ * declarations, and prints its size: raw, gzip and brotli.
+ */
+import { builtinModules } from 'node:module';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
+import { build, type Plugin } from 'esbuild';
+
+export const BROWSER_FILE_NAME = 'rdf-stream-live.js';
+
+/** What the browser file bundles: the light entry, with the `browser` variant of `#open-web-socket`. */
+export const liveEntry = fileURLToPath(new URL('../src/live.ts', import.meta.url));
+
+/** Where the package keeps it (`files`: dist). */
+export const packageBrowserDirectory = fileURLToPath(new URL('../dist/browser/', import.meta.url));
+
+/** Browsers with ES modules, import maps and everything the client calls (fetch streams, WebSocket, EventTarget). */
+export const BROWSER_TARGETS = ['chrome111', 'edge111', 'firefox111', 'safari16.4'];
+
+/** `fs`, `node:fs`, `fs/promises`, …: every name that means a Node built-in module. */
+const nodeBuiltin = new RegExp(`^(?:node:.+|(?:${builtinModules.map((name) => name.replace(/[/]/g, '\\/')).join('|')})(?:\\/.*)?)$`);
+
+/**
+ * Fails the build on a Node built-in that would reach the browser file. A dependency may still
+ * name one when its package gives a browser replacement (`buffer`, `events` from npm, or a
+ * `browser` field mapping it to nothing): esbuild resolves those to files, which are kept.
+ * What it cannot resolve to a file — `node:` modules, built-ins without a replacement — is an
+ * error naming the module and who imports it, rather than a bundle that throws in the page.
+ */
+export const noNodeBuiltins: Plugin = {
+  name: 'no-node-builtins',
+  setup(builder) {
+    builder.onResolve({ filter: nodeBuiltin }, async (args) => {
+      if (args.pluginData === noNodeBuiltins) return undefined;
+      const resolved = args.path.startsWith('node:')
+        ? undefined
+        : await builder.resolve(args.path, { kind: args.kind, importer: args.importer, resolveDir: args.resolveDir, pluginData: noNodeBuiltins });
+      if (resolved !== undefined && resolved.errors.length === 0 && !resolved.external && resolved.path !== '') return resolved;
+      return {
+        errors: [{ text: `"${args.path}" is a Node built-in module (imported by ${args.importer}): the browser file must not need Node` }],
+      };
+    });
+  },
+};
+
+export interface BrowserFile {
+  readonly contents: Uint8Array;
+  readonly bytes: number;
+  readonly gzip: Uint8Array;
+  readonly brotli: Uint8Array;
+}
+
+/**
+ * Bundles `entryPoint` (the light entry by default) for browsers: ES module, minified, no source
+ * map (it would point at sources the package does not ship), self-contained (a file that still
+ * imports anything is refused). Rejects with esbuild's errors, among them any Node built-in.
+ */
+export async function bundleBrowserFile(entryPoint: string = liveEntry): Promise<BrowserFile> {
+  const result = await build({
+    entryPoints: [entryPoint],
+    bundle: true,
+    format: 'esm',
+    platform: 'browser',
+    target: BROWSER_TARGETS,
+    minify: true,
+    sourcemap: false,
+    legalComments: 'eof',
+    write: false,
+    metafile: true,
+    outfile: BROWSER_FILE_NAME,
+    logLevel: 'silent',
+    plugins: [noNodeBuiltins],
+  });
+  const [output] = Object.values(result.metafile.outputs);
+  const imports = output?.imports.map((imported) => imported.path) ?? [];
+  if (imports.length > 0) throw new Error(`the browser file would still import ${imports.join(', ')}: it must be self-contained`);
+  const contents = result.outputFiles[0]!.contents;
+  return {
+    contents,
+    bytes: contents.length,
+    gzip: gzipSync(contents, { level: 9 }),
+    brotli: brotliCompressSync(contents, {
+      params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT, [constants.BROTLI_PARAM_SIZE_HINT]: contents.length },
+    }),
+  };
+}
+
+/** Its declarations: the light entry's, which the package compiles into dist/ beside it. */
+const declarations = "export * from '../live.js';\n";
+
+/** `12.3 kB`: the size as the client's README states it (kilobytes of 1000 bytes, as npm and bundlers print). */
+export const kilobytes = (bytes: number): string => `${(bytes / 1000).toFixed(1)} kB`;
+
+/** Writes the package's browser file and its declarations into `directory`; resolves with the file. */
+export async function writePackageBrowserFile(directory: string = packageBrowserDirectory): Promise<BrowserFile> {
+  const file = await bundleBrowserFile();
+  mkdirSync(directory, { recursive: true });
+  writeFileSync(join(directory, BROWSER_FILE_NAME), file.contents);
+  writeFileSync(join(directory, BROWSER_FILE_NAME.replace(/\.js$/, '.d.ts')), declarations);
+  return file;
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const file = await writePackageBrowserFile();
+  console.log(
+    `browser file ${join(packageBrowserDirectory, BROWSER_FILE_NAME)}: ${kilobytes(file.bytes)}, ${kilobytes(file.gzip.length)} gzip, ${kilobytes(file.brotli.length)} brotli`,
+  );
+}
