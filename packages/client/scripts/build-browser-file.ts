@@ -9,14 +9,16 @@
  * Run as a script (`pnpm build`, prepack), it writes `dist/browser/rdf-stream-live.js` and its
  * declarations, and prints its size: raw, gzip and brotli.
  */
-import { builtinModules } from 'node:module';
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { builtinModules } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
+import { BROWSER_CLIENT_PATH } from '@rdf-stream/protocol';
 import { build, type Plugin } from 'esbuild';
 
-export const BROWSER_FILE_NAME = 'rdf-stream-live.js';
+/** `rdf-stream-live.js`: the name the publisher serves it under too. */
+export const BROWSER_FILE_NAME = BROWSER_CLIENT_PATH.slice(BROWSER_CLIENT_PATH.lastIndexOf('/') + 1);
 
 /** What the browser file bundles: the light entry, with the `browser` variant of `#open-web-socket`. */
 export const liveEntry = fileURLToPath(new URL('../src/live.ts', import.meta.url));
