@@ -47,6 +47,16 @@ describe('the browser file', () => {
     expect(Buffer.compare(brotliDecompressSync(built.brotli), built.contents)).toBe(0);
   });
 
+  it("is the size the README states, within 5 % (update the README when the file grows or shrinks)", () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const stated = /\*\*([\d.]+) kB, ([\d.]+) kB gzip, ([\d.]+) kB\s+brotli\*\*/.exec(readme);
+    expect(stated, 'no "**… kB, … kB gzip, … kB brotli**" in the README').not.toBeNull();
+    const [raw, gzip, brotli] = stated!.slice(1).map((kB) => Number(kB) * 1000);
+    expect(Math.abs(built.bytes - raw!) / raw!).toBeLessThan(0.05);
+    expect(Math.abs(built.gzip.length - gzip!) / gzip!).toBeLessThan(0.05);
+    expect(Math.abs(built.brotli.length - brotli!) / brotli!).toBeLessThan(0.05);
+  });
+
   it('is the same file from build to build, so that the package and the publisher serve the same bytes', async () => {
     expect(Buffer.compare((await bundleBrowserFile()).contents, built.contents)).toBe(0);
   }, 60_000);
