@@ -34,20 +34,21 @@ const nodeBuiltin = new RegExp(`^(?:node:.+|(?:${builtinModules.map((name) => na
 
 /**
  * Fails the build on a Node built-in that would reach the browser file. A dependency may still
- * name one when its package gives a browser replacement (`buffer`, `events` from npm, or a
- * `browser` field mapping it to nothing): esbuild resolves those to files, which are kept.
- * What it cannot resolve to a file — `node:` modules, built-ins without a replacement — is an
- * error naming the module and who imports it, rather than a bundle that throws in the page.
+ * name one when a browser replacement is at hand — an npm package of the same name (`buffer`,
+ * `events`), or its `browser` field mapping the module to nothing (an empty module) — and esbuild
+ * bundles that. Anything else — `node:` modules, built-ins with no replacement — is an error
+ * naming the module and who imports it, rather than a file that throws in the page.
  */
 export const noNodeBuiltins: Plugin = {
   name: 'no-node-builtins',
   setup(builder) {
     builder.onResolve({ filter: nodeBuiltin }, async (args) => {
       if (args.pluginData === noNodeBuiltins) return undefined;
-      const resolved = args.path.startsWith('node:')
-        ? undefined
-        : await builder.resolve(args.path, { kind: args.kind, importer: args.importer, resolveDir: args.resolveDir, pluginData: noNodeBuiltins });
-      if (resolved !== undefined && resolved.errors.length === 0 && !resolved.external && resolved.path !== '') return resolved;
+      if (!args.path.startsWith('node:')) {
+        const resolved = await builder.resolve(args.path, { kind: args.kind, importer: args.importer, resolveDir: args.resolveDir, pluginData: noNodeBuiltins });
+        // Resolved to a replacement: esbuild's own resolution, which this defers to, bundles it.
+        if (resolved.errors.length === 0 && !resolved.external) return undefined;
+      }
       return {
         errors: [{ text: `"${args.path}" is a Node built-in module (imported by ${args.importer}): the browser file must not need Node` }],
       };

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -15,9 +15,15 @@ beforeAll(async () => {
   built = await writePackageBrowserFile(directory);
 }, 60_000);
 
-/** An entry of the test's own, in a folder where no npm package resolves. */
-function entry(code: string): string {
-  const path = join(mkdtempSync(join(tmpdir(), 'client-browser-entry-')), 'entry.js');
+/** An entry of the test's own, in a folder with only the npm packages given (name → package.json and index.js). */
+function entry(code: string, packages: Readonly<Record<string, { manifest: object; index: string }>> = {}): string {
+  const folder = mkdtempSync(join(tmpdir(), 'client-browser-entry-'));
+  for (const [name, { manifest, index }] of Object.entries(packages)) {
+    mkdirSync(join(folder, 'node_modules', name), { recursive: true });
+    writeFileSync(join(folder, 'node_modules', name, 'package.json'), JSON.stringify({ name, version: '1.0.0', main: 'index.js', ...manifest }));
+    writeFileSync(join(folder, 'node_modules', name, 'index.js'), index);
+  }
+  const path = join(folder, 'entry.js');
   writeFileSync(path, code);
   return path;
 }
@@ -60,6 +66,16 @@ describe('the browser file', () => {
   it('is the same file from build to build, so that the package and the publisher serve the same bytes', async () => {
     expect(Buffer.compare((await bundleBrowserFile()).contents, built.contents)).toBe(0);
   }, 60_000);
+
+  it('keeps what a browser replacement stands for: an npm package of a built-in\'s name, a module a browser field maps to nothing', async () => {
+    const path = entry("import { EventEmitter } from 'events'; import dep from 'dep'; export const both = [EventEmitter, dep];", {
+      events: { manifest: {}, index: "exports.EventEmitter = function () { return 'events from npm'; };" },
+      dep: { manifest: { browser: { fs: false } }, index: "const fs = require('fs'); module.exports = () => typeof fs.readFileSync;" },
+    });
+    const text = Buffer.from((await bundleBrowserFile(path)).contents).toString();
+    expect(text).toContain('events from npm');
+    expect(text).not.toContain('Dynamic require of');
+  });
 
   it.each([
     ['a node: module', "import { readFileSync } from 'node:fs'; export const read = readFileSync;", '"node:fs" is a Node built-in module'],
