@@ -12,12 +12,13 @@ import { defaultOutputDirectory } from '../src/index.js';
 
 const repository = fileURLToPath(new URL('../../../', import.meta.url));
 
-/** What the page's bundle is made of: its own code, the client and protocol code it imports, and the locked dependency versions. */
+/** What the page's bundle and the client's browser file are made of: their own code, the client and protocol code they import, and the locked dependency versions. */
 const inputs = [
   'packages/dashboard/src',
   'packages/dashboard/scripts',
   'packages/dashboard/package.json',
   'packages/client/src',
+  'packages/client/scripts/build-browser-file.ts',
   'packages/client/examples',
   'packages/client/package.json',
   'packages/protocol/src',

@@ -63,6 +63,13 @@ export const mediaTypeIri = (mediaType: string): string => `${MEDIA_TYPE_IRI_BAS
 export const CONTEXT_PATH = '/contexts/sosa-stream.jsonld';
 
 /**
+ * Where a publisher serves the client library for pages without a bundler: one self-contained
+ * ES module of `@rdf-stream/client/live` (`@rdf-stream/client/browser`, the same file), which a
+ * page's module script imports by its URL, `{base}/client/rdf-stream-live.js`.
+ */
+export const BROWSER_CLIENT_PATH = '/client/rdf-stream-live.js';
+
+/**
  * The JSON-LD 1.1 context document of the publisher's JSON-LD (served at `CONTEXT_PATH`): the
  * SOSA, QUDT and PROV terms of an element, no `@vocab`, no remote imports. The one copy: the
  * publisher serves it, clients decode with it.

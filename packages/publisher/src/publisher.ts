@@ -34,6 +34,11 @@ export interface PublisherOptions {
   /** Replaces the sources of the streams with these ids (cluster workers, tests). */
   readonly sources?: ReadonlyMap<string, ElementSource>;
   readonly healthCheck?: () => Promise<boolean>;
+  /**
+   * Where the built live page and the browser client (`/client/rdf-stream-live.js`) are read
+   * from, once, at start; default the package's `page-assets/`, which packages/dashboard's build writes.
+   */
+  readonly pageAssetsDirectory?: string;
   /** Collect Node process metrics (off in tests that build many publishers). */
   readonly processMetrics?: boolean;
   /**
@@ -131,6 +136,7 @@ export async function createPublisher(config: PublisherConfig, options: Publishe
     negotiation: new NegotiationCache(config.negotiationCacheEntries),
     lifecycle,
     ...(options.healthCheck ? { healthCheck: options.healthCheck } : {}),
+    ...(options.pageAssetsDirectory === undefined ? {} : { pageAssetsDirectory: options.pageAssetsDirectory }),
   });
 
   return {

@@ -59,6 +59,8 @@ export interface TestPublisherOptions {
   readonly healthCheck?: () => Promise<boolean>;
   /** Listens on this port instead of a free one. */
   readonly port?: number;
+  /** Where the live page and the browser client are read from (see `PublisherOptions.pageAssetsDirectory`). */
+  readonly pageAssetsDirectory?: string;
 }
 
 /** Which of a stream's readers a count is about. */
@@ -167,6 +169,7 @@ export async function startTestPublisher(options: TestPublisherOptions = {}): Pr
     const publisher = await createPublisher(config, {
       ...(source === undefined ? {} : { source }),
       ...(options.healthCheck === undefined ? {} : { healthCheck: options.healthCheck }),
+      ...(options.pageAssetsDirectory === undefined ? {} : { pageAssetsDirectory: options.pageAssetsDirectory }),
       processMetrics: false,
     });
     await publisher.start();

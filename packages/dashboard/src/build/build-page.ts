@@ -3,6 +3,7 @@ import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
+import { buildClientFile } from './build-client-file.js';
 
 /** The publisher serves the page from its own folder (packages/publisher/page-assets). */
 export const defaultOutputDirectory = fileURLToPath(new URL('../../../publisher/page-assets/', import.meta.url));
@@ -18,7 +19,8 @@ export interface BuiltPage {
 /**
  * Bundles the page (our client library, uPlot, Comunica: everything, no CDN) into hashed,
  * immutable file names, writes `index.html` naming them, and precompresses every file once
- * (`.br`, `.gz`) so that the publisher never compresses per request. Writes to a fresh folder,
+ * (`.br`, `.gz`) so that the publisher never compresses per request; adds the client's browser
+ * file for pages of others (`buildClientFile`). Writes to a fresh folder,
  * then swaps it in, so a publisher starting meanwhile never reads half a build.
  */
 export async function buildPage(outputDirectory: string = defaultOutputDirectory): Promise<BuiltPage> {
@@ -59,6 +61,7 @@ export async function buildPage(outputDirectory: string = defaultOutputDirectory
     writeFileSync(join(staging, `${name}.gz`), gzipSync(body, { level: 9 }));
     return { name, bytes: body.length, brotliBytes: brotli.length };
   });
+  files.push(await buildClientFile(staging));
 
   mkdirSync(dirname(outputDirectory), { recursive: true });
   const previous = `${outputDirectory.replace(/\/+$/, '')}.previous-${process.pid}`;

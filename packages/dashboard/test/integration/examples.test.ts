@@ -1,10 +1,13 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { BROWSER_CLIENT_PATH } from '@rdf-stream/protocol';
 import { freePort, startTestPublisher, type TestPublisher } from '@rdf-stream/publisher/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { buildClientFile } from '../../src/index.js';
 import { type Chromium, launchChromium, waitForUpdates, watchedPage } from '../support/browser.js';
 
 /**
@@ -73,9 +76,14 @@ function stop(child: ChildProcess): void {
 
 let publisher: TestPublisher;
 let origin: string;
+/** The publisher's page folder, holding only the browser client (as `pnpm start` builds it): the live page is not needed here. */
+let pageAssetsDirectory: string;
 
 beforeAll(async () => {
+  pageAssetsDirectory = mkdtempSync(join(tmpdir(), 'examples-page-assets-'));
+  await buildClientFile(pageAssetsDirectory);
   publisher = await startTestPublisher({
+    pageAssetsDirectory,
     config: `streams:
   - id: parking
     title: Park-and-ride facilities (simulated)
@@ -103,6 +111,7 @@ afterEach(() => {
 
 afterAll(async () => {
   await publisher?.close();
+  if (pageAssetsDirectory !== undefined) rmSync(pageAssetsDirectory, { recursive: true, force: true });
 });
 
 const observationLine = /^ {2}p0[1-3] on p0[1-3]: parkingNumberOfVacantSpaces = \d+ at \d{4}-\d\d-\d\dT[\d:.]+Z$/;
@@ -200,29 +209,38 @@ describe('examples/browser.html', () => {
     await browser?.close();
   });
 
-  it('shows the stream updating, served by the documented esbuild command', async () => {
-    const port = await freePort();
-    const command = documentedCommand('pnpm exec esbuild').replace('127.0.0.1:8000', `127.0.0.1:${port}`);
-    const server = spawn('bash', ['-c', command], { cwd: repositoryRoot, detached: true });
-    children.add(server);
-    let serverOutput = '';
-    await new Promise<void>((resolve, reject) => {
-      server.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-        serverOutput += chunk;
-        if (serverOutput.includes(`http://127.0.0.1:${port}/`)) resolve();
-      });
-      server.once('close', (code) => reject(new Error(`esbuild ended (status ${code}) before serving: ${serverOutput}`)));
-    });
-
+  it('opened as a file, imports the client from the publisher with no bundler and shows the stream updating', async () => {
+    // What README.md says to do: open the file with the publisher running.
+    expect(documentedCommand('xdg-open ')).toBe('xdg-open examples/browser.html');
     browser = await launchChromium();
-    const { page, errors } = await watchedPage(browser);
-    await page.goto(`http://127.0.0.1:${port}/browser.html?stream=${encodeURIComponent(`${origin}/streams/parking`)}`);
+    const { page, errors, requests } = await watchedPage(browser);
+    const scripts: string[] = [];
+    page.on('response', (response) => {
+      if (response.request().resourceType() === 'script') scripts.push(`${response.status()} ${response.url()} ${response.headers()['content-type']}`);
+    });
+    const file = pathToFileURL(join(repositoryRoot, 'examples/browser.html'));
+    file.searchParams.set('stream', `${origin}/streams/parking`);
+    await page.goto(file.href);
     await waitForUpdates(page, 2);
     const rows = await page.locator('#observations tr').allTextContents();
     expect(rows).toHaveLength(FACILITIES);
     expect(rows[0]).toMatch(/^p01p01parkingNumberOfVacantSpaces\d+\d{4}-\d\d-\d\dT/);
     expect(await page.locator('#latency-ms').textContent()).toMatch(/^-?\d+\.\d$/);
     expect(await page.locator('#transport').textContent()).toBe('sse');
+    // One script, the publisher's client, read across origins (the page's origin is the file's).
+    expect(scripts).toEqual([`200 ${origin}${BROWSER_CLIENT_PATH} text/javascript; charset=utf-8`]);
+    expect(requests.filter((url) => !url.startsWith(origin) && !url.startsWith('file:'))).toEqual([]);
     expect(errors).toEqual([]);
+  }, 60_000);
+
+  it('says in the page that the client could not be loaded when no publisher answers', async () => {
+    browser ??= await launchChromium();
+    const { page } = await watchedPage(browser);
+    const file = pathToFileURL(join(repositoryRoot, 'examples/browser.html'));
+    const port = await freePort();
+    file.searchParams.set('stream', `http://127.0.0.1:${port}/streams/parking`);
+    await page.goto(file.href);
+    await page.waitForFunction(() => document.getElementById('status')?.textContent !== '');
+    expect(await page.locator('#status').textContent()).toContain(`The client could not be loaded from http://127.0.0.1:${port}${BROWSER_CLIENT_PATH}: is the publisher running?`);
   }, 60_000);
 });

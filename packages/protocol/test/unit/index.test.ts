@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
   catalogueTerms,
+  BROWSER_CLIENT_PATH,
   CONTEXT_PATH,
   EPOCH,
   EVENT_STREAM_MEDIA_TYPE,
@@ -85,6 +86,10 @@ describe('formats', () => {
 
   it('serves its JSON-LD context at one path', () => {
     expect(CONTEXT_PATH).toBe('/contexts/sosa-stream.jsonld');
+  });
+
+  it('serves the client for pages at one path, a module file name', () => {
+    expect(BROWSER_CLIENT_PATH).toBe('/client/rdf-stream-live.js');
   });
 });
 

@@ -34,6 +34,8 @@ export interface AppContext {
   readonly logger?: FastifyBaseLogger;
   /** Extra readiness probe (e.g. a shared log's connection); shedding starts when it fails. */
   readonly healthCheck?: () => Promise<boolean>;
+  /** Where the built live page and the browser client are read from; default the package's `page-assets/`. */
+  readonly pageAssetsDirectory?: string;
 }
 
 export function hubOf(context: AppContext, id: string): StreamHub {

@@ -125,6 +125,23 @@ describe('the packed tarballs', () => {
       ]),
     );
     expect(files.some((file) => /^package\/page-assets\/.+\.js$/.test(file))).toBe(true);
+    // The client's browser file, which it serves at /client/rdf-stream-live.js, precompressed.
+    expect(files).toEqual(
+      expect.arrayContaining(['package/page-assets/client/rdf-stream-live.js', 'package/page-assets/client/rdf-stream-live.js.br', 'package/page-assets/client/rdf-stream-live.js.gz']),
+    );
+  });
+
+  it('the client holds its browser file, with declarations, as @rdf-stream/client/browser and the CDN entry', () => {
+    const files = contents.get('client')!;
+    expect(files).toEqual(expect.arrayContaining(['package/dist/browser/rdf-stream-live.js', 'package/dist/browser/rdf-stream-live.d.ts']));
+    const manifest = packedManifest('client');
+    expect((manifest.exports as Record<string, unknown>)['./browser']).toEqual({
+      types: './dist/browser/rdf-stream-live.d.ts',
+      default: './dist/browser/rdf-stream-live.js',
+    });
+    expect([manifest.unpkg, manifest.jsdelivr]).toEqual(['dist/browser/rdf-stream-live.js', 'dist/browser/rdf-stream-live.js']);
+    const text = readFileSync(join(workDir, 'extracted', 'client', 'package', 'dist', 'browser', 'rdf-stream-live.js'), 'utf8');
+    expect(text).not.toMatch(/(?:^|[;}])import\s*(?:[{*\w$][^;]*?from\s*)?["']/);
   });
 
   it.each(published)('%s has a public manifest: not private, exports dist/, no workspace ranges', (name) => {
@@ -163,13 +180,14 @@ describe('installed with npm into an outside project', () => {
         "import * as protocol from '@rdf-stream/protocol';",
         "import * as client from '@rdf-stream/client';",
         "import * as live from '@rdf-stream/client/live';",
+        "import * as browser from '@rdf-stream/client/browser';",
         "import * as publisher from '@rdf-stream/publisher';",
         "import * as testing from '@rdf-stream/publisher/testing';",
-        'console.log(JSON.stringify([protocol.mediaTypes.turtle, typeof client.subscribe, typeof live.subscribe, typeof publisher.createPublisher, typeof testing.startTestPublisher]));',
+        'console.log(JSON.stringify([protocol.mediaTypes.turtle, typeof client.subscribe, typeof live.subscribe, typeof browser.subscribe, typeof publisher.createPublisher, typeof testing.startTestPublisher]));',
       ].join('\n'),
     );
     const { stdout } = await run(process.execPath, [script], { cwd: consumerDir, timeout: COMMAND_TIMEOUT_MS });
-    expect(JSON.parse(stdout)).toEqual(['text/turtle', 'function', 'function', 'function', 'function']);
+    expect(JSON.parse(stdout)).toEqual(['text/turtle', 'function', 'function', 'function', 'function', 'function']);
   }, COMMAND_TIMEOUT_MS);
 
   it("bundles the installed client for browsers with the browser's WebSocket, without the ws package", async () => {
@@ -196,13 +214,14 @@ describe('installed with npm into an outside project', () => {
         "import { type FormatName, mediaTypes } from '@rdf-stream/protocol';",
         "import { LatencyRecorder, type StreamUpdate, subscribe } from '@rdf-stream/client';",
         "import { subscribe as subscribeLive } from '@rdf-stream/client/live';",
+        "import { subscribe as subscribeBrowser } from '@rdf-stream/client/browser';",
         "import { createPublisher, elementQuads, loadConfig, ManualSource, type PublisherConfig } from '@rdf-stream/publisher';",
         "import { manualClock, openSse, startTestPublisher, type TestPublisher } from '@rdf-stream/publisher/testing';",
         "const format: FormatName = 'turtle';",
         "const started: Promise<TestPublisher> = startTestPublisher({ flags: ['--page-elements', '3'], source: 'simulator', clock: manualClock().clock });",
         "const config: PublisherConfig = loadConfig({ argv: ['--port', '0'] });",
         'const describe = (update: StreamUpdate): string => `${update.seq ?? 0}: ${update.quads.length} quads`;',
-        'console.log(mediaTypes[format], config.port, describe, subscribe, subscribeLive, new LatencyRecorder(), createPublisher, elementQuads, ManualSource, started, openSse);',
+        'console.log(mediaTypes[format], config.port, describe, subscribe, subscribeLive, subscribeBrowser, new LatencyRecorder(), createPublisher, elementQuads, ManualSource, started, openSse);',
       ].join('\n'),
     );
     writeFileSync(
@@ -295,6 +314,14 @@ describe('installed with npm into an outside project', () => {
       const script = /src="(\/page\/[^"]+\.js)"/.exec(html)?.[1];
       expect(script, `no script in the live page: ${html}`).toBeDefined();
       expect((await fetch(new URL(script!, streamUrl))).status).toBe(200);
+    });
+
+    it("serves the installed client's own browser file at /client/rdf-stream-live.js", async () => {
+      const response = await fetch(new URL('/client/rdf-stream-live.js', streamUrl), { headers: { 'accept-encoding': 'identity' } });
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+      const shipped = readFileSync(join(consumerDir, 'node_modules', '@rdf-stream', 'client', 'dist', 'browser', 'rdf-stream-live.js'));
+      expect(Buffer.compare(Buffer.from(await response.arrayBuffer()), shipped)).toBe(0);
     });
 
     it("the client's command prints the updates it receives, and stops after --count", async () => {

@@ -59,7 +59,8 @@ export async function loadPageAssets(directory: string = PAGE_ASSETS_DIRECTORY):
   return html === undefined ? undefined : { html, files };
 }
 
-async function readEncoded(path: string): Promise<EncodedBodies> {
+/** A built file's bodies: the identity file and its `.br`, `.gz` beside it, or, without them, compressed here once. */
+export async function readEncoded(path: string): Promise<EncodedBodies> {
   const identity = readFileSync(path);
   if (!existsSync(`${path}.br`) || !existsSync(`${path}.gz`)) return compressOnce(identity);
   return Object.freeze({ identity, br: readFileSync(`${path}.br`), gzip: readFileSync(`${path}.gz`) });
@@ -123,7 +124,7 @@ export function pageNegotiationHook(context: AppContext, assets: PageAssets | un
  * Registers the page on the root instance: the negotiation hook must see requests routed to
  * other plugins (the stream IRIs), so it cannot live inside the page's own scope.
  */
-export async function registerPage(app: FastifyInstance, context: AppContext, directory?: string): Promise<void> {
+export async function registerPage(app: FastifyInstance, context: AppContext, directory: string = context.pageAssetsDirectory ?? PAGE_ASSETS_DIRECTORY): Promise<void> {
   const assets = await loadPageAssets(directory);
   app.addHook('onRequest', pageNegotiationHook(context, assets));
   await app.register(async (scope) => pageRoute(scope, assets));

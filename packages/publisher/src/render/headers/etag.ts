@@ -64,3 +64,25 @@ export function elementNotModified(
     ? ifModifiedSinceHits(headers['if-modified-since'], lastModifiedMs)
     : ifNoneMatchHits(ifNoneMatch, epoch, seq, format);
 }
+
+/**
+ * A strong ETag for a file served in several content codings: `"{tag}"` for the identity body,
+ * `"{tag}-br"`, `"{tag}-gzip"` for the others (as `entityTag` does for elements).
+ */
+export function codedEntityTag(tag: string, encoding: Encoding): string {
+  return `"${tag}${encoding === 'identity' ? '' : `-${encoding}`}"`;
+}
+
+/**
+ * RFC 9110 §13.1.2 for a file with `codedEntityTag`s: whether If-None-Match names the file in
+ * any of its codings (weak comparison: a cache holding the gzip body may revalidate for brotli),
+ * or is `*`.
+ */
+export function ifNoneMatchNamesFile(header: string | undefined, tag: string): boolean {
+  if (header === undefined || header === '') return false;
+  if (header.trim() === '*') return true;
+  return header.split(',').some((raw) => {
+    const candidate = opaqueTag(raw);
+    return candidate === `"${tag}"` || (candidate.startsWith(`"${tag}-`) && candidate.endsWith('"'));
+  });
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { entityTag, ifNoneMatchHits } from '../../../../src/render/headers/etag.js';
+import { codedEntityTag, entityTag, ifNoneMatchHits, ifNoneMatchNamesFile } from '../../../../src/render/headers/etag.js';
 
 describe('entityTag', () => {
   it('differs per element, format, coding and log epoch', () => {
@@ -31,5 +31,13 @@ describe('ifNoneMatchHits', () => {
     expect(ifNoneMatchHits('"e1-31-turtle"', 'e1', 3, 'turtle')).toBe(false);
     expect(ifNoneMatchHits(undefined, 'e1', 3, 'turtle')).toBe(false);
     expect(ifNoneMatchHits('', 'e1', 3, 'turtle')).toBe(false);
+  });
+});
+
+describe('codedEntityTag and ifNoneMatchNamesFile', () => {
+  it('tags each coding of a file apart, and revalidates any of them against any', () => {
+    expect([codedEntityTag('abc', 'identity'), codedEntityTag('abc', 'br'), codedEntityTag('abc', 'gzip')]).toEqual(['"abc"', '"abc-br"', '"abc-gzip"']);
+    for (const held of ['"abc"', '"abc-br"', 'W/"abc-gzip"', '"other", "abc-br"', '*']) expect(ifNoneMatchNamesFile(held, 'abc'), held).toBe(true);
+    for (const held of [undefined, '', '"abd"', '"ab"', '"abc', '"other-br"']) expect(ifNoneMatchNamesFile(held, 'abc'), String(held)).toBe(false);
   });
 });
