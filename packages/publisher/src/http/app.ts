@@ -21,6 +21,7 @@ import { notificationsRoute } from './routes/notifications-route.js';
 import { ontologiesRoute } from './routes/ontologies-route.js';
 import { operationsRoute } from './routes/operations-route.js';
 import { registerPage } from './routes/page-route.js';
+import { resourcesRoute } from './routes/resources-route.js';
 import { WEBSOCKET_ROUTE, webSocketRoute } from './routes/websocket-route.js';
 import { UnusedConnections } from './unused-connections.js';
 
@@ -107,6 +108,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   await app.register(async (scope) => operationsRoute(scope, context));
   await app.register(async (scope) => ingestRoute(scope, context));
   await app.register(async (scope) => notificationsRoute(scope, context));
+  await app.register(async (scope) => resourcesRoute(scope, context));
   await app.register(async (scope) => ontologiesRoute(scope, context));
   await registerPage(app, context);
   await app.ready();
