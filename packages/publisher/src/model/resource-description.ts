@@ -36,6 +36,15 @@ export function isMintedResource(streamIri: string, iri: string): boolean {
 
 const key = (term: Quad_Subject | Quad_Object) => `${term.termType}:${term.value}`;
 
+/** What one element says of one resource: the roles it plays and the observations it plays them in. */
+interface Mention {
+  readonly types: Set<string>;
+  /** `{inverse} {observation key}` → the link from the resource to the observation. */
+  readonly links: Map<string, Quad>;
+  /** The observations, by key, in the order the element has them. */
+  readonly observations: Map<string, Quad_Subject>;
+}
+
 /**
  * The description of every resource of `streamIri` (sensor or feature of interest, by
  * `isMintedResource`) that `element` mentions, from the element's own triples, by IRI: its SOSA
@@ -45,62 +54,46 @@ const key = (term: Quad_Subject | Quad_Object) => `${term.termType}:${term.value
  * `sosa:isFeatureOfInterestOf` — with their triples and their result nodes' triples.
  * The observations are those the shapes target: subjects of `sosa:madeBySensor` or
  * `sosa:hasFeatureOfInterest`; unlike `extractObservations`, nothing is re-modelled, so the
- * description quotes exactly what the element published.
+ * description quotes exactly what the element published. Linear in the element's size.
  */
 export function describeMentionedResources(streamIri: string, element: DescribedElement): Map<string, Quad[]> {
   const bySubject = new Map<string, Quad[]>();
+  const mentions = new Map<string, Mention>();
   for (const triple of element.triples) {
     const subject = key(triple.subject);
     const triples = bySubject.get(subject);
     if (triples === undefined) bySubject.set(subject, [triple]);
     else triples.push(triple);
+    const role = roles.find((candidate) => candidate.predicate === triple.predicate.value);
+    if (role === undefined || triple.object.termType !== 'NamedNode' || !isMintedResource(streamIri, triple.object.value)) continue;
+    const iri = triple.object.value;
+    let mention = mentions.get(iri);
+    if (mention === undefined) mentions.set(iri, (mention = { types: new Set(), links: new Map(), observations: new Map() }));
+    mention.types.add(role.type);
+    mention.links.set(`${role.inverse} ${subject}`, quad(triple.object, namedNode(role.inverse), triple.subject));
+    mention.observations.set(subject, triple.subject);
   }
-  const descriptions = new Map<string, Map<string, Quad>>();
-  const add = (iri: string, described: Quad) => {
-    let quads = descriptions.get(iri);
-    if (quads === undefined) {
-      descriptions.set(iri, (quads = new Map()));
-      const resource = namedNode(iri);
-      const graph = namedNode(element.graph);
-      for (const own of [
-        quad(resource, namedNode(resourceTerms.stream), namedNode(streamIri)),
-        quad(resource, namedNode(resourceTerms.latestElement), graph),
-        quad(graph, namedNode(prov.generatedAtTime), dateTimeLiteral(element.generatedAt)),
-        ...(bySubject.get(key(resource)) ?? []),
-      ]) {
-        quads.set(quadKey(own), own);
+  const graph = namedNode(element.graph);
+  const generatedAt = quad(graph, namedNode(prov.generatedAtTime), dateTimeLiteral(element.generatedAt));
+  const descriptions = new Map<string, Quad[]>();
+  for (const [iri, mention] of mentions) {
+    const resource = namedNode(iri);
+    // The resource's own triples first, so that Turtle writes it as one block.
+    const quads: Quad[] = [
+      ...[...mention.types].map((type) => quad(resource, namedNode(rdf.type), namedNode(type))),
+      quad(resource, namedNode(resourceTerms.stream), namedNode(streamIri)),
+      quad(resource, namedNode(resourceTerms.latestElement), graph),
+      ...mention.links.values(),
+      ...(bySubject.get(key(resource)) ?? []),
+      generatedAt,
+    ];
+    for (const observation of mention.observations.keys()) {
+      for (const triple of bySubject.get(observation) ?? []) {
+        quads.push(triple);
+        if (triple.predicate.value === sosa.hasResult) quads.push(...(bySubject.get(key(triple.object)) ?? []));
       }
     }
-    quads.set(quadKey(described), described);
-  };
-  for (const triples of bySubject.values()) {
-    for (const role of roles) {
-      for (const named of triples) {
-        if (named.predicate.value !== role.predicate || named.object.termType !== 'NamedNode') continue;
-        const iri = named.object.value;
-        if (!isMintedResource(streamIri, iri)) continue;
-        const resource = namedNode(iri);
-        add(iri, quad(resource, namedNode(rdf.type), namedNode(role.type)));
-        add(iri, quad(resource, namedNode(role.inverse), named.subject));
-        for (const triple of triples) {
-          add(iri, triple);
-          if (triple.predicate.value === sosa.hasResult) {
-            for (const result of bySubject.get(key(triple.object)) ?? []) add(iri, result);
-          }
-        }
-      }
-    }
+    descriptions.set(iri, quads);
   }
-  // The resource's own triples first, so that Turtle writes it as one block.
-  return new Map(
-    [...descriptions].map(([iri, quads]) => {
-      const all = [...quads.values()];
-      return [iri, [...all.filter((q) => q.subject.value === iri), ...all.filter((q) => q.subject.value !== iri)]];
-    }),
-  );
-}
-
-function quadKey(q: Quad): string {
-  const object = q.object.termType === 'Literal' ? `"${q.object.value}"@${q.object.language}^^${q.object.datatype.value}` : key(q.object);
-  return `${key(q.subject)} ${q.predicate.value} ${object}`;
+  return descriptions;
 }

@@ -1,5 +1,6 @@
 import type { Quad } from '@rdfjs/types';
 import { Parser } from 'n3';
+import { streamResources } from '@rdf-stream/protocol';
 import { describeMentionedResources } from '../../model/resource-description.js';
 
 /** The description of one resource a stream mints, as of the newest element that mentions it. */
@@ -31,6 +32,8 @@ export interface IndexedElement {
 export class ResourceIndex {
   readonly #streamIri: string;
   readonly #maxResources: number;
+  /** The IRI prefixes of the resources a stream mints, as bytes: an element holding neither is not parsed. */
+  readonly #mintedPrefixes: readonly Buffer[];
   /** In the order resources were last mentioned, oldest first. */
   readonly #descriptions = new Map<string, ResourceDescription>();
   #indexedSeq = 0;
@@ -38,6 +41,8 @@ export class ResourceIndex {
   constructor(streamIri: string, maxResources: number) {
     this.#streamIri = streamIri;
     this.#maxResources = maxResources;
+    const minted = streamResources(streamIri);
+    this.#mintedPrefixes = [minted.sensor(''), minted.featureOfInterest('')].map((prefix) => Buffer.from(`<${prefix}`));
   }
 
   /** Resources described now, at most `maxResources`. */
@@ -49,6 +54,8 @@ export class ResourceIndex {
   index(element: IndexedElement): void {
     if (element.seq <= this.#indexedSeq || this.#maxResources === 0) return;
     this.#indexedSeq = element.seq;
+    // Most streams that mint nothing (ingest, web APIs naming their own IRIs) cost a byte search, not a parse.
+    if (!this.#mintedPrefixes.some((prefix) => element.ntriples.includes(prefix))) return;
     const triples = new Parser({ format: 'N-Triples' }).parse(element.ntriples.toString('utf8'));
     const mentioned = describeMentionedResources(this.#streamIri, { graph: element.graph, generatedAt: element.generatedAt, triples });
     for (const [iri, quads] of mentioned) {

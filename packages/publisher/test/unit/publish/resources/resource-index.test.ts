@@ -73,3 +73,15 @@ describe('ResourceIndex', () => {
     expect(index.get(minted.sensor('p1'))).toBeUndefined();
   });
 });
+
+describe('ResourceIndex, for a stream that mints nothing', () => {
+  it('describes nothing, and reads on: an element that mentions its resources later is indexed', () => {
+    const index = new ResourceIndex('http://127.0.0.1:8080/streams/other', 100);
+    index.index(element(1, ['p1']));
+    expect(index.size).toBe(0);
+    const own = new ResourceIndex(stream, 100);
+    own.index({ ...element(1, []), ntriples: Buffer.from('not N-Triples at all, and never parsed') });
+    own.index(element(2, ['p1']));
+    expect(own.get(minted.sensor('p1'))?.seq).toBe(2);
+  });
+});
