@@ -129,13 +129,63 @@ export const sosaStreamContext: { readonly '@context': Readonly<Record<string, u
 
 // ── Terms ───────────────────────────────────────────────────────────────────────────────────
 
+/**
+ * Where this project mints its own IRIs (its vocabulary, the SOSA profile, the profile's SHACL
+ * shapes): a permanent w3id.org namespace that redirects to a publisher's `ONTOLOGIES_PATH`.
+ */
+export const RDF_STREAM_IRI_BASE = 'https://w3id.org/rdf-stream/';
+
+/** The vocabulary of the terms below that are this project's own (`rdf-stream:`). */
+const RDF_STREAM_VOCABULARY = `${RDF_STREAM_IRI_BASE}vocab#`;
+
 /** The IRIs by which a client places an element of a publisher's documents in its stream. */
 export const streamTerms = Object.freeze({
   /** `prov:generatedAtTime` of an element's graph: when it was generated, on the publisher's clock. */
   generatedAtTime: 'http://www.w3.org/ns/prov#generatedAtTime',
   /** `rdf-stream:sequenceNumber` (this project's vocabulary) of a history page's member, an `xsd:integer`. */
-  sequenceNumber: 'https://w3id.org/rdf-stream/vocab#sequenceNumber',
+  sequenceNumber: `${RDF_STREAM_VOCABULARY}sequenceNumber`,
 } as const);
+
+/**
+ * The IRIs by which the description of a sensor or feature of interest a stream mints
+ * (`{stream}/sensors/{local}`, `{stream}/facilities/{local}`) leads back to its stream.
+ */
+export const resourceTerms = Object.freeze({
+  /** `rdf-stream:stream`: the stream that mints the resource. */
+  stream: `${RDF_STREAM_VOCABULARY}stream`,
+  /** `rdf-stream:latestElement`: the newest element of that stream that mentions the resource. */
+  latestElement: `${RDF_STREAM_VOCABULARY}latestElement`,
+} as const);
+
+/**
+ * The documents of this project's IRIs (under `RDF_STREAM_IRI_BASE`). A publisher serves each
+ * at `ONTOLOGIES_PATH` followed by the IRI's path below the base (`ontologyPath`), so that one
+ * w3id.org redirect rule reaches them all.
+ */
+export const ontologyIris = Object.freeze({
+  /** The `rdf-stream:` vocabulary (`rdf-stream:sequenceNumber`, …). */
+  vocabulary: `${RDF_STREAM_IRI_BASE}vocab`,
+  /** The SOSA profile: which SOSA terms elements use, and how (a stream descriptor's `dcterms:conformsTo`). */
+  profile: `${RDF_STREAM_IRI_BASE}profile/sosa`,
+  /** The SHACL shapes every element satisfies. */
+  shapes: `${RDF_STREAM_IRI_BASE}profile/sosa/shapes`,
+  /** The node shape of a stream's members (a stream descriptor's `tree:shape`). */
+  elementShape: `${RDF_STREAM_IRI_BASE}profile/sosa/shapes#StreamElement`,
+} as const);
+
+/** Where a publisher serves the documents of the IRIs under `RDF_STREAM_IRI_BASE`. */
+export const ONTOLOGIES_PATH = '/ontologies/';
+
+/**
+ * The path at which a publisher serves the document of `iri` (its fragment dropped):
+ * `https://w3id.org/rdf-stream/vocab#sequenceNumber` → `/ontologies/vocab`. Undefined for an IRI
+ * outside `RDF_STREAM_IRI_BASE`.
+ */
+export function ontologyPath(iri: string): string | undefined {
+  if (!iri.startsWith(RDF_STREAM_IRI_BASE)) return undefined;
+  const rest = iri.slice(RDF_STREAM_IRI_BASE.length).replace(/#.*$/, '');
+  return rest === '' ? undefined : `${ONTOLOGIES_PATH}${rest}`;
+}
 
 /** The namespaces of the terms above and below. */
 export const namespaces = Object.freeze({
@@ -149,6 +199,7 @@ export const namespaces = Object.freeze({
   dcat: 'http://www.w3.org/ns/dcat#',
   ldes: 'https://w3id.org/ldes#',
   tree: 'https://w3id.org/tree#',
+  rdfStream: RDF_STREAM_VOCABULARY,
 } as const);
 
 /** The DCAT terms of a publisher's catalogue (`GET /streams`) and stream descriptors that clients read. */
@@ -266,8 +317,9 @@ export const STREAMS_PATH = '/streams';
 /**
  * The resources of a stream, by the path segment after its IRI (`{base}/streams/{id}/{segment}`):
  * the newest element (also long-polled), Server-Sent Events of whole elements and of RDF Patch
- * deltas, the data WebSocket, the LDES history and its pages (`history/{epoch}-{n}`), and
- * each element (`elements/{epoch}-{seq}`). The stream's IRI itself names its descriptor.
+ * deltas, the data WebSocket, the LDES history and its pages (`history/{epoch}-{n}`), each
+ * element (`elements/{epoch}-{seq}`), and the sensors (`sensors/{local}`) and features of
+ * interest (`facilities/{local}`) the stream mints. The stream's IRI itself names its descriptor.
  */
 export const streamResourceSegments = Object.freeze({
   latest: 'latest',
@@ -276,9 +328,14 @@ export const streamResourceSegments = Object.freeze({
   webSocket: 'ws',
   history: 'history',
   elements: 'elements',
+  sensors: 'sensors',
+  featuresOfInterest: 'facilities',
 } as const);
 
 export type StreamResource = keyof typeof streamResourceSegments;
+
+/** The resources of a stream that are collections of members (`{segment}/{member}`). */
+const collectionResources: ReadonlySet<StreamResource> = new Set(['history', 'elements', 'sensors', 'featuresOfInterest']);
 
 const streamResourceOfSegment: ReadonlyMap<string, StreamResource> = new Map(
   Object.entries(streamResourceSegments).map(([resource, segment]) => [segment, resource as StreamResource]),
@@ -309,6 +366,10 @@ export interface StreamResources {
   historyPage(pageId: string): string;
   /** An element, `elements/{epoch}-{seq}`: the name of its graph. */
   element(elementId: string): string;
+  /** A sensor the stream mints, `sensors/{local}` (`local` as it goes in the IRI: IRI-safe, not encoded here). */
+  sensor(local: string): string;
+  /** A feature of interest the stream mints, `facilities/{local}`. */
+  featureOfInterest(local: string): string;
 }
 
 /** Every resource URL of the stream whose IRI (or URL, as a client was given it) is `streamIri`. */
@@ -324,6 +385,8 @@ export function streamResources(streamIri: string): StreamResources {
     history: at('history'),
     historyPage: (pageId: string) => `${at('history')}/${pageId}`,
     element: (id: string) => `${at('elements')}/${id}`,
+    sensor: (local: string) => `${at('sensors')}/${local}`,
+    featureOfInterest: (local: string) => `${at('featuresOfInterest')}/${local}`,
   });
 }
 
@@ -342,7 +405,7 @@ export interface StreamPathMatch {
   readonly streamId: string;
   /** Undefined for the stream itself (`/streams/{id}`). */
   readonly resource: StreamResource | undefined;
-  /** The segment after `history/` or `elements/`: a page or element id, unchecked. */
+  /** The segment after `history/`, `elements/`, `sensors/` or `facilities/`: a page, element or resource id, unchecked. */
   readonly member: string | undefined;
   /** What follows `?`, undefined when there is no `?`. */
   readonly query: string | undefined;
@@ -353,16 +416,16 @@ const STREAM_PATH = new RegExp(`^${STREAMS_PATH}/(${idSyntax.stream})(?:/(${reso
 
 /**
  * Reads a request path (with its query, if any) of a stream: `/streams/{id}`,
- * `/streams/{id}/{segment}`, `/streams/{id}/history/{page}` or `/streams/{id}/elements/{id}`.
+ * `/streams/{id}/{segment}` or `/streams/{id}/{collection}/{member}`.
  * Undefined for any other path (another resource, a trailing slash, an id that is no stream id).
- * A member is only read after `history` and `elements`.
+ * A member is only read after `history`, `elements`, `sensors` and `facilities`.
  */
 export function matchStreamPath(path: string): StreamPathMatch | undefined {
   const match = STREAM_PATH.exec(path);
   if (match === null) return undefined;
   const [, streamId, segment, member, query] = match;
   const resource = segment === undefined ? undefined : streamResourceOfSegment.get(segment);
-  if (member !== undefined && resource !== 'history' && resource !== 'elements') return undefined;
+  if (member !== undefined && (resource === undefined || !collectionResources.has(resource))) return undefined;
   return { streamId: streamId as string, resource, member, query };
 }
 

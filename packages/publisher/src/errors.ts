@@ -7,6 +7,7 @@ export const errorCatalogue = Object.freeze({
   PUB_ERR_ELEMENT_NOT_FOUND: { status: 404, title: 'No such element' },
   PUB_ERR_ELEMENT_GONE: { status: 410, title: 'Element no longer retained' },
   PUB_ERR_PAGE_NOT_FOUND: { status: 404, title: 'No such history page' },
+  PUB_ERR_RESOURCE_NOT_FOUND: { status: 404, title: 'No such sensor or feature of interest in the stream' },
   PUB_ERR_PAGE_GONE: { status: 410, title: 'History page no longer retained' },
   PUB_ERR_PAGE_NOT_BUILT: { status: 503, title: 'The live page is not built' },
   PUB_ERR_LOG_UNAVAILABLE: { status: 503, title: "The stream's log cannot be written at the moment" },

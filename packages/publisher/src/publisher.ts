@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyListenOptions } from 'fastify';
 import type { Server } from 'node:net';
 import type { pino } from 'pino';
-import { CONTEXT_PATH, formatNames, streamIri, STREAMS_PATH } from '@rdf-stream/protocol';
+import { CONTEXT_PATH, formatNames, ontologyPath, streamIri, STREAMS_PATH } from '@rdf-stream/protocol';
 import type { PublisherConfig } from './config/config-schema.js';
 import { buildApp } from './http/app.js';
 import { shutdownRetryMs } from './http/sse-headers-and-retries.js';
@@ -13,6 +13,7 @@ import { FileEventLog } from './log/file-event-log.js';
 import { lockDataDirectory } from './log/log-directory.js';
 import { MemoryEventLog } from './log/memory-event-log.js';
 import { loadBundledContext } from './model/bundled-context.js';
+import { loadBundledOntologies } from './model/bundled-ontologies.js';
 import { ns } from './model/vocabulary.js';
 import { catalogueQuads, descriptorQuads } from './publish/descriptor.js';
 import { NotificationChannels } from './publish/notifications/notification-channels.js';
@@ -20,7 +21,7 @@ import { PushConnections } from './publish/push-connections.js';
 import { type StreamDefinition, StreamHub } from './publish/stream-hub.js';
 import { JsonLdWriter } from './render/jsonld-writer.js';
 import { NegotiationCache } from './render/headers/negotiate.js';
-import { renderStaticDocument } from './render/static-document.js';
+import { renderStaticDocument, type StaticDocument } from './render/static-document.js';
 import type { ElementSource } from './source/element-source.js';
 import { createSource } from './source/source-from-config.js';
 import { restoreIdempotencyKeys } from './http/ingest/idempotency-keys.js';
@@ -128,6 +129,7 @@ export async function createPublisher(config: PublisherConfig, options: Publishe
     ),
     catalogue: renderStaticDocument(catalogueQuads(`${config.baseUrl}${STREAMS_PATH}`, [...hubs.values()].map((hub) => hub.definition)), jsonLd, descriptorPrefixes),
     contextDocument: context.bytes,
+    ontologies: renderOntologies(jsonLd),
     jsonLd,
     logger,
     ingest,
@@ -156,6 +158,19 @@ export async function createPublisher(config: PublisherConfig, options: Publishe
       return withinTimeout(drain(config, app, hubs, push, ingest, storage), config.shutdownTimeoutMs);
     },
   };
+}
+
+/**
+ * The vocabulary, profile and shapes documents in every format, by the path each of their IRIs
+ * is served at: read and rendered once, Turtle (and TriG) as the files are written.
+ */
+function renderOntologies(jsonLd: JsonLdWriter): Map<string, StaticDocument> {
+  const documents = new Map<string, StaticDocument>();
+  for (const ontology of loadBundledOntologies()) {
+    const document = renderStaticDocument(ontology.quads, jsonLd, ontology.prefixes, { turtle: ontology.turtle, trig: ontology.turtle });
+    for (const iri of ontology.iris) documents.set(ontologyPath(iri) as string, document);
+  }
+  return documents;
 }
 
 /** The streams' logs, and the data directory's lock (a writer holds it while it runs). */

@@ -54,6 +54,12 @@ describe('the stream IRI, for people and for machines', () => {
       expect(rdf.headers.get('content-type'), accept).not.toMatch(/html/);
       expect(rdf.headers.get('vary'), accept).toMatch(/Accept/);
     }
+    // A sensor or feature of interest the stream mints sends a browser to the stream's page.
+    const sensor = await fetch(`${live.streamUrl}/sensors/p1`, { headers: { accept: browserAccept } });
+    expect(sensor.redirected).toBe(true);
+    expect(sensor.url).toBe(live.streamUrl);
+    expect(sensor.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(await sensor.text()).toContain('<script type="module" src="/page/');
     const home = await fetch(`${live.url}/`, { headers: { accept: browserAccept } });
     expect(home.headers.get('content-type')).toMatch(/^text\/html/);
     expect((await fetch(`${live.url}/`, { redirect: 'manual' })).status).toBe(303);

@@ -38,6 +38,10 @@ import {
   streamResourceSegments,
   streamTerms,
   streamGapHeaderValue,
+  ontologyIris,
+  ontologyPath,
+  RDF_STREAM_IRI_BASE,
+  resourceTerms,
 } from '../../src/index.js';
 
 describe('formats', () => {
@@ -224,9 +228,13 @@ describe('the resources of a stream', () => {
       history: `${stream}/history`,
       historyPage: expect.any(Function),
       element: expect.any(Function),
+      sensor: expect.any(Function),
+      featureOfInterest: expect.any(Function),
     });
     expect(streamResources(stream).element('k3x9a2b7q1-42')).toBe(`${stream}/elements/k3x9a2b7q1-42`);
     expect(streamResources(stream).historyPage('k3x9a2b7q1-1')).toBe(`${stream}/history/k3x9a2b7q1-1`);
+    expect(streamResources(stream).sensor('p01')).toBe(`${stream}/sensors/p01`);
+    expect(streamResources(stream).featureOfInterest('p01')).toBe(`${stream}/facilities/p01`);
     expect(streamResources('http://127.0.0.1:8080/streams/parking').webSocket).toBe('ws://127.0.0.1:8080/streams/parking/ws');
   });
 
@@ -238,7 +246,7 @@ describe('the resources of a stream', () => {
     expect(STREAMS_PATH).toBe('/streams');
     expect(streamPath('parking')).toBe('/streams/parking');
     expect(streamPath(':id', 'webSocket')).toBe('/streams/:id/ws');
-    expect(Object.values(streamResourceSegments)).toEqual(['latest', 'events', 'patches', 'ws', 'history', 'elements']);
+    expect(Object.values(streamResourceSegments)).toEqual(['latest', 'events', 'patches', 'ws', 'history', 'elements', 'sensors', 'facilities']);
   });
 
   it.each([
@@ -249,6 +257,8 @@ describe('the resources of a stream', () => {
     ['/streams/parking/patches?', { streamId: 'parking', resource: 'patches', member: undefined, query: '' }],
     ['/streams/parking/history/k3x9-2', { streamId: 'parking', resource: 'history', member: 'k3x9-2', query: undefined }],
     ['/streams/parking/elements/k3x9-42?format=turtle', { streamId: 'parking', resource: 'elements', member: 'k3x9-42', query: 'format=turtle' }],
+    ['/streams/parking/sensors/p01', { streamId: 'parking', resource: 'sensors', member: 'p01', query: undefined }],
+    ['/streams/parking/facilities/p01?format=jsonld', { streamId: 'parking', resource: 'featuresOfInterest', member: 'p01', query: 'format=jsonld' }],
   ])('reads %s', (path, match) => {
     expect(matchStreamPath(path)).toEqual(match);
   });
@@ -264,6 +274,8 @@ describe('the resources of a stream', () => {
     '/streams/parking/feed',
     '/streams/parking/elements/',
     '/streams/parking/elements/a/b',
+    '/streams/parking/sensors/',
+    '/streams/parking/facilities/p01/x',
     '/health',
     '/prefix/streams/parking/latest',
   ])('reads nothing of %s', (path) => {
@@ -305,5 +317,22 @@ describe('the terms and contexts clients read', () => {
   it('names the Solid notification contexts, Activity Streams first in a notification', () => {
     expect(solidNotifications.notificationContexts).toEqual(['https://www.w3.org/ns/activitystreams', solidNotifications.context]);
     expect(solidNotifications.servicePaths.eventSource.startsWith(`${solidNotifications.path}/`)).toBe(true);
+  });
+});
+
+describe("this project's own IRIs", () => {
+  it('are under one w3id.org namespace, the vocabulary included', () => {
+    for (const iri of [...Object.values(ontologyIris), streamTerms.sequenceNumber, ...Object.values(resourceTerms)]) {
+      expect(iri.startsWith(RDF_STREAM_IRI_BASE)).toBe(true);
+    }
+    expect(streamTerms.sequenceNumber).toBe(`${namespaces.rdfStream}sequenceNumber`);
+  });
+
+  it('are served below /ontologies/, by the path below the namespace, without the fragment', () => {
+    expect(ontologyPath(streamTerms.sequenceNumber)).toBe('/ontologies/vocab');
+    expect(ontologyPath(ontologyIris.profile)).toBe('/ontologies/profile/sosa');
+    expect(ontologyPath(ontologyIris.elementShape)).toBe('/ontologies/profile/sosa/shapes');
+    expect(ontologyPath('https://w3id.org/ldes#EventStream')).toBeUndefined();
+    expect(ontologyPath(RDF_STREAM_IRI_BASE)).toBeUndefined();
   });
 });

@@ -83,6 +83,11 @@ export const ConfigSchema = Type.Object(
     maxLongPollWaitSeconds: integer(1, 3_600, 'Longest wait granted to Prefer: wait=N'),
     microCacheSeconds: integer(0, 3_600, 'max-age for irregular streams and stalled sources in seconds'),
     negotiationCacheEntries: integer(0, 1_000_000, 'Memoised content-negotiation results (count)'),
+    maxDescribedResources: integer(
+      0,
+      10_000_000,
+      'Sensors and features of interest per stream whose description is kept (count); the least recently mentioned answers 404 first (0: none)',
+    ),
     corsIngestOrigins: Type.String({
       pattern: '^\\s*(\\*|https?://[^\\s,/]+)?(\\s*,\\s*(\\*|https?://[^\\s,/]+))*\\s*$',
       description: 'Origins (comma-separated, or *) whose scripts may ingest and read /metrics; empty: none (reads are open to all)',
@@ -157,7 +162,7 @@ export const optionGroups: Readonly<Record<string, readonly OptionKey[]>> = {
     'notificationSubscriptionMaxBodyBytes',
   ],
   WebSocket: ['wsMaxPayloadBytes', 'wsPongTimeoutMs', 'wsCloseTimeoutMs'],
-  'Polling limits': ['maxLongPollWaiters', 'maxLongPollWaitSeconds', 'microCacheSeconds', 'negotiationCacheEntries'],
+  'Polling limits': ['maxLongPollWaiters', 'maxLongPollWaitSeconds', 'microCacheSeconds', 'negotiationCacheEntries', 'maxDescribedResources'],
   Ingest: ['ingestMaxBodyBytes', 'ingestMaxDiscardBytes', 'ingestMaxTriples', 'ingestMaxLiteralChars', 'ingestMaxIriChars', 'ingestMaxJsonDepth', 'ingestMaxPendingValidations', 'idempotencyKeysRetained', 'idempotencyKeyTtlSeconds'],
   Sources: ['webApiMaxBodyBytes', 'mqttMaxPayloadBytes', 'replayMaxFileBytes', 'sourceRetryInitialMs', 'sourceRetryMaxMs', 'mqttReconnectMs', 'mqttConnectTimeoutMs'],
   'Load shedding': ['maxEventLoopTurnMs', 'shedHoldMs', 'maxEventLoopDelayMs', 'maxHeapUsedBytes', 'maxRssBytes', 'pressureRetryAfterSeconds'],

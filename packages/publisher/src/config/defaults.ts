@@ -95,6 +95,11 @@ export const defaults = Object.freeze({
   microCacheSeconds: 1,
   /** Distinct Accept / Accept-Encoding header values whose negotiation result is memoised. */
   negotiationCacheEntries: 1_000,
+  /**
+   * Sensors and features of interest per stream whose description (`/streams/{id}/sensors/…`,
+   * `…/facilities/…`) is kept (count): the least recently mentioned is forgotten first (404).
+   */
+  maxDescribedResources: 10_000,
 
   /**
    * Idle keep-alive connections are closed after this long. Longer than any freshness the

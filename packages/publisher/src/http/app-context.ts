@@ -21,6 +21,8 @@ export interface AppContext {
   readonly descriptors: ReadonlyMap<string, StaticDocument>;
   readonly catalogue: StaticDocument;
   readonly contextDocument: Buffer;
+  /** The vocabulary, profile and shapes documents (`ONTOLOGIES_PATH`), by request path, rendered at start. */
+  readonly ontologies: ReadonlyMap<string, StaticDocument>;
   /** The JSON-LD writer of every document, against the bundled context. */
   readonly jsonLd: JsonLdWriter;
   /** The streams that accept `POST /streams/{id}`, by id. */

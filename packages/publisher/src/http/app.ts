@@ -18,9 +18,11 @@ import { historyRoute } from './routes/history-route.js';
 import { ingestRoute } from './routes/ingest-route.js';
 import { latestRoute } from './routes/latest-route.js';
 import { notificationsRoute } from './routes/notifications-route.js';
+import { ontologiesRoute } from './routes/ontologies-route.js';
 import { operationsRoute } from './routes/operations-route.js';
 import { clientFileRoute, loadClientFile } from './routes/client-file-route.js';
 import { registerPage } from './routes/page-route.js';
+import { resourcesRoute } from './routes/resources-route.js';
 import { WEBSOCKET_ROUTE, webSocketRoute } from './routes/websocket-route.js';
 import { UnusedConnections } from './unused-connections.js';
 
@@ -107,6 +109,8 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   await app.register(async (scope) => operationsRoute(scope, context));
   await app.register(async (scope) => ingestRoute(scope, context));
   await app.register(async (scope) => notificationsRoute(scope, context));
+  await app.register(async (scope) => resourcesRoute(scope, context));
+  await app.register(async (scope) => ontologiesRoute(scope, context));
   await registerPage(app, context);
   const clientFile = await loadClientFile(context.pageAssetsDirectory);
   await app.register(async (scope) => clientFileRoute(scope, clientFile));

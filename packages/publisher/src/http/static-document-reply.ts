@@ -11,7 +11,10 @@ export function negotiatedFormat(request: FastifyRequest, negotiation: Negotiati
   return requestedFormat(formatParamOf(request.query), request.headers.accept, negotiation);
 }
 
-/** Answers with a document rendered at start-up, revalidated by its ETag. */
+/**
+ * Answers with a document rendered at start-up, revalidated by its ETag; `headers` are added
+ * (and may replace the default `Cache-Control`).
+ */
 export function sendStaticDocument(
   request: FastifyRequest,
   reply: FastifyReply,
@@ -21,7 +24,7 @@ export function sendStaticDocument(
 ): FastifyReply {
   const format = negotiatedFormat(request, negotiation);
   const etag = document.etags[format];
-  reply.headers({ ...headers, etag, vary: 'Accept', 'cache-control': 'public, max-age=60' });
+  reply.headers({ 'cache-control': 'public, max-age=60', ...headers, etag, vary: 'Accept' });
   if (ifNoneMatchIncludes(request.headers['if-none-match'], etag)) {
     return reply.code(304).send();
   }

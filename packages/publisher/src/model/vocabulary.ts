@@ -35,6 +35,12 @@ export const sosa = {
   hasResult: `${ns.sosa}hasResult`,
   resultTime: `${ns.sosa}resultTime`,
   phenomenonTime: `${ns.sosa}phenomenonTime`,
+  Sensor: `${ns.sosa}Sensor`,
+  FeatureOfInterest: `${ns.sosa}FeatureOfInterest`,
+  /** The inverse of `madeBySensor`, from the sensor. */
+  madeObservation: `${ns.sosa}madeObservation`,
+  /** The inverse of `hasFeatureOfInterest`, from the feature of interest. */
+  isFeatureOfInterestOf: `${ns.sosa}isFeatureOfInterestOf`,
 } as const;
 
 export const qudt = {

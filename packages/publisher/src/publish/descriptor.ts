@@ -7,6 +7,8 @@ import {
   formatNames,
   mediaTypeIri,
   mediaTypes,
+  ontologyIris,
+  ontologyPath,
   RDF_PATCH_MEDIA_TYPE,
   streamResources,
 } from '@rdf-stream/protocol';
@@ -54,7 +56,8 @@ export function descriptorQuads(stream: StreamDefinition): Quad[] {
     quad(subject, ldes('sequencePath'), namedNode(rdfStream.sequenceNumber)),
     // Exactly one view: LDES clients follow the first tree:view they find.
     quad(subject, namedNode(`${ns.tree}view`), namedNode(links.history)),
-    quad(subject, dcterms('conformsTo'), namedNode('https://w3id.org/rdf-stream/profile/sosa')),
+    quad(subject, dcterms('conformsTo'), namedNode(ontologyIris.profile)),
+    ...memberShapeQuads(stream.iri),
   ];
   // Solid notifications: where to subscribe (EventSourceChannel2023, WebSocketChannel2023) to this stream or its /latest.
   quads.push(...allSubscriptionServiceQuads(stream.iri, baseUrlOfStream(stream.iri)));
@@ -86,6 +89,20 @@ export function descriptorQuads(stream: StreamDefinition): Quad[] {
   quads.push(...patches.links);
   distributions.push(...patches.descriptions);
   return [...quads, ...distributions];
+}
+
+/**
+ * The shape of the stream's members (`tree:shape`), and where this publisher serves its
+ * definition (`rdfs:isDefinedBy`): a client need not wait for the shape's w3id.org IRI to
+ * redirect here, and an LDES client that finds the shape described does not fetch it.
+ */
+function memberShapeQuads(streamIri: string): Quad[] {
+  const shape = namedNode(ontologyIris.elementShape);
+  const definedBy = `${baseUrlOfStream(streamIri)}${ontologyPath(ontologyIris.shapes) as string}`;
+  return [
+    quad(namedNode(streamIri), namedNode(`${ns.tree}shape`), shape),
+    quad(shape, namedNode(`${ns.rdfs}isDefinedBy`), namedNode(definedBy)),
+  ];
 }
 
 /**

@@ -9,6 +9,7 @@ import type { Broadcaster } from './sse/broadcaster.js';
 import { ElementWriter } from './element-writer.js';
 import { type LatestElement, LatestElementCache } from './latest/latest-element-cache.js';
 import { LongPollWaiters } from './latest/long-poll-waiters.js';
+import { ResourceIndex } from './resources/resource-index.js';
 import type { ResumePlan } from './sse/resume.js';
 import type { StreamMetrics } from './stream-metrics.js';
 import type { Feed } from './sse/element-patches.js';
@@ -44,6 +45,8 @@ export interface StreamHubOptions {
   readonly metrics: StreamMetrics;
   readonly limits: SubscriberLimits & {
     readonly maxLongPollWaiters: number;
+    /** Sensors and features of interest described at once (count; see `ResourceIndex`). */
+    readonly maxDescribedResources: number;
   };
   readonly onError: (error: unknown) => void;
   /** Subscribers counted against `maxSubscribers`: the process's, all streams together. */
@@ -67,6 +70,8 @@ export class StreamHub {
   readonly waiters: LongPollWaiters;
   readonly latestCache: LatestElementCache;
   readonly subscribers: SubscriberRegistry;
+  /** The sensors and features of interest the stream mints, described from the elements `/latest` serves. */
+  readonly resources: ResourceIndex;
   readonly #options: StreamHubOptions;
   readonly #writer: ElementWriter | undefined;
 
@@ -84,6 +89,14 @@ export class StreamHub {
       onEvicted: (reason) => metrics.subscriberEvicted(definition.id, reason),
     });
     this.latestCache = new LatestElementCache(log.epoch, this.waiters, onError);
+    this.resources = new ResourceIndex(definition.iri, limits.maxDescribedResources);
+    this.latestCache.onServed((latest) => {
+      try {
+        this.resources.index({ ...latest, ntriples: latest.bodies.ntriples.identity });
+      } catch (error) {
+        onError(error);
+      }
+    });
     this.subscribers = new SubscriberRegistry({
       streamId: definition.id,
       log,

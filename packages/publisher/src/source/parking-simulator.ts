@@ -1,3 +1,4 @@
+import { streamResources } from '@rdf-stream/protocol';
 import type { Observation } from '../model/observation.js';
 import { datex } from '../model/vocabulary.js';
 import type { ElementSource, ObservationSink, SourceHealth } from './element-source.js';
@@ -58,7 +59,7 @@ export class ParkingSimulator implements ElementSource {
 
   /** Advances the walk one step and returns one observation per facility. */
   step(): Observation[] {
-    const { streamIri } = this.#options;
+    const minted = streamResources(this.#options.streamIri);
     return this.#facilities.map((facility) => {
       const target = facility.capacity * (1 - facility.typicalOccupancy);
       const pull = 0.1 * (target - facility.free);
@@ -66,9 +67,9 @@ export class ParkingSimulator implements ElementSource {
       facility.free = Math.min(facility.capacity, Math.max(0, Math.round(facility.free + pull + noise)));
       return {
         id: facility.id,
-        sensor: `${streamIri}/sensors/${facility.id}`,
+        sensor: minted.sensor(facility.id),
         observedProperty: datex.parkingNumberOfVacantSpaces,
-        featureOfInterest: `${streamIri}/facilities/${facility.id}`,
+        featureOfInterest: minted.featureOfInterest(facility.id),
         simpleResult: facility.free,
       };
     });

@@ -4,6 +4,7 @@ import { mkdtempSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Client } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { freePort, openSse } from '../../src/testing.js';
 
@@ -109,6 +110,21 @@ describe('--workers 2 (node:cluster)', () => {
       expect(descriptor).toContain(`<${stream}>`);
       expect(descriptor).not.toContain(':0/');
     }
+    // Every worker describes the sensors and facilities from the elements it serves: one
+    // connection is one worker, asked once its /latest has an element.
+    for (let index = 0; index < 4; index++) {
+      const client = new Client(`http://127.0.0.1:${port}`);
+      try {
+        expect(await latestStatusOnConnection(client, '/streams/parking/latest')).toBe(200);
+        for (const resource of ['sensors/p01', 'facilities/p01']) {
+          const answer = await client.request({ method: 'GET', path: `/streams/parking/${resource}`, headers: { accept: 'text/turtle' } });
+          expect(answer.statusCode, resource).toBe(200);
+          expect(await answer.body.text()).toContain(`<${stream}/${resource}>`);
+        }
+      } finally {
+        await client.close();
+      }
+    }
     primary.kill('SIGTERM');
     await once(primary, 'exit');
   }, 60_000);
@@ -154,6 +170,17 @@ describe('--workers 2 (node:cluster)', () => {
     for (const answer of answers) expect(answer.maxAge).toBeGreaterThan(1);
   }, 90_000);
 });
+
+/** The status of `path` (a `/latest`) on the one connection of `client`, so one worker, once it has an element (503 until then), at most 10 s. */
+async function latestStatusOnConnection(client: Client, path: string): Promise<number> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const response = await client.request({ method: 'GET', path, headers: { accept: 'text/turtle' } });
+    await response.body.arrayBuffer();
+    if (response.statusCode !== 503 || Date.now() > deadline) return response.statusCode;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
 
 /** `/latest` once the process that answers has an element (503 until then), at most 10 s. */
 async function latestWhenServed(url: string): Promise<Response> {

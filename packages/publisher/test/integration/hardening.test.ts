@@ -141,6 +141,25 @@ describe('lookups by user-supplied names', () => {
     expect(response.status).toBe(404);
   });
 
+  it.each(['__proto__', 'constructor', 'toString'])('ontology document and sensor %j are simply unknown', async (name) => {
+    running ??= await startTestPublisher();
+    await running.push();
+    const document = await fetch(`${running.url}/ontologies/${name}`);
+    expect([document.status, (await readProblem(document)).code]).toEqual([404, 'PUB_ERR_ROUTE_NOT_FOUND']);
+    const sensor = await fetch(`${running.streamUrl}/sensors/${name}`);
+    expect([sensor.status, (await readProblem(sensor)).code]).toEqual([404, 'PUB_ERR_RESOURCE_NOT_FOUND']);
+  });
+
+  it.each(['../../package.json', '%2e%2e/%2e%2e/package.json', '..%2f..%2fpackage.json', 'vocab/../../../package.json'])(
+    'path traversal below /ontologies/ (%s) reads no file: the documents are looked up, not opened',
+    async (path) => {
+      running ??= await startTestPublisher();
+      const response = await rawRequest(Number(new URL(running.url).port), `GET /ontologies/${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+      expect(response).toMatch(/^HTTP\/1\.1 404 /);
+      expect(response).not.toContain('"version"');
+    },
+  );
+
   it.each(['__proto__', 'constructor', 'toString'])('format %j is rejected', async (format) => {
     running ??= await startTestPublisher();
     const response = await fetch(`${running.url}/streams/parking/events?format=${format}`);
@@ -529,6 +548,12 @@ describe('echoes of client input in error bodies', () => {
     const problem = await expectBoundedEcho(await fetch(`${running.url}/${'x'.repeat(15_000)}`), 404, 'PUB_ERR_ROUTE_NOT_FOUND');
     expect(problem.instance).toBe(`/${'x'.repeat(MAX_ECHOED_CHARS - 1)}${TRUNCATION_MARK}`);
     expect(problem.detail).toContain(TRUNCATION_MARK);
+  });
+
+  it('a 15 KB path below /ontologies/ comes back bounded in the list of documents', async () => {
+    running = await startTestPublisher();
+    const problem = await expectBoundedEcho(await fetch(`${running.url}/ontologies/${'x'.repeat(15_000)}`), 404, 'PUB_ERR_ROUTE_NOT_FOUND');
+    expect(problem.detail).toContain('/ontologies/vocab');
   });
 
   it('a 15 KB path parameter that the router quotes is echoed bounded', async () => {

@@ -118,6 +118,8 @@ describe('the packed tarballs', () => {
       expect.arrayContaining([
         'package/page-assets/index.html',
         'package/ontologies/shapes/stream-element.shacl.ttl',
+        'package/ontologies/vocab.ttl',
+        'package/ontologies/sosa-profile.ttl',
         'package/bin/rdf-stream-publisher.js',
         'package/dist/cli.js',
         'package/dist/testing.js',

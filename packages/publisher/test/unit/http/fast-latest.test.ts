@@ -68,6 +68,7 @@ async function setup(options: { maxLongPollWaiters?: number; underPressure?: boo
       catchUpBatchElements: 10,
       wsPongTimeoutMs: 60_000,
       maxLongPollWaiters: options.maxLongPollWaiters ?? 10,
+      maxDescribedResources: 100,
     },
     onError: (error) => {
       throw error;

@@ -33,6 +33,7 @@ const limits = {
   catchUpBatchElements: 10,
   wsPongTimeoutMs: 60_000,
   maxLongPollWaiters: 10,
+  maxDescribedResources: 100,
 };
 
 /** An element as the writer renders it (what a restored log holds, what a replica receives). */
