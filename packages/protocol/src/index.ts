@@ -269,6 +269,7 @@ export const streamResourceSegments = Object.freeze({
   webSocket: 'ws',
   history: 'history',
   elements: 'elements',
+  sparql: 'sparql',
 } as const);
 
 export type StreamResource = keyof typeof streamResourceSegments;
@@ -302,6 +303,8 @@ export interface StreamResources {
   historyPage(pageId: string): string;
   /** An element, `elements/{epoch}-{seq}`: the name of its graph. */
   element(elementId: string): string;
+  /** The SPARQL 1.1 Protocol endpoint over a window of the stream's elements. */
+  readonly sparql: string;
 }
 
 /** Every resource URL of the stream whose IRI (or URL, as a client was given it) is `streamIri`. */
@@ -317,6 +320,7 @@ export function streamResources(streamIri: string): StreamResources {
     history: at('history'),
     historyPage: (pageId: string) => `${at('history')}/${pageId}`,
     element: (id: string) => `${at('elements')}/${id}`,
+    sparql: at('sparql'),
   });
 }
 

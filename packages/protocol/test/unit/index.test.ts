@@ -219,6 +219,7 @@ describe('the resources of a stream', () => {
       history: `${stream}/history`,
       historyPage: expect.any(Function),
       element: expect.any(Function),
+      sparql: `${stream}/sparql`,
     });
     expect(streamResources(stream).element('k3x9a2b7q1-42')).toBe(`${stream}/elements/k3x9a2b7q1-42`);
     expect(streamResources(stream).historyPage('k3x9a2b7q1-1')).toBe(`${stream}/history/k3x9a2b7q1-1`);
@@ -233,7 +234,7 @@ describe('the resources of a stream', () => {
     expect(STREAMS_PATH).toBe('/streams');
     expect(streamPath('parking')).toBe('/streams/parking');
     expect(streamPath(':id', 'webSocket')).toBe('/streams/:id/ws');
-    expect(Object.values(streamResourceSegments)).toEqual(['latest', 'events', 'patches', 'ws', 'history', 'elements']);
+    expect(Object.values(streamResourceSegments)).toEqual(['latest', 'events', 'patches', 'ws', 'history', 'elements', 'sparql']);
   });
 
   it.each([

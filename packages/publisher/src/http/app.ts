@@ -20,6 +20,7 @@ import { latestRoute } from './routes/latest-route.js';
 import { notificationsRoute } from './routes/notifications-route.js';
 import { operationsRoute } from './routes/operations-route.js';
 import { registerPage } from './routes/page-route.js';
+import { sparqlRoute } from './routes/sparql-route.js';
 import { WEBSOCKET_ROUTE, webSocketRoute } from './routes/websocket-route.js';
 import { UnusedConnections } from './unused-connections.js';
 
@@ -106,6 +107,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   await app.register(async (scope) => operationsRoute(scope, context));
   await app.register(async (scope) => ingestRoute(scope, context));
   await app.register(async (scope) => notificationsRoute(scope, context));
+  await app.register(async (scope) => sparqlRoute(scope, context));
   await registerPage(app, context);
   await app.ready();
   answerFast = fastLatestHandler(context, responder, () => app.isUnderPressure());
