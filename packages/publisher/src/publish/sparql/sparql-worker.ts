@@ -8,7 +8,7 @@ import { Readable } from 'node:stream';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Quad } from '@rdfjs/types';
 import { LRUCache } from 'lru-cache';
-import { Parser, Store } from 'n3';
+import { DataFactory, Parser, Store } from 'n3';
 import type { SparqlResultKind } from '../../render/sparql-result-formats.js';
 import { sparqlSyntaxError } from './sparql-syntax-error.js';
 import type { SparqlOutcome, WorkerMessage, WorkerOptions } from './sparql-worker-protocol.js';
@@ -58,12 +58,12 @@ port.on('message', (message: WorkerMessage) => {
 
 async function evaluate(request: Extract<WorkerMessage, { kind: 'query' }>): Promise<SparqlOutcome> {
   for (const { graph, nquads } of request.elements) {
-    if (nquads !== undefined) elements.set(graph, new Parser({ format: 'application/n-quads' }).parse(Buffer.from(nquads).toString('utf8')));
+    if (nquads !== undefined) elements.set(graph, withDefaultGraph(new Parser({ format: 'application/n-quads' }).parse(Buffer.from(nquads).toString('utf8'))));
   }
   const store = windowStore(request.windowKey, request.elements.map(({ graph }) => graph));
   const comunica = await engine;
   // A context each: Comunica marks the one it explains with.
-  const context = () => ({ sources: [store], unionDefaultGraph: true, baseIRI: request.baseIri });
+  const context = () => ({ sources: [store], baseIRI: request.baseIri });
   try {
     // Parsed on its own first, so that only the parser's errors are syntax errors.
     await comunica.explain(request.query, context(), 'parsed');
@@ -114,6 +114,17 @@ function unsupported(error: Error): string {
 /** An ASK result in the SPARQL Query Results XML Format (§2.3.2), as its schema fixes it. */
 function booleanXml(value: boolean): string {
   return `<?xml version="1.0" encoding="UTF-8"?>\n<sparql xmlns="http://www.w3.org/2005/sparql-results#">\n  <head/>\n  <boolean>${value}</boolean>\n</sparql>\n`;
+}
+
+/**
+ * An element's quads, and a copy of each in the default graph: the default graph is the union of
+ * the window's graphs (a query without GRAPH sees every observation), while `GRAPH ?g` ranges
+ * over the elements' graphs only, as SPARQL has it (Comunica's `unionDefaultGraph` would also
+ * bind `?g` to the default graph).
+ */
+function withDefaultGraph(quads: Quad[]): Quad[] {
+  const copies = quads.filter((q) => q.graph.termType !== 'DefaultGraph').map((q) => DataFactory.quad(q.subject, q.predicate, q.object));
+  return [...quads, ...copies];
 }
 
 /** The store of the window's elements (in their order), built once while it stays cached. */
