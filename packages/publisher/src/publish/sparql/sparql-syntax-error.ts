@@ -29,9 +29,8 @@ function placeOf(message: string, query: string): { line: number; column: number
   if (offset !== null) return lineAndColumn(query, Number(offset[1]));
   const prefix = /Unknown prefix: ([^\s:]*)/.exec(message);
   if (prefix !== null) {
-    const use = new RegExp(`(^|[\\s(){}\\[\\],;/^|!=<>*+])${escapeRegExp(prefix[1] ?? '')}:`).exec(query);
-    if (use !== null) return lineAndColumn(query, use.index + (use[1] ?? '').length);
-    return undefined;
+    const use = new RegExp(`(?<![\\w.:-])${escapeRegExp(prefix[1] ?? '')}:`).exec(withoutIrisStringsAndComments(query));
+    return use === null ? undefined : lineAndColumn(query, use.index);
   }
   if (message.startsWith('Parse error')) return lineAndColumn(query, query.length);
   return undefined;
@@ -51,6 +50,11 @@ function summary(message: string): string {
   const character = /unexpected character: ->(.+?)<-/.exec(message);
   if (character !== null) return `unexpected character '${character[1]}'`;
   return message.split('\n')[0] ?? message;
+}
+
+/** `query` with its IRIs, strings and comments blanked out (same length): where a prefix is not used. */
+function withoutIrisStringsAndComments(query: string): string {
+  return query.replace(/<[^<>\s]*>|"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|#[^\n]*/g, (match) => ' '.repeat(match.length));
 }
 
 function escapeRegExp(text: string): string {

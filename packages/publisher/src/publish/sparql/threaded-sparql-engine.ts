@@ -63,9 +63,15 @@ export class ThreadedSparqlEngine {
   #running = false;
   #worker: QueryThread | undefined;
   #nextId = 0;
+  #documentsSent = 0;
 
   constructor(limits: SparqlEngineLimits) {
     this.#limits = limits;
+  }
+
+  /** Element documents sent to the thread to parse since it first started: what `sparqlCacheElements` saves. */
+  get documentsSent(): number {
+    return this.#documentsSent;
   }
 
   /** Queries waiting behind the running one. */
@@ -153,6 +159,7 @@ export class ThreadedSparqlEngine {
     return query.elements.map((element, index) => {
       if (held[index] === true) return { graph: element.graph };
       worker.held.set(element.graph, true);
+      this.#documentsSent++;
       // A copy of the document's own bytes (a Buffer may view a larger one), transferred, not cloned.
       return { graph: element.graph, nquads: Uint8Array.prototype.slice.call(element.documents.nquads) };
     });
