@@ -40,7 +40,7 @@ describe('a SPARQL client nobody here wrote (fetch-sparql-endpoint) against a re
 
   it('runs a SELECT over the latest element', async () => {
     const rows: Array<Record<string, { value: string }>> = [];
-    for await (const row of await fetcher.fetchBindings(endpoint, averageFree)) rows.push(row as Record<string, { value: string }>);
+    for await (const row of await fetcher.fetchBindings(endpoint, averageFree)) rows.push(row as unknown as Record<string, { value: string }>);
     expect(rows.map((row) => [Number(row.observations?.value), Number(row.averageFree?.value)])).toEqual([[2, 40]]);
   });
 
@@ -59,7 +59,7 @@ describe('a SPARQL client nobody here wrote (fetch-sparql-endpoint) against a re
   it('runs the same SELECT by GET', async () => {
     const byGet = new SparqlEndpointFetcher({ method: 'GET' });
     const rows: Array<Record<string, { value: string }>> = [];
-    for await (const row of await byGet.fetchBindings(endpoint, averageFree)) rows.push(row as Record<string, { value: string }>);
+    for await (const row of await byGet.fetchBindings(endpoint, averageFree)) rows.push(row as unknown as Record<string, { value: string }>);
     expect(rows.map((row) => Number(row.observations?.value))).toEqual([2]);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PublisherError } from '../../../../src/errors.js';
+import type { PublisherError } from '../../../../src/errors.js';
 import { MemoryEventLog } from '../../../../src/log/memory-event-log.js';
 import { parseSparqlWindow, readSparqlWindow } from '../../../../src/publish/sparql/sparql-window.js';
 
