@@ -114,7 +114,7 @@ export const ConfigSchema = Type.Object(
     sparqlMaxQueued: integer(0, 100_000, 'SPARQL queries waiting for the query thread, all streams together (count); more get 503'),
     sparqlMaxElements: integer(1, 100_000, 'Most stream elements one SPARQL query may range over (count); a larger window: 400'),
     sparqlCacheElements: integer(1, 10_000_000, 'Parsed elements the query thread keeps for later queries (count; at least sparqlMaxElements are kept)'),
-    sparqlCachedWindows: integer(0, 10_000, "Windows whose built triple store the query thread keeps for later queries on the same elements (count)"),
+    sparqlCacheQuads: integer(0, 100_000_000, "Quads of the windows' triple stores the query thread keeps built for later queries on the same elements (count; 0: none)"),
     sparqlMaxQueryBytes: integer(64, 16_777_216, 'Longest SPARQL query, in bytes (a request body, or the query parameter); more: 413'),
     maxEventLoopTurnMs: integer(0, 10_000, 'Shed new requests (503, connection parked until Retry-After) while the mean event-loop delay exceeds this in milliseconds (0: off)'),
     shedHoldMs: integer(0, 600_000, 'Milliseconds shedding lasts after the event loop was last found saturated'),
@@ -167,7 +167,7 @@ export const optionGroups: Readonly<Record<string, readonly OptionKey[]>> = {
   'Polling limits': ['maxLongPollWaiters', 'maxLongPollWaitSeconds', 'microCacheSeconds', 'negotiationCacheEntries'],
   Ingest: ['ingestMaxBodyBytes', 'ingestMaxDiscardBytes', 'ingestMaxTriples', 'ingestMaxLiteralChars', 'ingestMaxIriChars', 'ingestMaxJsonDepth', 'ingestMaxPendingValidations', 'idempotencyKeysRetained', 'idempotencyKeyTtlSeconds'],
   Sources: ['webApiMaxBodyBytes', 'mqttMaxPayloadBytes', 'replayMaxFileBytes', 'sourceRetryInitialMs', 'sourceRetryMaxMs', 'mqttReconnectMs', 'mqttConnectTimeoutMs'],
-  'SPARQL endpoint': ['sparqlTimeoutMs', 'sparqlMaxResults', 'sparqlMaxQueued', 'sparqlMaxElements', 'sparqlCacheElements', 'sparqlCachedWindows', 'sparqlMaxQueryBytes'],
+  'SPARQL endpoint': ['sparqlTimeoutMs', 'sparqlMaxResults', 'sparqlMaxQueued', 'sparqlMaxElements', 'sparqlCacheElements', 'sparqlCacheQuads', 'sparqlMaxQueryBytes'],
   'Load shedding': ['maxEventLoopTurnMs', 'shedHoldMs', 'maxEventLoopDelayMs', 'maxHeapUsedBytes', 'maxRssBytes', 'pressureRetryAfterSeconds'],
 };
 

@@ -176,10 +176,15 @@ export const defaults = Object.freeze({
   sparqlMaxQueued: 16,
   /** Most elements a query's window (`?elements=N`, `?duration=`) may hold: 1 000 demo elements are ~100 000 triples. */
   sparqlMaxElements: 1_000,
-  /** Elements the query thread keeps parsed (count), so that a later window over them parses nothing again. */
-  sparqlCacheElements: 2_000,
-  /** Windows whose triple store the query thread keeps built (count): repeated queries on the same window reuse it. */
-  sparqlCachedWindows: 4,
+  /** Elements the query thread keeps parsed (count), so that a later window over them parses nothing again: ~50 kB per demo element. */
+  sparqlCacheElements: 1_000,
+  /**
+   * Quads of the windows' triple stores the query thread keeps built (count; each element's
+   * quads count twice, in its graph and in the default graph): repeated queries on the same
+   * window reuse its store. A demo element is 79 quads; an n3 Store of 1 000 of them (158 000
+   * quads) takes ~170 MB, so the default keeps that one, or many small ones.
+   */
+  sparqlCacheQuads: 200_000,
   /** Longest query, in bytes (a POST body; a GET query string is bounded by the header size too). */
   sparqlMaxQueryBytes: 64 * 1024,
   /**

@@ -3,8 +3,8 @@ import type { SparqlSyntaxError } from './sparql-syntax-error.js';
 
 /** What the query thread is started with. */
 export interface WorkerOptions {
-  /** Windows whose built store the thread keeps (count; 0: none). */
-  readonly cachedWindows: number;
+  /** Quads of the windows' stores the thread keeps built (count; 0: none). */
+  readonly cacheQuads: number;
 }
 
 /** An element of a query's window: its graph, and its N-Quads document unless the thread holds it parsed. */
@@ -39,6 +39,8 @@ export type SparqlOutcome =
       readonly body: string;
       /** Rows or triples (1 for a boolean). */
       readonly count: number;
+      /** Whether the window's store was kept from an earlier query (`sparqlCacheQuads`), rather than built. */
+      readonly storeReused: boolean;
     }
   | ({ readonly kind: 'syntax' } & SparqlSyntaxError)
   | { readonly kind: 'update' }

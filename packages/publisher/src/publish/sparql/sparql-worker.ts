@@ -33,10 +33,11 @@ const SPARQL_XML = 'application/sparql-results+xml';
 
 const port = parentPort;
 if (port === null) throw new Error('sparql-worker runs as a worker thread');
-const { cachedWindows } = workerData as WorkerOptions;
+const { cacheQuads } = workerData as WorkerOptions;
 
 const elements = new Map<string, Quad[]>();
-const stores = cachedWindows > 0 ? new LRUCache<string, Store>({ max: cachedWindows }) : undefined;
+// A store larger than the whole budget is not kept.
+const stores = cacheQuads > 0 ? new LRUCache<string, Store>({ maxSize: cacheQuads, sizeCalculation: (store) => Math.max(1, store.size) }) : undefined;
 
 // Comunica loads here, in the worker, on its first query: the publisher's start-up never waits for it.
 const engine: Promise<Engine> = import('@comunica/query-sparql-rdfjs').then(({ QueryEngine }) => new QueryEngine() as unknown as Engine);
@@ -60,6 +61,7 @@ async function evaluate(request: Extract<WorkerMessage, { kind: 'query' }>): Pro
   for (const { graph, nquads } of request.elements) {
     if (nquads !== undefined) elements.set(graph, withDefaultGraph(new Parser({ format: 'application/n-quads' }).parse(Buffer.from(nquads).toString('utf8'))));
   }
+  const storeReused = stores?.has(request.windowKey) === true;
   const store = windowStore(request.windowKey, request.elements.map(({ graph }) => graph));
   const comunica = await engine;
   // A context each: Comunica marks the one it explains with.
@@ -87,7 +89,7 @@ async function evaluate(request: Extract<WorkerMessage, { kind: 'query' }>): Pro
     if (kind === 'boolean') {
       const value = (await result.execute()) === true;
       // Comunica 5.4's XML serialiser reads metadata that its own conversion of a boolean result drops.
-      if (mediaType === SPARQL_XML) return { kind: 'result', resultKind: kind, mediaType, body: booleanXml(value), count: 1 };
+      if (mediaType === SPARQL_XML) return { kind: 'result', resultKind: kind, mediaType, body: booleanXml(value), count: 1, storeReused };
       serializable = { resultType: 'boolean', execute: async () => value };
     } else {
       // The result is held whole before it is written: at most one row or triple more than allowed is read.
@@ -101,7 +103,7 @@ async function evaluate(request: Extract<WorkerMessage, { kind: 'query' }>): Pro
   }
   let body = '';
   for await (const chunk of (await comunica.resultToString(serializable, mediaType)).data) body += String(chunk);
-  return { kind: 'result', resultKind: kind, mediaType, body, count };
+  return { kind: 'result', resultKind: kind, mediaType, body, count, storeReused };
 }
 
 /** What Comunica's message means to the query's author. */

@@ -14,7 +14,7 @@ export interface SparqlEngineLimits {
   readonly sparqlMaxQueued: number;
   readonly sparqlMaxElements: number;
   readonly sparqlCacheElements: number;
-  readonly sparqlCachedWindows: number;
+  readonly sparqlCacheQuads: number;
 }
 
 /** One query over one window of one stream. */
@@ -167,7 +167,7 @@ export class ThreadedSparqlEngine {
 
   #started(): QueryThread {
     if (this.#worker !== undefined) return this.#worker;
-    const options: WorkerOptions = { cachedWindows: this.#limits.sparqlCachedWindows };
+    const options: WorkerOptions = { cacheQuads: this.#limits.sparqlCacheQuads };
     const thread = startWorkerThread(workerModuleUrl('sparql-worker', import.meta.url), { workerData: options });
     thread.unref();
     const ready = new Promise<void>((resolve, reject) => {

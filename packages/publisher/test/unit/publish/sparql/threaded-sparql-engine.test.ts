@@ -8,7 +8,7 @@ const limits: SparqlEngineLimits = {
   sparqlMaxQueued: 4,
   sparqlMaxElements: 2,
   sparqlCacheElements: 2,
-  sparqlCachedWindows: 1,
+  sparqlCacheQuads: 2,
 };
 
 /** Element `seq` of a fake stream: one triple, `<urn:s{seq}> <urn:p> {seq}`, in its graph. */
@@ -53,8 +53,20 @@ describe('ThreadedSparqlEngine', () => {
     expect(await sum([2, 3])).toBe(5);
   });
 
+  it('keeps the stores of windows up to sparqlCacheQuads quads, and builds a larger one anew each time', async () => {
+    // Each element is one quad in its graph and its copy in the default graph: [1, 2] is 4 quads.
+    const reused = async (cacheQuads: number) => {
+      engine = new ThreadedSparqlEngine({ ...limits, sparqlCacheQuads: cacheQuads });
+      const outcomes = [await engine.evaluate(query([1, 2])), await engine.evaluate(query([1, 2]))];
+      await engine.close();
+      return outcomes.map((outcome) => (outcome.kind === 'result' ? outcome.storeReused : outcome.kind));
+    };
+    expect(await reused(4)).toEqual([false, true]);
+    expect(await reused(3)).toEqual([false, false]);
+  });
+
   it('holds a whole window even when sparqlCacheElements is smaller than sparqlMaxElements', async () => {
-    engine = new ThreadedSparqlEngine({ ...limits, sparqlCacheElements: 1, sparqlCachedWindows: 0 });
+    engine = new ThreadedSparqlEngine({ ...limits, sparqlCacheElements: 1, sparqlCacheQuads: 0 });
     const outcome = await engine.evaluate(query([4, 5]));
     expect(outcome.kind === 'result' ? outcome.body.trim().split(/\r?\n/)[1] : outcome.kind).toBe('9');
   });
