@@ -1,3 +1,6 @@
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { SparqlEndpointFetcher } from 'fetch-sparql-endpoint';
 import { Parser } from 'n3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -212,11 +215,27 @@ describe('syntax errors', () => {
     expect([early.code, early.line, early.column]).toEqual(['PUB_ERR_SPARQL_SYNTAX', 2, 11]);
   });
 
-  it('are told from what the endpoint does not evaluate (SERVICE: 422)', async () => {
-    const response = await get('SELECT * WHERE { SERVICE <http://127.0.0.1:9/sparql> { ?s ?p ?o } }');
-    const body = await problem(response);
-    expect([response.status, body.code]).toEqual([422, 'PUB_ERR_SPARQL_UNSUPPORTED']);
-    expect(body.detail).toMatch(/SERVICE/);
+  it('are told from what the endpoint does not evaluate: SERVICE (422); neither it nor FROM <url> fetches anything (no request forgery)', async () => {
+    let requests = 0;
+    const upstream = createServer((_request, response) => {
+      requests++;
+      response.end();
+    });
+    upstream.listen(0, '127.0.0.1');
+    await once(upstream, 'listening');
+    const { port } = upstream.address() as AddressInfo;
+    try {
+      const service = await get(`SELECT * WHERE { SERVICE <http://127.0.0.1:${port}/sparql> { ?s ?p ?o } }`);
+      const body = await problem(service);
+      expect([service.status, body.code]).toEqual([422, 'PUB_ERR_SPARQL_UNSUPPORTED']);
+      expect(body.detail).toMatch(/SERVICE/);
+      // FROM names a graph of the dataset: one the window lacks holds nothing.
+      const from = await get(`SELECT * FROM <http://127.0.0.1:${port}/data> WHERE { ?s ?p ?o }`);
+      expect(((await from.json()) as { results: { bindings: unknown[] } }).results.bindings).toEqual([]);
+      expect(requests).toBe(0);
+    } finally {
+      upstream.close();
+    }
   });
 });
 

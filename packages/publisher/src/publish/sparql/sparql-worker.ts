@@ -108,8 +108,8 @@ async function evaluate(request: Extract<WorkerMessage, { kind: 'query' }>): Pro
 
 /** What Comunica's message means to the query's author. */
 function unsupported(error: Error): string {
-  // The engine has no actor that fetches anything: SERVICE and a FROM of a URL end here.
-  if (error.message.includes('dereference-link')) return 'SERVICE and FROM are not evaluated: the endpoint queries the window of the stream only';
+  // The engine has no actor that fetches anything: a SERVICE ends here.
+  if (error.message.includes('dereference-link')) return 'SERVICE is not evaluated: the endpoint queries the window of the stream only, and fetches nothing';
   return error.message;
 }
 
