@@ -83,18 +83,32 @@ async function evaluate(request: Extract<WorkerMessage, { kind: 'query' }>): Pro
   const kind = result.resultType;
   const mediaType = request.mediaTypes[kind];
   if (mediaType === undefined) return { kind: 'not-acceptable', resultKind: kind };
+  return written(comunica, result as QueryResult & { readonly resultType: SparqlResultKind }, mediaType, request.maxResults, storeReused);
+}
+
+/**
+ * The result in `mediaType`, by Comunica's serialisers. It is held whole before it is written:
+ * at most one row or triple more than `maxResults` is read.
+ */
+async function written(
+  comunica: Engine,
+  result: QueryResult & { readonly resultType: SparqlResultKind },
+  mediaType: string,
+  maxResults: number,
+  storeReused: boolean,
+): Promise<SparqlOutcome> {
+  const kind = result.resultType;
   let serializable: unknown;
   let count = 1;
   try {
     if (kind === 'boolean') {
       const value = (await result.execute()) === true;
       // Comunica 5.4's XML serialiser reads metadata that its own conversion of a boolean result drops.
-      if (mediaType === SPARQL_XML) return { kind: 'result', resultKind: kind, mediaType, body: booleanXml(value), count: 1, storeReused };
+      if (mediaType === SPARQL_XML) return { kind: 'result', resultKind: kind, mediaType, body: booleanXml(value), count, storeReused };
       serializable = { resultType: 'boolean', execute: async () => value };
     } else {
-      // The result is held whole before it is written: at most one row or triple more than allowed is read.
-      const items = await ((await result.execute()) as Items).take(request.maxResults + 1).toArray();
-      if (items.length > request.maxResults) return { kind: 'too-many-results', maxResults: request.maxResults };
+      const items = await ((await result.execute()) as Items).take(maxResults + 1).toArray();
+      if (items.length > maxResults) return { kind: 'too-many-results', maxResults };
       count = items.length;
       serializable = { resultType: kind, execute: async () => Readable.from(items, { objectMode: true }), metadata: result.metadata };
     }
