@@ -330,6 +330,7 @@ export const streamResourceSegments = Object.freeze({
   elements: 'elements',
   sensors: 'sensors',
   featuresOfInterest: 'facilities',
+  sparql: 'sparql',
 } as const);
 
 export type StreamResource = keyof typeof streamResourceSegments;
@@ -370,6 +371,8 @@ export interface StreamResources {
   sensor(local: string): string;
   /** A feature of interest the stream mints, `facilities/{local}`. */
   featureOfInterest(local: string): string;
+  /** The SPARQL 1.1 Protocol endpoint over a window of the stream's elements. */
+  readonly sparql: string;
 }
 
 /** Every resource URL of the stream whose IRI (or URL, as a client was given it) is `streamIri`. */
@@ -387,6 +390,7 @@ export function streamResources(streamIri: string): StreamResources {
     element: (id: string) => `${at('elements')}/${id}`,
     sensor: (local: string) => `${at('sensors')}/${local}`,
     featureOfInterest: (local: string) => `${at('featuresOfInterest')}/${local}`,
+    sparql: at('sparql'),
   });
 }
 

@@ -44,6 +44,15 @@ export const errorCatalogue = Object.freeze({
   PUB_ERR_NOTIFICATION_UNKNOWN_TOPIC: { status: 422, title: 'The topic is not a stream of this publisher' },
   PUB_ERR_NOTIFICATION_CHANNELS_FULL: { status: 503, title: 'Too many notification channels are open' },
   PUB_ERR_NOTIFICATION_CHANNEL_NOT_FOUND: { status: 404, title: 'No such notification channel' },
+  PUB_ERR_SPARQL_BAD_REQUEST: { status: 400, title: 'Not a SPARQL 1.1 Protocol query request' },
+  PUB_ERR_SPARQL_SYNTAX: { status: 400, title: 'The query is not valid SPARQL 1.1' },
+  PUB_ERR_SPARQL_UPDATE_REFUSED: { status: 403, title: 'SPARQL Update is not accepted: the endpoint is read-only' },
+  PUB_ERR_SPARQL_WINDOW_TOO_LARGE: { status: 400, title: 'The window holds more elements than a query may range over' },
+  PUB_ERR_SPARQL_QUERY_TOO_LARGE: { status: 413, title: 'The query is longer than the endpoint accepts' },
+  PUB_ERR_SPARQL_TOO_MANY_RESULTS: { status: 422, title: 'The result holds more rows or triples than the endpoint returns' },
+  PUB_ERR_SPARQL_UNSUPPORTED: { status: 422, title: 'The query uses a feature the endpoint cannot evaluate' },
+  PUB_ERR_SPARQL_TIMEOUT: { status: 503, title: 'The query ran longer than the time limit' },
+  PUB_ERR_SPARQL_BUSY: { status: 503, title: 'Too many SPARQL queries are waiting' },
   PUB_ERR_INTERNAL: { status: 500, title: 'Internal error' },
 } as const);
 

@@ -230,6 +230,7 @@ describe('the resources of a stream', () => {
       element: expect.any(Function),
       sensor: expect.any(Function),
       featureOfInterest: expect.any(Function),
+      sparql: `${stream}/sparql`,
     });
     expect(streamResources(stream).element('k3x9a2b7q1-42')).toBe(`${stream}/elements/k3x9a2b7q1-42`);
     expect(streamResources(stream).historyPage('k3x9a2b7q1-1')).toBe(`${stream}/history/k3x9a2b7q1-1`);
@@ -246,7 +247,7 @@ describe('the resources of a stream', () => {
     expect(STREAMS_PATH).toBe('/streams');
     expect(streamPath('parking')).toBe('/streams/parking');
     expect(streamPath(':id', 'webSocket')).toBe('/streams/:id/ws');
-    expect(Object.values(streamResourceSegments)).toEqual(['latest', 'events', 'patches', 'ws', 'history', 'elements', 'sensors', 'facilities']);
+    expect(Object.values(streamResourceSegments)).toEqual(['latest', 'events', 'patches', 'ws', 'history', 'elements', 'sensors', 'facilities', 'sparql']);
   });
 
   it.each([

@@ -114,6 +114,13 @@ export const ConfigSchema = Type.Object(
     sourceRetryMaxMs: integer(10, 86_400_000, 'Longest retry delay after upstream failures, in milliseconds'),
     mqttReconnectMs: integer(10, 3_600_000, 'Milliseconds between MQTT reconnection attempts'),
     mqttConnectTimeoutMs: integer(100, 600_000, 'Milliseconds an MQTT connection attempt may take'),
+    sparqlTimeoutMs: integer(10, 3_600_000, 'Milliseconds one SPARQL query may run in the query thread before it is stopped (503; the thread is started again)'),
+    sparqlMaxResults: integer(1, 10_000_000, 'Most rows (SELECT) or triples (CONSTRUCT, DESCRIBE) one SPARQL result may hold (count); more: 422'),
+    sparqlMaxQueued: integer(0, 100_000, 'SPARQL queries waiting for the query thread, all streams together (count); more get 503'),
+    sparqlMaxElements: integer(1, 100_000, 'Most stream elements one SPARQL query may range over (count); a larger window: 400'),
+    sparqlCacheElements: integer(1, 10_000_000, 'Parsed elements the query thread keeps for later queries (count; at least sparqlMaxElements are kept)'),
+    sparqlCacheQuads: integer(0, 100_000_000, "Quads of the windows' triple stores the query thread keeps built for later queries on the same elements (count; 0: none)"),
+    sparqlMaxQueryBytes: integer(64, 16_777_216, 'Longest SPARQL query, in bytes (a request body, or the query parameter); more: 413'),
     maxEventLoopTurnMs: integer(0, 10_000, 'Shed new requests (503, connection parked until Retry-After) while the mean event-loop delay exceeds this in milliseconds (0: off)'),
     shedHoldMs: integer(0, 600_000, 'Milliseconds shedding lasts after the event loop was last found saturated'),
     maxEventLoopDelayMs: integer(0, 60_000, 'Shed new requests above this event-loop delay (0: off)'),
@@ -165,6 +172,7 @@ export const optionGroups: Readonly<Record<string, readonly OptionKey[]>> = {
   'Polling limits': ['maxLongPollWaiters', 'maxLongPollWaitSeconds', 'microCacheSeconds', 'negotiationCacheEntries', 'maxDescribedResources'],
   Ingest: ['ingestMaxBodyBytes', 'ingestMaxDiscardBytes', 'ingestMaxTriples', 'ingestMaxLiteralChars', 'ingestMaxIriChars', 'ingestMaxJsonDepth', 'ingestMaxPendingValidations', 'idempotencyKeysRetained', 'idempotencyKeyTtlSeconds'],
   Sources: ['webApiMaxBodyBytes', 'mqttMaxPayloadBytes', 'replayMaxFileBytes', 'sourceRetryInitialMs', 'sourceRetryMaxMs', 'mqttReconnectMs', 'mqttConnectTimeoutMs'],
+  'SPARQL endpoint': ['sparqlTimeoutMs', 'sparqlMaxResults', 'sparqlMaxQueued', 'sparqlMaxElements', 'sparqlCacheElements', 'sparqlCacheQuads', 'sparqlMaxQueryBytes'],
   'Load shedding': ['maxEventLoopTurnMs', 'shedHoldMs', 'maxEventLoopDelayMs', 'maxHeapUsedBytes', 'maxRssBytes', 'pressureRetryAfterSeconds'],
 };
 

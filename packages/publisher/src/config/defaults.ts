@@ -168,6 +168,30 @@ export const defaults = Object.freeze({
   /** Sources: how long an MQTT connection attempt may take before it counts as failed. */
   mqttConnectTimeoutMs: 10_000,
 
+
+  /**
+   * SPARQL endpoint (`/streams/{id}/sparql`): queries are evaluated one at a time in a worker
+   * thread, so that a long one never holds up the event loop that serves the subscribers. One
+   * that runs past `sparqlTimeoutMs` is stopped by terminating the thread (its caches go with
+   * it); a result is held whole before it is sent, so it is bounded by `sparqlMaxResults` rows or
+   * triples; `sparqlMaxQueued` queries may wait behind the running one.
+   */
+  sparqlTimeoutMs: 10_000,
+  sparqlMaxResults: 10_000,
+  sparqlMaxQueued: 16,
+  /** Most elements a query's window (`?elements=N`, `?duration=`) may hold: 1 000 demo elements are ~100 000 triples. */
+  sparqlMaxElements: 1_000,
+  /** Elements the query thread keeps parsed (count), so that a later window over them parses nothing again: ~50 kB per demo element. */
+  sparqlCacheElements: 1_000,
+  /**
+   * Quads of the windows' triple stores the query thread keeps built (count; each element's
+   * quads count twice, in its graph and in the default graph): repeated queries on the same
+   * window reuse its store. A demo element is 79 quads; an n3 Store of 1 000 of them (158 000
+   * quads) takes ~170 MB, so the default keeps that one, or many small ones.
+   */
+  sparqlCacheQuads: 200_000,
+  /** Longest query, in bytes (a POST body; a GET query string is bounded by the header size too). */
+  sparqlMaxQueryBytes: 64 * 1024,
   /**
    * Shed new requests (503, connection parked) while the event loop's mean delay over half a
    * second exceeds this (ms; 0: never), and for `shedHoldMs` after: long turns starve the

@@ -23,6 +23,7 @@ import { operationsRoute } from './routes/operations-route.js';
 import { clientFileRoute, loadClientFile } from './routes/client-file-route.js';
 import { registerPage } from './routes/page-route.js';
 import { resourcesRoute } from './routes/resources-route.js';
+import { sparqlRoute } from './routes/sparql-route.js';
 import { WEBSOCKET_ROUTE, webSocketRoute } from './routes/websocket-route.js';
 import { UnusedConnections } from './unused-connections.js';
 
@@ -111,6 +112,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   await app.register(async (scope) => notificationsRoute(scope, context));
   await app.register(async (scope) => resourcesRoute(scope, context));
   await app.register(async (scope) => ontologiesRoute(scope, context));
+  await app.register(async (scope) => sparqlRoute(scope, context));
   await registerPage(app, context);
   const clientFile = await loadClientFile(context.pageAssetsDirectory);
   await app.register(async (scope) => clientFileRoute(scope, clientFile));

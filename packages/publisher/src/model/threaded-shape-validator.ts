@@ -1,8 +1,7 @@
-import { createRequire } from 'node:module';
-import { pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { Quad } from '@rdfjs/types';
 import { DataFactory, Writer } from 'n3';
+import { startWorkerThread, workerModuleUrl } from '../worker-thread.js';
 import type { ShapeReport } from './shape-validator.js';
 
 /** Thrown by `validate` when `maxPending` validations are already waiting for the worker. */
@@ -61,14 +60,7 @@ export class ThreadedShapeValidator {
 
   #started(): { thread: Worker; ready: Promise<void> } {
     if (this.#worker !== undefined) return this.#worker;
-    // Run from the sources (tsx, vitest), the worker is TypeScript too: it is imported with
-    // tsx's tsImport (Node 20 applies no `--import` loader, nor module.register, in workers).
-    const typescript = import.meta.url.endsWith('.ts');
-    const entry = JSON.stringify(new URL(`./shape-worker.${typescript ? 'ts' : 'js'}`, import.meta.url).href);
-    const code = typescript
-      ? `import(${JSON.stringify(tsxApiUrl())}).then(({ tsImport }) => tsImport(${entry}, ${entry}));`
-      : `import(${entry});`;
-    const thread = new Worker(code, { eval: true, workerData: { shapesFile: this.#shapesFile } });
+    const thread = startWorkerThread(workerModuleUrl('shape-worker', import.meta.url), { workerData: { shapesFile: this.#shapesFile } });
     thread.unref();
     const ready = new Promise<void>((resolve, reject) => {
       thread.once('message', (message: Ready) => {
@@ -97,16 +89,6 @@ export class ThreadedShapeValidator {
     this.#worker = { thread, ready };
     return this.#worker;
   }
-}
-
-/** The ESM entry of `tsx/esm/api`, as its package's exports map names it. */
-function tsxApiUrl(): string {
-  const require = createRequire(import.meta.url);
-  const manifestPath = require.resolve('tsx/package.json');
-  const manifest = require(manifestPath) as { exports: Record<string, { import: { default: string } }> };
-  const api = manifest.exports['./esm/api'];
-  if (api === undefined) throw new Error('tsx has no ./esm/api export');
-  return new URL(api.import.default, pathToFileURL(manifestPath)).href;
 }
 
 function toNTriples(quads: Iterable<Quad>): string {

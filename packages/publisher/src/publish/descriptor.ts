@@ -15,6 +15,7 @@ import {
 import { ns, prov, rdf, rdfStream, xsd } from '../model/vocabulary.js';
 import type { StreamDefinition } from './stream-hub.js';
 import { allSubscriptionServiceQuads, baseUrlOfStream } from './notifications/service-description.js';
+import { sparqlServiceQuads } from './sparql/sparql-service-description.js';
 
 const { namedNode, literal, quad, blankNode } = DataFactory;
 
@@ -61,6 +62,8 @@ export function descriptorQuads(stream: StreamDefinition): Quad[] {
   ];
   // Solid notifications: where to subscribe (EventSourceChannel2023, WebSocketChannel2023) to this stream or its /latest.
   quads.push(...allSubscriptionServiceQuads(stream.iri, baseUrlOfStream(stream.iri)));
+  // Its SPARQL endpoint (void:sparqlEndpoint) and the sd:Service there.
+  quads.push(...sparqlServiceQuads(stream.iri));
   if (stream.retainedSeconds > 0) {
     const policy = blankNode('retention');
     quads.push(
