@@ -42,6 +42,8 @@ export interface PublisherOptions {
    */
   readonly role?: 'writer' | 'replica';
   readonly epochs?: ReadonlyMap<string, string>;
+  /** The time the history's grace period (`historyGraceSeconds`) is measured on; `Date.now` by default (tests: a manual clock). */
+  readonly now?: () => number;
 }
 
 export interface Publisher {
@@ -131,6 +133,7 @@ export async function createPublisher(config: PublisherConfig, options: Publishe
     negotiation: new NegotiationCache(config.negotiationCacheEntries),
     lifecycle,
     ...(options.healthCheck ? { healthCheck: options.healthCheck } : {}),
+    ...(options.now ? { now: options.now } : {}),
   });
 
   return {

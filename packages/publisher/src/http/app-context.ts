@@ -34,6 +34,8 @@ export interface AppContext {
   readonly logger?: FastifyBaseLogger;
   /** Extra readiness probe (e.g. a shared log's connection); shedding starts when it fails. */
   readonly healthCheck?: () => Promise<boolean>;
+  /** The time the history's grace period is measured on (ms since epoch); `Date.now` by default. */
+  readonly now?: () => number;
 }
 
 export function hubOf(context: AppContext, id: string): StreamHub {
