@@ -48,6 +48,8 @@ export interface PublisherOptions {
    */
   readonly role?: 'writer' | 'replica';
   readonly epochs?: ReadonlyMap<string, string>;
+  /** The time the history's grace period (`historyGraceSeconds`) is measured on; `Date.now` by default (tests: a manual clock). */
+  readonly now?: () => number;
 }
 
 export interface Publisher {
@@ -139,6 +141,7 @@ export async function createPublisher(config: PublisherConfig, options: Publishe
     lifecycle,
     ...(options.healthCheck ? { healthCheck: options.healthCheck } : {}),
     ...(options.pageAssetsDirectory === undefined ? {} : { pageAssetsDirectory: options.pageAssetsDirectory }),
+    ...(options.now ? { now: options.now } : {}),
   });
 
   return {

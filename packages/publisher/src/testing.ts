@@ -35,7 +35,10 @@ export interface TestPublisherOptions {
    * `restart` stops and starts again.
    */
   readonly source?: 'manual' | 'simulator' | ElementSource;
-  /** The simulator's clock: the wall clock by default, or a `manualClock()`'s (elements come as the test advances it). */
+  /**
+   * The simulator's clock and the one the history's grace period is measured on: the wall clock
+   * by default, or a `manualClock()`'s (elements come as the test advances it).
+   */
   readonly clock?: Clock;
   /** Milliseconds between two elements, as announced to caches (and the simulator's period); null: irregular. Default 5000. */
   readonly intervalMs?: number | null;
@@ -170,6 +173,7 @@ export async function startTestPublisher(options: TestPublisherOptions = {}): Pr
       ...(source === undefined ? {} : { source }),
       ...(options.healthCheck === undefined ? {} : { healthCheck: options.healthCheck }),
       ...(options.pageAssetsDirectory === undefined ? {} : { pageAssetsDirectory: options.pageAssetsDirectory }),
+      ...(options.clock === undefined ? {} : { now: options.clock.now }),
       processMetrics: false,
     });
     await publisher.start();

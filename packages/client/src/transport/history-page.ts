@@ -29,12 +29,24 @@ export interface HistoryMember {
   readonly text: string;
 }
 
+/** A `tree:GreaterThanOrEqualToRelation` of a history document: its members are generated at or after `fromMs`. */
+export interface HistoryRelation {
+  readonly node: string;
+  /** NaN when the relation has no readable `tree:value`. */
+  readonly fromMs: number;
+}
+
 export interface HistoryPage {
   /** In sequence order, each sequence number once. */
   readonly members: readonly HistoryMember[];
   /**
-   * The node to read next: the target of the document's `tree:GreaterThanOrEqualToRelation`
-   * (on `prov:generatedAtTime`), or undefined on the newest page and on the root of an empty log.
+   * The document's relations to other nodes, oldest `tree:value` first (those without a value
+   * last): a page has one, to the next page; the root one to every retained page.
+   */
+  readonly relations: readonly HistoryRelation[];
+  /**
+   * The node to read next: the target of the relation with the smallest value, or undefined on
+   * the newest page and on the root of an empty log.
    */
   readonly next: string | undefined;
 }
@@ -81,7 +93,8 @@ export function parseHistoryPage(text: string, options: { readonly baseIri: stri
       text: new Writer({ format: 'N-Quads' }).quadsToString([...own, ...(graphs.get(iri) ?? [])]),
     });
   }
-  return { members: [...bySeq.values()].sort((a, b) => a.seq - b.seq), next: nextNode(defaultGraph) };
+  const relations = relationsOf(defaultGraph);
+  return { members: [...bySeq.values()].sort((a, b) => a.seq - b.seq), relations, next: relations[0]?.node };
 }
 
 function sequenceNumberOf(about: readonly Quad[]): number | undefined {
@@ -91,19 +104,29 @@ function sequenceNumberOf(about: readonly Quad[]): number | undefined {
 }
 
 /**
- * The target of the document's `GreaterThanOrEqualToRelation`. The publisher writes at most
- * one; of several, the one with the smallest `tree:value` comes first in time. The relation's
- * subject is not checked against the URL fetched: behind a proxy the two differ.
+ * The document's `GreaterThanOrEqualToRelation`s to named nodes, by ascending `tree:value` (a
+ * relation without a date last). A relation's subject is not checked against the URL fetched:
+ * behind a proxy the two differ.
  */
-function nextNode(defaultGraph: readonly Quad[]): string | undefined {
-  const objectOf = (subject: Quad['subject'], predicate: string) =>
-    defaultGraph.find((q) => q.subject.equals(subject) && q.predicate.value === predicate)?.object;
-  const candidates = defaultGraph
-    .filter((q) => q.predicate.value === `${TREE}relation`)
-    .map((q) => q.object as Quad['subject'])
-    .filter((relation) => defaultGraph.some((q) => q.subject.equals(relation) && q.predicate.value === RDF_TYPE && q.object.value === `${TREE}GreaterThanOrEqualToRelation`))
-    .map((relation) => ({ node: objectOf(relation, `${TREE}node`), valueMs: Date.parse(objectOf(relation, `${TREE}value`)?.value ?? '') }))
-    .filter((relation) => relation.node?.termType === 'NamedNode')
-    .sort((a, b) => (Number.isNaN(a.valueMs) ? 1 : Number.isNaN(b.valueMs) ? -1 : a.valueMs - b.valueMs));
-  return candidates[0]?.node?.value;
+function relationsOf(defaultGraph: readonly Quad[]): HistoryRelation[] {
+  // One pass: each relation's properties by its node.
+  const properties = new Map<string, Map<string, Quad['object']>>();
+  const relations: Quad['subject'][] = [];
+  for (const q of defaultGraph) {
+    if (q.predicate.value === `${TREE}relation`) relations.push(q.object as Quad['subject']);
+    const key = `${q.subject.termType}:${q.subject.value}`;
+    let about = properties.get(key);
+    if (about === undefined) properties.set(key, (about = new Map()));
+    if (!about.has(q.predicate.value) || q.predicate.value !== RDF_TYPE || q.object.value === `${TREE}GreaterThanOrEqualToRelation`) {
+      about.set(q.predicate.value, q.object);
+    }
+  }
+  const found: HistoryRelation[] = [];
+  for (const relation of relations) {
+    const about = properties.get(`${relation.termType}:${relation.value}`);
+    const node = about?.get(`${TREE}node`);
+    if (about?.get(RDF_TYPE)?.value !== `${TREE}GreaterThanOrEqualToRelation` || node?.termType !== 'NamedNode') continue;
+    found.push({ node: node.value, fromMs: Date.parse(about.get(`${TREE}value`)?.value ?? '') });
+  }
+  return found.sort((a, b) => (Number.isNaN(a.fromMs) ? 1 : Number.isNaN(b.fromMs) ? -1 : a.fromMs - b.fromMs));
 }

@@ -201,6 +201,24 @@ describe('subscribe from the history, then live', () => {
     expect(subscription.stats.requests).toBe(1 + 3 + 1);
   });
 
+  it('SSE, from a time deep in a long history: the root, the page holding it and the pages after it, no other', async () => {
+    // 60 elements on pages of 3: page 19 holds 55–57, page 20 58–60, page 21 is open and empty.
+    running = await startTestPublisher({ flags: ['--page-elements', '3'] });
+    for (let seq = 1; seq <= 60; seq++) await running.push([seq], new Date(startMs - 60_000 + seq * 1_000));
+    stop = new AbortController();
+    const historyRequests: string[] = [];
+    const counting: typeof fetch = (input, init) => {
+      if (String(input).includes('/history')) historyRequests.push(new URL(String(input)).pathname);
+      return fetch(input, init);
+    };
+    const from = new Date(startMs - 60_000 + 56 * 1_000);
+    const collected = collect(subscribe(running.streamUrl, { transport: 'sse', from, signal: stop.signal, backoff: fastBackoff, fetch: counting }));
+    await collected.next(5);
+    expect(collected.updates().map((update) => update.seq)).toEqual([56, 57, 58, 59, 60]);
+    const epoch = running.hub.log.epoch;
+    expect(historyRequests).toEqual(['/streams/parking/history', ...[19, 20, 21].map((page) => `/streams/parking/history/${epoch}-${page}`)]);
+  });
+
   it('polling: 2..8 from the history pages, then 9 (published during the hand-over) and 10 live, each exactly once', async () => {
     running = await publisherWithEight();
     stop = new AbortController();

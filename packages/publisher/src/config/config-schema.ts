@@ -52,6 +52,11 @@ export const ConfigSchema = Type.Object(
     logMaxPendingBytes: integer(1_024, 1_073_741_824, 'Bytes of appends waiting for their sync per stream; more are refused'),
     logCacheBytes: integer(0, 17_179_869_184, 'Decoded elements cached per stream for catch-up and history (bytes)'),
     historyCacheBytes: integer(0, 17_179_869_184, 'Rendered closed history pages kept in memory, all streams together (bytes)'),
+    historyGraceSeconds: integer(
+      0,
+      86_400,
+      'Seconds a history page removed by retention still leads to the oldest retained page before 410; also the longest a cache may keep the history root (0: none)',
+    ),
     logRetentionIntervalMs: integer(100, 86_400_000, 'Milliseconds between background retention passes'),
     catchUpBatchElements: integer(1, 100_000, 'Elements read at a time for a catching-up SSE or WebSocket subscriber (count)'),
     heartbeatMs: integer(1_000, 3_600_000, 'Milliseconds between heartbeats: SSE comments, WebSocket pings'),
@@ -154,7 +159,7 @@ export const optionGroups: Readonly<Record<string, readonly OptionKey[]>> = {
   Server: ['host', 'port', 'workers', 'baseUrl', 'corsIngestOrigins', 'listenBacklog', 'keepAliveTimeoutMs', 'headersTimeoutMs', 'requestTimeoutMs', 'shutdownTimeoutMs', 'shutdownRetryJitterMs'],
   'Log output': ['logLevel', 'logFormat'],
   'Demo stream': ['streamId', 'streamTitle', 'intervalSeconds', 'facilities', 'seed'],
-  'Stream logs': ['log', 'dataDir', 'retainedElements', 'retainedSeconds', 'pageElements', 'logSyncIntervalMs', 'logMaxPendingBytes', 'logCacheBytes', 'historyCacheBytes', 'logRetentionIntervalMs'],
+  'Stream logs': ['log', 'dataDir', 'retainedElements', 'retainedSeconds', 'pageElements', 'logSyncIntervalMs', 'logMaxPendingBytes', 'logCacheBytes', 'historyCacheBytes', 'historyGraceSeconds', 'logRetentionIntervalMs'],
   'SSE and notifications': [
     'catchUpBatchElements',
     'heartbeatMs',

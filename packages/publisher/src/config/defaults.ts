@@ -37,6 +37,12 @@ export const defaults = Object.freeze({
   logCacheBytes: 64 * 1024 * 1024,
   /** Rendered closed history pages kept in memory, all streams and formats together (bytes). */
   historyCacheBytes: 32 * 1024 * 1024,
+  /**
+   * Seconds a history page removed by retention still answers (a node leading to the oldest
+   * retained page) before 410, and the longest a cache may keep the history root: a root read
+   * from a cache never leads a client to a 410.
+   */
+  historyGraceSeconds: 3_600,
   /** Milliseconds between background retention passes. */
   logRetentionIntervalMs: 60_000,
   /** Elements read from the log at a time for one catching-up SSE subscriber (count). */

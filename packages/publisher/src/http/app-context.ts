@@ -38,6 +38,8 @@ export interface AppContext {
   readonly healthCheck?: () => Promise<boolean>;
   /** Where the built live page and the browser client are read from; default the package's `page-assets/`. */
   readonly pageAssetsDirectory?: string;
+  /** The time the history's grace period is measured on (ms since epoch); `Date.now` by default. */
+  readonly now?: () => number;
 }
 
 export function hubOf(context: AppContext, id: string): StreamHub {

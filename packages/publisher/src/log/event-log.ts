@@ -45,6 +45,12 @@ export interface EventLog {
   /** Up to `limit` consecutive retained elements from `fromSeq` (fewer at the end of the log). */
   read(fromSeq: number, limit: number): Promise<LoggedElement[]>;
   /**
+   * When the oldest retained element of `page` was generated; undefined when the page holds no
+   * retained element. Reads one record and decompresses no document, so that the history root
+   * can list every page's time without loading the pages.
+   */
+  pageStartedAt(page: number): Promise<Date | undefined>;
+  /**
    * The stamped elements among the newest `maxElements` retained elements generated at or after
    * `sinceMs`, oldest first: what rebuilds the `Idempotency-Key` index at start-up. Reads at most
    * `maxElements` records, and decompresses none.

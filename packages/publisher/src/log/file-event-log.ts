@@ -10,7 +10,7 @@ import type { LoggedElement } from '../model/stream-element.js';
 import { type EventLog, LogAppendError, LogOpenError, type RetentionPolicy, type StampedElement } from './event-log.js';
 import { LOG_FORMAT_VERSION, type LogMeta, openLogMeta, syncDirectory } from './log-directory.js';
 import { oldestRetainedByCount, pageFirstSeq, pageLastSeq, pageOf } from './log-pages.js';
-import { decodeRecord, documentsPayload, encodeRecord, type RecordFields, splitPayload } from './log-record.js';
+import { decodeRecord, documentsPayload, encodeRecord, RECORD_HEADER_BYTES, type RecordFields, splitPayload } from './log-record.js';
 import { finishUpgrade, upgradeLog } from './log-upgrade.js';
 import type { Logger } from '../clock-and-logger.js';
 
@@ -58,6 +58,10 @@ interface TailSegment {
 }
 
 const SEGMENT_SUFFIX = '.seg';
+/** Bytes read first for a page's first record: most records fit, the rest are read again whole. */
+const firstReadBytes = 4096;
+/** A first record longer than this (bytes) is taken for damage, not read. */
+const maxFirstRecordBytes = 64 * 1024 * 1024;
 const segmentName = (page: number) => `${String(page).padStart(12, '0')}${SEGMENT_SUFFIX}`;
 const documentBytes = (element: LoggedElement) =>
   Object.values(element.documents).reduce((sum, document) => sum + document.length, 0) + element.graph.length + 64;
@@ -242,6 +246,15 @@ export class FileEventLog implements EventLog {
     return elements;
   }
 
+  async pageStartedAt(page: number): Promise<Date | undefined> {
+    const oldest = this.oldestSeq;
+    if (oldest === undefined || page < pageOf(oldest, this.pageElements) || pageFirstSeq(page, this.pageElements) > this.#latestSeq) return undefined;
+    const cached = this.#cache.peek(Math.max(oldest, pageFirstSeq(page, this.pageElements)));
+    if (cached !== undefined) return cached.generatedAt;
+    const fields = await this.#readFirstRecordFields(page);
+    return fields === undefined || fields.seq > this.#latestSeq ? undefined : new Date(fields.generatedAtMs);
+  }
+
   async stampedElements(sinceMs: number, maxElements: number): Promise<StampedElement[]> {
     const stamped: StampedElement[] = [];
     const oldest = this.oldestSeq;
@@ -261,6 +274,34 @@ export class FileEventLog implements EventLog {
       }
     }
     return stamped.reverse();
+  }
+
+  /** A page's first record as stored (payload left compressed); undefined if it has none. */
+  async #readFirstRecordFields(page: number): Promise<RecordFields | undefined> {
+    let handle: FileHandle;
+    try {
+      handle = await open(join(this.#options.directory, segmentName(page)), constants.O_RDONLY);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined; // removed by retention meanwhile
+      throw error;
+    }
+    try {
+      let buffer = Buffer.alloc(firstReadBytes);
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+      buffer = buffer.subarray(0, bytesRead);
+      if (buffer.length >= RECORD_HEADER_BYTES) {
+        const recordBytes = RECORD_HEADER_BYTES + buffer.readUInt32LE(0);
+        if (recordBytes > buffer.length && recordBytes <= maxFirstRecordBytes) {
+          const whole = Buffer.alloc(recordBytes);
+          const { bytesRead: wholeRead } = await handle.read(whole, 0, recordBytes, 0);
+          buffer = whole.subarray(0, wholeRead);
+        }
+      }
+      const decoded = decodeRecord(buffer, 0);
+      return decoded.kind === 'record' ? decoded.fields : undefined;
+    } finally {
+      await handle.close();
+    }
   }
 
   /** A page's records as stored (checksums verified, payloads left compressed), in order. */

@@ -88,6 +88,11 @@ export class MemoryEventLog implements EventLog {
     return Promise.resolve(elements);
   }
 
+  pageStartedAt(page: number): Promise<Date | undefined> {
+    const firstSeq = Math.max(pageFirstSeq(page, this.pageElements), this.#oldestSeq ?? Infinity);
+    return Promise.resolve(firstSeq > pageLastSeq(page, this.pageElements) ? undefined : this.#elements.get(firstSeq)?.generatedAt);
+  }
+
   stampedElements(sinceMs: number, maxElements: number): Promise<StampedElement[]> {
     const stamped: StampedElement[] = [];
     const oldest = this.#oldestSeq ?? Infinity;

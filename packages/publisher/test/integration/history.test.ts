@@ -4,7 +4,7 @@ import { type FormatName, formatNames } from '@rdf-stream/protocol';
 import { formats } from '../../src/render/output-formats.js';
 import { readProblem } from '../support/problem.js';
 import { parseRdf } from '../support/rdf.js';
-import { startTestPublisher, type TestPublisher } from '../../src/testing.js';
+import { manualClock, startTestPublisher, type TestPublisher } from '../../src/testing.js';
 
 const TREE = 'https://w3id.org/tree#';
 const SEQUENCE_NUMBER = 'https://w3id.org/rdf-stream/vocab#sequenceNumber';
@@ -32,6 +32,11 @@ const relationTargets = (quads: readonly Quad[], node: string) =>
   quads
     .filter((q) => q.subject.value === node && q.predicate.value === `${TREE}relation`)
     .map((link) => quads.find((q) => q.subject.equals(link.object) && q.predicate.value === `${TREE}node`)?.object.value);
+
+const relationValues = (quads: readonly Quad[], node: string) =>
+  quads
+    .filter((q) => q.subject.value === node && q.predicate.value === `${TREE}relation`)
+    .map((link) => quads.find((q) => q.subject.equals(link.object) && q.predicate.value === `${TREE}value`)?.object.value);
 
 const members = (quads: readonly Quad[], streamIri: string) =>
   quads.filter((q) => q.subject.value === streamIri && q.predicate.value === `${TREE}member`).map((q) => q.object.value);
@@ -72,14 +77,15 @@ describe('history pages (3 elements a page, 7 published)', () => {
     expect(response.headers.get('link')).toContain(`<${stream}/history>; rel="https://w3id.org/tree#view"`);
   });
 
-  it('the root links to the first page and holds no member; it changes with the log', async () => {
+  it('the root links to every page from the time of its first element and holds no member; it changes when a page starts', async () => {
     const { response, quads } = await document(`${stream}/history`);
-    expect(relationTargets(quads, `${stream}/history`)).toEqual([page(1)]);
+    expect(relationTargets(quads, `${stream}/history`)).toEqual([page(1), page(2), page(3)]);
+    expect(relationValues(quads, `${stream}/history`)).toEqual([1, 4, 7].map((seq) => new Date(startMs + seq * 1000).toISOString()));
     expect(members(quads, stream)).toEqual([]);
     expect(response.headers.get('cache-control')).not.toContain('immutable');
     expect(response.headers.get('vary')).toBe('Accept');
     const etag = response.headers.get('etag')!;
-    expect(etag).toBe(`"${epoch}-h1-${running.hub.log.latestSeq}-nquads"`);
+    expect(etag).toBe(`"${epoch}-h1-3-nquads"`);
     expect((await get(`${stream}/history`, 'nquads', { 'if-none-match': etag })).status).toBe(304);
   });
 
@@ -109,6 +115,9 @@ describe('history pages (3 elements a page, 7 published)', () => {
     expect(stale.status).toBe(200);
     const after = await parseRdf('nquads', await stale.text());
     expect(members(after, stream)).toEqual([element(7), element(8)]);
+    // The root names no element of the open page but its first: still the same.
+    const root = await get(`${stream}/history`, 'nquads', { 'if-none-match': `"${epoch}-h1-3-nquads"` });
+    expect(root.status).toBe(304);
   });
 
   it('once full, the open page closes and links to the next, empty, open page', async () => {
@@ -166,7 +175,7 @@ describe('history pages under retention (3 elements a page, 4 retained)', () => 
   let epoch: string;
 
   beforeAll(async () => {
-    running = await startTestPublisher({ flags: ['--page-elements', '3', '--retained-elements', '4'] });
+    running = await startTestPublisher({ flags: ['--page-elements', '3', '--retained-elements', '4', '--history-grace-seconds', '0'] });
     stream = running.hub.definition.iri;
     epoch = running.hub.log.epoch;
     // 1–11 published: at least the 4 newest (8–11) kept, by whole pages: 7–11.
@@ -174,7 +183,12 @@ describe('history pages under retention (3 elements a page, 4 retained)', () => 
   });
   afterAll(() => running.close());
 
-  it('a page removed by retention is 410 Gone', async () => {
+  it('the root links to the retained pages only', async () => {
+    const { quads } = await document(`${stream}/history`);
+    expect(relationTargets(quads, `${stream}/history`)).toEqual([3, 4].map((n) => `${stream}/history/${epoch}-${n}`));
+  });
+
+  it('without a grace period, a page removed by retention is 410 Gone at once', async () => {
     expect(running.hub.log.oldestSeq).toBe(7);
     for (const n of [1, 2]) {
       const response = await get(`${stream}/history/${epoch}-${n}`);
@@ -187,5 +201,62 @@ describe('history pages under retention (3 elements a page, 4 retained)', () => 
     const { pages, members: found } = await walk(stream);
     expect(pages).toEqual([3, 4].map((n) => `${stream}/history/${epoch}-${n}`));
     expect(found).toEqual([7, 8, 9, 10, 11].map((seq) => `${stream}/elements/${epoch}-${seq}`));
+  });
+});
+
+describe('history grace period (3 elements a page, 4 retained, historyGraceSeconds 60)', () => {
+  const graceSeconds = 60;
+  let running: TestPublisher;
+  let stream: string;
+  let epoch: string;
+  const time = manualClock(Date.now());
+  const page = (n: number) => `${stream}/history/${epoch}-${n}`;
+  let cachedRoot: string[];
+  let removedAtMs: number;
+
+  beforeAll(async () => {
+    // An hour between elements: a cache could keep the root an hour but for the grace period.
+    running = await startTestPublisher({
+      flags: ['--page-elements', '3', '--retained-elements', '4', '--history-grace-seconds', String(graceSeconds)],
+      clock: time.clock,
+      intervalMs: 3_600_000,
+    });
+    stream = running.hub.definition.iri;
+    epoch = running.hub.log.epoch;
+    const base = Date.now();
+    for (let seq = 1; seq <= 6; seq++) await running.push(undefined, new Date(base + seq));
+    // The root as a cache keeps it: pages 1 and 2.
+    cachedRoot = relationTargets((await document(`${stream}/history`)).quads, `${stream}/history`).filter((url) => url !== undefined);
+    // 7–11: retention (of the memory log, as it appends) removes pages 1 and 2.
+    time.advanceBy(1_000);
+    removedAtMs = time.now();
+    for (let seq = 7; seq <= 11; seq++) await running.push(undefined, new Date(base + seq));
+  });
+  afterAll(() => running.close());
+
+  it("bounds the root's freshness by the grace period, not the open page's", async () => {
+    const root = await get(`${stream}/history`);
+    expect(root.headers.get('cache-control')).toBe(`public, max-age=${graceSeconds}`);
+    const open = await get(page(4));
+    expect(Number(/max-age=(\d+)/.exec(open.headers.get('cache-control')!)![1])).toBeGreaterThan(graceSeconds);
+  });
+
+  it('a page removed less than the grace period ago leads to the oldest retained page; at the grace period it is 410', async () => {
+    expect(cachedRoot).toEqual([page(1), page(2)]);
+    expect(running.hub.log.oldestSeq).toBe(7);
+    time.advanceTo(removedAtMs + graceSeconds * 1000 - 1);
+    for (const n of [1, 2]) {
+      const { response, quads } = await document(page(n));
+      expect(response.headers.get('cache-control')).toBe('no-cache');
+      expect(members(quads, stream)).toEqual([]);
+      expect(relationTargets(quads, page(n))).toEqual([page(3)]);
+      expect(relationValues(quads, page(n))).toEqual([(await running.hub.log.get(7))!.generatedAt.toISOString()]);
+    }
+    time.advanceTo(removedAtMs + graceSeconds * 1000);
+    for (const n of [1, 2]) {
+      const response = await get(page(n));
+      expect(response.status).toBe(410);
+      expect((await readProblem(response)).code).toBe('PUB_ERR_PAGE_GONE');
+    }
   });
 });

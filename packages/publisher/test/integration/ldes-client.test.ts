@@ -90,7 +90,11 @@ describe('ldes-client 0.3.0 against the publisher', () => {
     expect(handlerCounts()).toEqual(handlersBefore);
   });
 
-  it('replays every retained element exactly once, in order, named by its IRI, then ends', async () => {
+  it('replays every retained element exactly once, in order, named by its IRI, then ends, though the root relates to every page as well as each page to the next', async () => {
+    // The root names all four pages: a client following every relation reaches each twice.
+    const root = await parseRdf('nquads', await (await fetch(`${running.hub.definition.iri}/history`, { headers: { accept: 'application/n-quads' } })).text());
+    const fromRoot = root.filter((q) => q.subject.value === `${running.hub.definition.iri}/history` && q.predicate.value === 'https://w3id.org/tree#relation');
+    expect(fromRoot).toHaveLength(4);
     const client = clientFor(false);
     const reader = client.stream({ highWaterMark: 10 }).getReader() as ReadableStreamDefaultReader<Member>;
     try {
@@ -121,6 +125,44 @@ describe('ldes-client 0.3.0 against the publisher', () => {
       await publish(running, 2);
       const followed = await read(reader, 2);
       expect(followed.map((member) => member.id.value)).toEqual([await sseElementIri(running, 11), await sseElementIri(running, 12)]);
+    } finally {
+      await reader.cancel();
+      await client.close();
+    }
+  });
+});
+
+describe('ldes-client 0.3.0 with a root from a cache, within the grace period', () => {
+  let running: TestPublisher;
+  let stateDir: string;
+  beforeAll(async () => {
+    running = await startTestPublisher({ flags: ['--page-elements', '3', '--retained-elements', '4'] });
+  });
+  afterAll(async () => {
+    await running.close();
+    rmSync(stateDir, { recursive: true, force: true });
+  });
+
+  it('a root naming pages retention removed since still leads to every retained element, exactly once, in order', async () => {
+    await publish(running, 6);
+    const rootUrl = `${running.hub.definition.iri}/history`;
+    const cached = await (await fetch(rootUrl, { headers: { accept: 'application/n-quads' } })).text();
+    // 7–11: retention removes pages 1 and 2, the only pages the cached root names.
+    await publish(running, 5);
+    expect(running.hub.log.oldestSeq).toBe(7);
+    const fromCache: typeof fetch = (input, init) =>
+      String(input instanceof Request ? input.url : input) === rootUrl
+        ? Promise.resolve(new Response(cached, { headers: { 'content-type': 'application/n-quads' } }))
+        : fetch(input, init);
+    stateDir = mkdtempSync(join(tmpdir(), 'ldes-client-state-'));
+    const client = ldes.replicateLDES(
+      ldes.intoConfig({ url: running.hub.definition.iri, polling: false, statePath: stateDir, fetch: fromCache }),
+      'ascending',
+    );
+    const reader = client.stream({ highWaterMark: 10 }).getReader() as ReadableStreamDefaultReader<Member>;
+    try {
+      const members = await read(reader, Number.POSITIVE_INFINITY);
+      expect(members.map((member) => member.id.value)).toEqual(await Promise.all([7, 8, 9, 10, 11].map((seq) => sseElementIri(running, seq))));
     } finally {
       await reader.cancel();
       await client.close();

@@ -81,7 +81,7 @@ describe('parseHistoryPage', () => {
 
   it('the root of an empty log has no member and no next page', () => {
     const text = `<${stream}> <${TREE}view> <${stream}/history> .\n<${stream}/history> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <${TREE}Node> .`;
-    expect(parseHistoryPage(text, { baseIri: `${stream}/history` })).toEqual({ members: [], next: undefined });
+    expect(parseHistoryPage(text, { baseIri: `${stream}/history` })).toEqual({ members: [], relations: [], next: undefined });
   });
 
   it('takes the sequence number from the IRI without a sequenceNumber triple, and leaves out a member with neither', () => {

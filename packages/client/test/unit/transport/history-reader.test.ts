@@ -15,9 +15,10 @@ const dateTime = (date: Date) => `"${date.toISOString()}"^^<${XSD}dateTime>`;
 
 /**
  * The publisher's history contract, in memory: pages of `pageElements`, page n holding seqs
- * (n-1)·P+1..n·P, the root linking to the page of the oldest retained element, a full page
- * linking to the next; 410 below the oldest page, 404 beyond the open one. `before(url)` runs
- * before each answer, so a test can move the log between two requests.
+ * (n-1)·P+1..n·P, the root linking to every retained page from its first element's time, a full
+ * page linking to the next; 410 below the oldest page (or, with `graceAnswers`, a node leading
+ * to the oldest retained page), 404 beyond the open one. `before(url)` runs before each answer,
+ * so a test can move the log between two requests.
  */
 class FakeHistory {
   epoch = 'e1';
@@ -26,6 +27,8 @@ class FakeHistory {
   readonly requests: string[] = [];
   readonly signals: Array<AbortSignal | null | undefined> = [];
   before: (url: string) => void = () => {};
+  /** Removed pages answer a node leading to the oldest retained page (within the grace period). */
+  graceAnswers = false;
   /** Answers instead of the history, by URL, once each. */
   readonly overrides = new Map<string, () => Response>();
 
@@ -47,6 +50,9 @@ class FakeHistory {
     if (match === null) return new Response('', { status: 404 });
     const page = Number(match[2]);
     const oldestPage = Math.ceil(this.oldestSeq / this.pageElements);
+    if (match[1] === this.epoch && page < oldestPage && this.graceAnswers) {
+      return this.#nquads(this.#relation(this.#pageIri(page), timeOf(this.oldestSeq), this.#pageIri(oldestPage)));
+    }
     if (match[1] !== this.epoch || page < oldestPage) return new Response('', { status: 410 });
     if (page > this.#openPage()) return new Response('', { status: 404 });
     return this.#nquads(this.#page(page));
@@ -59,13 +65,24 @@ class FakeHistory {
   #pageIri = (page: number) => `${stream}/history/${this.epoch}-${page}`;
   #element = (seq: number) => `${stream}/elements/${this.epoch}-${seq}`;
 
-  #relation(node: string, value: Date, target: string) {
-    return `<${node}> <${TREE}relation> _:r .\n_:r <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <${TREE}GreaterThanOrEqualToRelation> .\n_:r <${TREE}path> <${PROV}generatedAtTime> .\n_:r <${TREE}value> ${dateTime(value)} .\n_:r <${TREE}node> <${target}> .\n`;
+  #relation(node: string, value: Date, target: string, label = 'r') {
+    const r = `_:${label}`;
+    return `<${node}> <${TREE}relation> ${r} .\n${r} <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <${TREE}GreaterThanOrEqualToRelation> .\n${r} <${TREE}path> <${PROV}generatedAtTime> .\n${r} <${TREE}value> ${dateTime(value)} .\n${r} <${TREE}node> <${target}> .\n`;
+  }
+
+  /** The root as it is now (a test may keep one to answer later, as a cache would). */
+  root() {
+    if (this.latestSeq < this.oldestSeq) return `<${stream}/history> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <${TREE}Node> .\n`;
+    let text = '';
+    for (let page = Math.ceil(this.oldestSeq / this.pageElements); page <= Math.ceil(this.latestSeq / this.pageElements); page++) {
+      const first = Math.max((page - 1) * this.pageElements + 1, this.oldestSeq);
+      text += this.#relation(`${stream}/history`, timeOf(first), this.#pageIri(page), `p${page}`);
+    }
+    return text;
   }
 
   #root() {
-    if (this.latestSeq < this.oldestSeq) return `<${stream}/history> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <${TREE}Node> .\n`;
-    return this.#relation(`${stream}/history`, timeOf(this.oldestSeq), this.#pageIri(Math.ceil(this.oldestSeq / this.pageElements)));
+    return this.root();
   }
 
   #page(page: number) {
@@ -80,6 +97,10 @@ class FakeHistory {
       text += `<${iri}> <${PROV}generatedAtTime> ${dateTime(timeOf(seq))} .\n<${iri}#p1> <http://www.w3.org/ns/sosa/hasSimpleResult> "${seq}"^^<${XSD}integer> <${iri}> .\n`;
     }
     return text;
+  }
+
+  nquads(text: string) {
+    return this.#nquads(text);
   }
 
   #nquads(text: string) {
@@ -131,6 +152,56 @@ describe('historyReader', () => {
     history.latestSeq = 8;
     expect((await read(history, timeOf(5))).events).toEqual(ids('e1', 5, 8));
     expect((await read(history, new Date(timeOf(5).getTime() - 1))).events).toEqual(ids('e1', 5, 8));
+  });
+
+  it('from a time: goes from the root straight to the last page that started before it, then walks forward', async () => {
+    const history = new FakeHistory(3);
+    history.latestSeq = 30;
+    const { events, stats } = await read(history, timeOf(20));
+    expect(events).toEqual(ids('e1', 20, 30));
+    // Page 7 holds 19–21; 8, 9 and 10 follow (10 is full: it links to the empty open page 11).
+    expect(history.requests).toEqual([`${stream}/history`, ...[7, 8, 9, 10, 11].map((page) => `${stream}/history/e1-${page}`)]);
+    expect(stats.requests).toBe(6);
+  });
+
+  it('from a time at which a page starts: reads the page before it too (it may end at that very time)', async () => {
+    const history = new FakeHistory(3);
+    history.latestSeq = 30;
+    expect((await read(history, timeOf(19))).events).toEqual(ids('e1', 19, 30));
+    expect(history.requests[1]).toBe(`${stream}/history/e1-6`);
+  });
+
+  it('from a time older than the oldest retained page: starts there, and says `expired` as before', async () => {
+    const history = new FakeHistory(3);
+    history.oldestSeq = 7;
+    history.latestSeq = 12;
+    expect((await read(history, timeOf(2))).events).toEqual([{ type: 'gap', afterSeq: undefined, resumedAtSeq: 7, reason: 'expired' }, ...ids('e1', 7, 12)]);
+    expect(history.requests[1]).toBe(`${stream}/history/e1-3`);
+  });
+
+  it('a cached root naming a page removed within the grace period: the page leads to the oldest retained one, `expired` is said once', async () => {
+    const history = new FakeHistory(3);
+    history.latestSeq = 30;
+    const cachedRoot = history.root();
+    // Retention removes pages 1–8 after the root was cached; the removed pages still answer.
+    history.oldestSeq = 25;
+    history.graceAnswers = true;
+    history.overrides.set(`${stream}/history`, () => history.nquads(cachedRoot));
+    const { events } = await read(history, timeOf(20));
+    expect(events).toEqual([{ type: 'gap', afterSeq: undefined, resumedAtSeq: 25, reason: 'expired' }, ...ids('e1', 25, 30)]);
+    expect(history.requests).toEqual([`${stream}/history`, `${stream}/history/e1-7`, `${stream}/history/e1-9`, `${stream}/history/e1-10`, `${stream}/history/e1-11`]);
+  });
+
+  it('a page removed within the grace period in the middle of a walk: `expired` between what was read and the oldest retained page', async () => {
+    const history = new FakeHistory(2);
+    history.latestSeq = 8;
+    history.graceAnswers = true;
+    history.before = (url) => {
+      if (url.endsWith('/history/e1-2') && history.oldestSeq === 1) history.oldestSeq = 5;
+    };
+    const { events } = await read(history, 1);
+    expect(events).toEqual([...ids('e1', 1, 2), { type: 'gap', afterSeq: 2, resumedAtSeq: 5, reason: 'expired' }, ...ids('e1', 5, 8)]);
+    expect(history.requests.filter((url) => url.endsWith('/history'))).toHaveLength(1);
   });
 
   it('a full newest page links to an empty open page: read, and the walk ends there', async () => {

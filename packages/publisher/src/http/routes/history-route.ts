@@ -12,6 +12,7 @@ import {
   pageState,
   parsePageId,
 } from '../../publish/history/history-pages.js';
+import { RemovedPages } from '../../publish/history/removed-pages.js';
 import { cacheHeaders } from '../../render/headers/cache-headers.js';
 import { ifNoneMatchIncludes } from '../../render/headers/etag.js';
 import { contentType } from '../../render/output-formats.js';
@@ -22,23 +23,50 @@ const immutable = 'public, max-age=31536000, immutable';
 /** Retention may remove what a snapshot of the log named before it was read: read again. */
 const maxReadAttempts = 3;
 
+/** What a page removed within the grace period answers: it will soon be 410, and is cheap to ask again. */
+const removedPageCacheControl = 'no-cache';
+
 /**
  * The LDES history (`GET /streams/{id}/history` and its pages `…/history/{epoch}-{n}`), read
  * from the log. Full pages are immutable; the root and the open page are cacheable like
- * `/latest`, until the next element.
+ * `/latest`, until the next element (the root: never longer than `historyGraceSeconds`). A page
+ * retention removed less than `historyGraceSeconds` ago leads to the oldest retained page, so
+ * that a client holding a cached root never meets a 410.
  */
 export function historyRoute(app: FastifyInstance, context: AppContext): void {
   const { config, negotiation } = context;
+  const now = context.now ?? Date.now;
   const pages = new HistoryPageCache(context.jsonLd, config.historyCacheBytes);
+  const graceMs = config.historyGraceSeconds * 1000;
+  const removedPages = new Map<string, RemovedPages>();
+  const removedPagesOf = (hub: HistorySource): RemovedPages => {
+    const position = logPosition(hub.log);
+    let removed = removedPages.get(hub.definition.id);
+    if (removed === undefined) {
+      removed = new RemovedPages(graceMs);
+      removedPages.set(hub.definition.id, removed);
+    }
+    removed.observe(position.epoch, oldestPage(position), now());
+    return removed;
+  };
+  for (const hub of context.hubs.values()) {
+    removedPagesOf(hub);
+    // The memory log removes pages as it appends; the file log in its retention passes.
+    hub.log.onAppended(() => removedPagesOf(hub));
+  }
 
-  /** Freshness of a document that changes with the next element (the root, the open page). */
-  const changingHeaders = (source: HistorySource, nowMs: number): Record<string, string> => {
+  /**
+   * Freshness of a document that changes with the next element (the root, the open page). The
+   * root's is bounded by the grace period: no cache keeps it longer than a page it names answers.
+   */
+  const changingHeaders = (source: HistorySource, nowMs: number, limitSeconds?: number): Record<string, string> => {
     const latest = source.log.latest();
     if (latest === undefined) return { 'cache-control': 'public, max-age=0' };
     const freshness = {
       generatedAtMs: latest.generatedAt.getTime(),
       expectedIntervalMs: source.definition.expectedIntervalMs,
       microCacheSeconds: config.microCacheSeconds,
+      ...(limitSeconds === undefined ? {} : { limitSeconds }),
     };
     return { ...cacheHeaders(freshness, nowMs) };
   };
@@ -46,10 +74,11 @@ export function historyRoute(app: FastifyInstance, context: AppContext): void {
   app.get<{ Params: { id: string } }>(streamPath(':id', 'history'), async (request, reply) => {
     const hub = hubOf(context, request.params.id);
     const format = negotiatedFormat(request, negotiation);
+    removedPagesOf(hub);
     for (let attempt = 1; ; attempt++) {
       const position = logPosition(hub.log);
       const etag = historyEntityTag(position, 'root', format);
-      reply.headers({ ...changingHeaders(hub, Date.now()), etag, vary: 'Accept' });
+      reply.headers({ ...changingHeaders(hub, Date.now(), config.historyGraceSeconds), etag, vary: 'Accept' });
       if (ifNoneMatchIncludes(request.headers['if-none-match'], etag)) return reply.code(304).send();
       const rendered = await pages.root(hub, position, format);
       if (rendered !== undefined || attempt === maxReadAttempts) return send(reply, rendered, format);
@@ -60,9 +89,17 @@ export function historyRoute(app: FastifyInstance, context: AppContext): void {
     const hub = hubOf(context, request.params.id);
     const format = negotiatedFormat(request, negotiation);
     const id = parsePageId(request.params.pageId);
+    const removed = removedPagesOf(hub);
     for (let attempt = 1; ; attempt++) {
       const position = logPosition(hub.log);
       const state: PageState = id === undefined ? { kind: 'not-found' } : pageState(position, id);
+      if (state.kind === 'gone' && id !== undefined && removed.removedAtMs(id.epoch, id.page, now()) !== undefined) {
+        const rendered = await pages.removedPage(hub, position, id.page, format);
+        if (rendered !== undefined) {
+          reply.headers({ 'cache-control': removedPageCacheControl, vary: 'Accept' });
+          return send(reply, rendered, format);
+        }
+      }
       if (state.kind === 'gone' || state.kind === 'not-found') throw pageError(state.kind, position);
       const etag = historyEntityTag(position, state, format);
       const fixed = state.kind === 'closed' && state.immutable;

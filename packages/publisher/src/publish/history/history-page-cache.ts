@@ -7,8 +7,12 @@ import {
   historyPageQuads,
   historyRootQuads,
   type LogPosition,
+  newestPage,
+  oldestPage,
+  type PageStart,
   type PageState,
   pageSeqRange,
+  removedPageQuads,
 } from './history-pages.js';
 import type { StreamDefinition } from '../stream-hub.js';
 
@@ -41,12 +45,15 @@ const entryOverheadBytes = 256;
  * Reads history documents from the logs and renders each immutable page at most once per
  * format while it is cached: a bounded LRU of `maxBytes` for all streams together (0: none),
  * which also shares one rendering among concurrent requests. The root and the pages that still
- * change are memoised per stream and format until the log moves.
+ * change are memoised per stream and format until the log moves (the root: until a page is
+ * removed or starts). When each retained page started is kept per stream (one date a retained
+ * page), so that the root reads only the pages that are new since it was last rendered.
  */
 export class HistoryPageCache {
   readonly #jsonLd: JsonLdWriter;
   readonly #closed: LRUCache<string, HistoryBody, ClosedPageRequest> | undefined;
   readonly #changing = new Map<string, { readonly version: string; readonly rendered: HistoryBody }>();
+  readonly #starts = new Map<string, { readonly epoch: string; readonly byPage: Map<number, Date> }>();
 
   constructor(jsonLd: JsonLdWriter, maxBytes: number) {
     this.#jsonLd = jsonLd;
@@ -65,17 +72,63 @@ export class HistoryPageCache {
   }
 
   /**
-   * The root node at `position`; undefined if retention removed the oldest element since
-   * `position` was taken (take a new one and ask again).
+   * The root node at `position`; undefined if retention removed a page since `position` was
+   * taken (take a new one and ask again).
    */
   async root(source: HistorySource, position: LogPosition, format: FormatName): Promise<HistoryBody | undefined> {
     const { definition } = source;
-    return this.#memoised(`${definition.id}\nroot\n${format}`, versionOf(position, 0), async () => {
-      const oldest = position.oldestSeq === undefined ? undefined : await source.log.get(position.oldestSeq);
-      if (position.oldestSeq !== undefined && oldest === undefined) return undefined;
-      const quads = historyRootQuads(definition, position.epoch, position.pageElements, oldest);
-      return { body: historyDocument(quads, [], format, this.#jsonLd), lastModified: undefined };
+    const version = `${position.epoch}-${oldestPage(position)}-${newestPage(position)}`;
+    return this.#memoised(`${definition.id}\nroot\n${format}`, version, async () => {
+      const known = this.#startsOf(source, position);
+      const starts: PageStart[] = [];
+      for (let page = oldestPage(position); page <= newestPage(position); page++) {
+        const start = await this.#pageStart(source, known, page);
+        if (start === undefined) return undefined;
+        starts.push(start);
+      }
+      return { body: historyDocument(historyRootQuads(definition, position.epoch, starts), [], format, this.#jsonLd), lastModified: undefined };
     });
+  }
+
+  /**
+   * What page `page`, removed by retention within the grace period, answers at `position`: a
+   * node leading to the oldest retained page. Undefined when the log holds no element.
+   */
+  async removedPage(source: HistorySource, position: LogPosition, page: number, format: FormatName): Promise<HistoryBody | undefined> {
+    const { definition } = source;
+    const oldest = oldestPage(position);
+    return this.#memoised(`${definition.id}\nremoved\n${format}`, `${position.epoch}-${page}-${oldest}`, async () => {
+      const start = position.oldestSeq === undefined ? undefined : await this.#pageStart(source, this.#startsOf(source, position), oldest);
+      if (start === undefined) return undefined;
+      return { body: historyDocument(removedPageQuads(definition, position.epoch, page, start), [], format, this.#jsonLd), lastModified: undefined };
+    });
+  }
+
+  /**
+   * When each page started (its oldest retained element) as far as read already, for the
+   * stream's log at `position`: pages removed since are forgotten first.
+   */
+  #startsOf(source: HistorySource, position: LogPosition): Map<number, Date> {
+    const { id } = source.definition;
+    let known = this.#starts.get(id);
+    if (known?.epoch !== position.epoch) {
+      known = { epoch: position.epoch, byPage: new Map() };
+      this.#starts.set(id, known);
+    }
+    const oldest = oldestPage(position);
+    for (const page of known.byPage.keys()) if (page < oldest) known.byPage.delete(page);
+    return known.byPage;
+  }
+
+  /** When `page` started, read from the log once; undefined if it holds no retained element. */
+  async #pageStart(source: HistorySource, starts: Map<number, Date>, page: number): Promise<PageStart | undefined> {
+    let startedAt = starts.get(page);
+    if (startedAt === undefined) {
+      startedAt = await source.log.pageStartedAt(page);
+      if (startedAt === undefined) return undefined;
+      starts.set(page, startedAt);
+    }
+    return { page, startedAt };
   }
 
   /**

@@ -10,10 +10,11 @@ import type { StreamDefinition } from '../stream-hub.js';
 
 /**
  * The stream's history as an LDES 1.0 / TREE view, built from the log's pages (`log-pages.ts`):
- * a root node `{stream}/history` linking to the oldest retained page, and pages
- * `{stream}/history/{epoch}-{n}`, each linking to the next once it is full. Links only ever
- * point forward, so nothing retained links to a page retention has removed. Everything here is
- * pure: `HistoryPageCache` reads the log and calls it.
+ * a root node `{stream}/history` with one relation to every retained page, each saying when the
+ * page's first element was generated (so that a client finds the page holding any instant in
+ * one request), and pages `{stream}/history/{epoch}-{n}`, each linking to the next once it is
+ * full. A page links only forward, so that a client following every relation still reads each
+ * page once, in order. Everything here is pure: `HistoryPageCache` reads the log and calls it.
  */
 
 const { namedNode, literal, quad, blankNode } = DataFactory;
@@ -73,6 +74,10 @@ export function openPage(position: LogPosition): number {
 export const oldestPage = (position: LogPosition): number =>
   position.oldestSeq === undefined ? openPage(position) : pageOf(position.oldestSeq, position.pageElements);
 
+/** The page of the newest element; `oldestPage - 1` when the log is empty (no page holds one). */
+export const newestPage = (position: LogPosition): number =>
+  position.oldestSeq === undefined ? oldestPage(position) - 1 : pageOf(position.latestSeq, position.pageElements);
+
 /**
  * What a page id names at `position`. A `closed` page is full and links to the next one; it is
  * `immutable` unless retention or a replica's start left only its tail (then it still changes:
@@ -103,12 +108,14 @@ export function pageSeqRange(position: LogPosition, page: number): { readonly fi
 }
 
 /**
- * Strong ETags. A closed page never changes: `"{epoch}-p{n}-{format}"`. The open page, a page
- * being removed and the root change with the log: their tags name the newest element too.
+ * Strong ETags. A closed page never changes: `"{epoch}-p{n}-{format}"`. The open page and a
+ * page being removed change with the log: their tags name the newest element too. The root
+ * changes only when a page is removed or a page receives its first element: its tag names the
+ * oldest and the newest page.
  */
 export function historyEntityTag(position: LogPosition, state: PageState | 'root', format: FormatName): string {
   const { epoch, latestSeq } = position;
-  if (state === 'root') return `"${epoch}-h${oldestPage(position)}-${latestSeq}-${format}"`;
+  if (state === 'root') return `"${epoch}-h${oldestPage(position)}-${newestPage(position)}-${format}"`;
   if (state.kind === 'closed' && state.immutable) return `"${epoch}-p${state.page}-${format}"`;
   if (state.kind === 'closed' || state.kind === 'open') return `"${epoch}-p${state.page}-${latestSeq}-${format}"`;
   throw new RangeError(`a ${state.kind} page has no representation`);
@@ -124,9 +131,18 @@ export interface HistoryMember {
 
 type HistoryStream = Pick<StreamDefinition, 'iri' | 'retainedSeconds'>;
 
-/** `relation` to `target`: every member there was generated at or after `from`. */
-function relationQuads(node: string, target: string, from: Date): Quad[] {
-  const relation = blankNode('relation');
+/** When the oldest retained element of a page was generated: where a relation to it starts. */
+export interface PageStart {
+  readonly page: number;
+  readonly startedAt: Date;
+}
+
+/**
+ * `relation` (a blank node labelled `label`, unique in its document) to `target`: every member
+ * reachable from there was generated at or after `from`.
+ */
+function relationQuads(node: string, target: string, from: Date, label: string): Quad[] {
+  const relation = blankNode(label);
   return [
     quad(namedNode(node), tree('relation'), relation),
     quad(relation, a, tree('GreaterThanOrEqualToRelation')),
@@ -138,10 +154,14 @@ function relationQuads(node: string, target: string, from: Date): Quad[] {
 
 /**
  * The root node: the event stream and its paths, the retention policy (the oldest element
- * still retained and the configured age limit) and a relation to the page of the oldest
- * retained element, `oldest`. Without `oldest` (an empty log) there is no relation yet.
+ * still retained and the configured age limit) and one relation to each retained page that
+ * holds an element, `pages`, oldest first: its members, and those of every page after it, were
+ * generated at or after the page's first element. A client looking for an instant starts at the
+ * last page that started before it; one following every relation reaches each page once (each
+ * page links to the next, and relations only point forward). Without pages (an empty log)
+ * there is no relation yet.
  */
-export function historyRootQuads(stream: HistoryStream, epoch: string, pageElements: number, oldest: HistoryMember | undefined): Quad[] {
+export function historyRootQuads(stream: HistoryStream, epoch: string, pages: readonly PageStart[]): Quad[] {
   const streamNode = namedNode(stream.iri);
   const root = streamResources(stream.iri).history;
   const quads: Quad[] = [
@@ -151,19 +171,27 @@ export function historyRootQuads(stream: HistoryStream, epoch: string, pageEleme
     quad(streamNode, tree('view'), namedNode(root)),
     quad(namedNode(root), a, tree('Node')),
   ];
+  const oldest = pages[0];
   if (oldest !== undefined || stream.retainedSeconds > 0) {
     const policy = blankNode('retention');
     quads.push(quad(namedNode(root), ldes('retentionPolicy'), policy));
-    if (oldest !== undefined) quads.push(quad(policy, ldes('startingFrom'), dateTime(oldest.generatedAt)));
+    if (oldest !== undefined) quads.push(quad(policy, ldes('startingFrom'), dateTime(oldest.startedAt)));
     if (stream.retainedSeconds > 0) {
       quads.push(quad(policy, ldes('fullLogDuration'), literal(`PT${stream.retainedSeconds}S`, namedNode(`${ns.xsd}duration`))));
     }
   }
-  if (oldest !== undefined) {
-    const page = historyPageIri(stream.iri, epoch, pageOf(oldest.seq, pageElements));
-    quads.push(...relationQuads(root, page, oldest.generatedAt));
-  }
+  for (const { page, startedAt } of pages) quads.push(...relationQuads(root, historyPageIri(stream.iri, epoch, page), startedAt, `p${page}`));
   return quads;
+}
+
+/**
+ * What a page that retention removed less than the grace period ago answers: a node without
+ * members whose one relation leads to the oldest retained page, `oldest`, so that a client that
+ * read a root from before the removal (from a cache) goes on where the history now starts.
+ */
+export function removedPageQuads(stream: HistoryStream, epoch: string, page: number, oldest: PageStart): Quad[] {
+  const node = historyPageIri(stream.iri, epoch, page);
+  return [quad(namedNode(node), a, tree('Node')), ...relationQuads(node, historyPageIri(stream.iri, epoch, oldest.page), oldest.startedAt, 'relation')];
 }
 
 /**
@@ -181,7 +209,7 @@ export function historyPageQuads(
   const node = historyPageIri(stream.iri, epoch, page);
   const quads: Quad[] = [quad(namedNode(node), a, tree('Node'))];
   const last = members.at(-1);
-  if (closed && last !== undefined) quads.push(...relationQuads(node, historyPageIri(stream.iri, epoch, page + 1), last.generatedAt));
+  if (closed && last !== undefined) quads.push(...relationQuads(node, historyPageIri(stream.iri, epoch, page + 1), last.generatedAt, 'relation'));
   for (const member of members) {
     quads.push(
       quad(namedNode(stream.iri), tree('member'), namedNode(member.graph)),

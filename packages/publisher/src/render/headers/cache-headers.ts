@@ -11,6 +11,8 @@ export interface Freshness {
   /** Expected milliseconds between elements, or null for an irregular stream. */
   readonly expectedIntervalMs: number | null;
   readonly microCacheSeconds: number;
+  /** The longest any cache may keep the document (seconds), whatever the above says; none by default. */
+  readonly limitSeconds?: number;
 }
 
 /**
@@ -20,10 +22,11 @@ export interface Freshness {
  * irregular streams and for a stream more than an interval late (its source has stalled).
  */
 export function maxAgeSeconds(freshness: Freshness, nowMs: number): number {
-  const { generatedAtMs, expectedIntervalMs, microCacheSeconds } = freshness;
+  const { generatedAtMs, expectedIntervalMs, limitSeconds = Number.POSITIVE_INFINITY } = freshness;
+  const microCacheSeconds = Math.min(freshness.microCacheSeconds, limitSeconds);
   if (expectedIntervalMs === null) return microCacheSeconds;
   const remainingMs = generatedAtMs + expectedIntervalMs - nowMs;
-  if (remainingMs > 0) return Math.floor(remainingMs / 1000);
+  if (remainingMs > 0) return Math.min(Math.floor(remainingMs / 1000), limitSeconds);
   return -remainingMs < expectedIntervalMs ? 0 : microCacheSeconds;
 }
 
@@ -36,7 +39,8 @@ export function maxAgeSeconds(freshness: Freshness, nowMs: number): number {
  */
 export function cacheHeaders(freshness: Freshness, nowMs: number): CacheHeaders {
   const maxAge = maxAgeSeconds(freshness, nowMs);
-  const shared = maxAge === 0 && freshness.microCacheSeconds > 0 ? `, s-maxage=${freshness.microCacheSeconds}` : '';
+  const microCacheSeconds = Math.min(freshness.microCacheSeconds, freshness.limitSeconds ?? Number.POSITIVE_INFINITY);
+  const shared = maxAge === 0 && microCacheSeconds > 0 ? `, s-maxage=${microCacheSeconds}` : '';
   return {
     'cache-control': `public, max-age=${maxAge}${shared}`,
     expires: new Date(nowMs + maxAge * 1000).toUTCString(),

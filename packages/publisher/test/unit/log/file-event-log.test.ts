@@ -89,6 +89,24 @@ async function expectSameElements(log: FileEventLog, expected: readonly LoggedEl
 }
 
 describe('FileEventLog', () => {
+  it("tells when each page started from its first record, after a restart too, and nothing for a page removed or not begun", async () => {
+    const dir = scratch();
+    const first = await open(dir, { retention: { retainedElements: 5, retainedSeconds: 0 } });
+    await appendRange(first, 1, 10);
+    // Pages of 4: 1–4, 5–8, 9–10. At least 5 kept, by whole pages: 5–10.
+    await first.applyRetention();
+    const startOf = (seq: number) => loggedElement(seq).generatedAt;
+    expect(await first.pageStartedAt(2)).toEqual(startOf(5));
+    await first.close();
+    const log = await open(dir, { retention: { retainedElements: 5, retainedSeconds: 0 }, cacheBytes: 0 });
+    expect([await log.pageStartedAt(1), await log.pageStartedAt(2), await log.pageStartedAt(3), await log.pageStartedAt(4)]).toEqual([
+      undefined,
+      startOf(5),
+      startOf(9),
+      undefined,
+    ]);
+  });
+
   it('keeps elements across a restart: same epoch, numbering continues, the same bytes read back', async () => {
     const dir = scratch();
     const first = await open(dir);

@@ -9,6 +9,17 @@ async function appendAll(log: MemoryEventLog, from: number, to: number): Promise
 }
 
 describe('MemoryEventLog', () => {
+  it('tells when each retained page started, and nothing for a page removed or not begun', async () => {
+    const log = new MemoryEventLog(4, retention(6));
+    await appendAll(log, 1, 10);
+    expect([await log.pageStartedAt(1), await log.pageStartedAt(2), await log.pageStartedAt(3), await log.pageStartedAt(4)]).toEqual([
+      undefined,
+      loggedElement(5).generatedAt,
+      loggedElement(9).generatedAt,
+      undefined,
+    ]);
+  });
+
   it('starts empty at sequence number 1, with an epoch of its own', () => {
     const log = new MemoryEventLog(4, retention(8));
     expect(log.nextSeq).toBe(1);

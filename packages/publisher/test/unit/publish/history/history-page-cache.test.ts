@@ -29,6 +29,29 @@ const readable = (log: MemoryEventLog, page: number) => {
 };
 
 describe('HistoryPageCache', () => {
+  it("reads when each page started once, not at each rendering of the root, and renders the root again only when a page starts", async () => {
+    const { stream, log } = await source(7);
+    const asked: number[] = [];
+    const pageStartedAt = log.pageStartedAt.bind(log);
+    log.pageStartedAt = (page) => {
+      asked.push(page);
+      return pageStartedAt(page);
+    };
+    const cache = new HistoryPageCache(jsonLd, 0);
+    const first = await cache.root(stream, logPosition(log), 'nquads');
+    expect(asked).toEqual([1, 2, 3]);
+    expect(first?.body.toString().match(/tree#relation>/g)).toHaveLength(3);
+    // Element 8 joins page 3: the same root.
+    await log.append(loggedElement(8));
+    expect((await cache.root(stream, logPosition(log), 'nquads'))?.body).toBe(first?.body);
+    // Element 10 starts page 4: only its start is read.
+    await log.append(loggedElement(9));
+    await log.append(loggedElement(10));
+    const second = await cache.root(stream, logPosition(log), 'nquads');
+    expect(asked).toEqual([1, 2, 3, 4]);
+    expect(second?.body.toString().match(/tree#relation>/g)).toHaveLength(4);
+  });
+
   it('renders a closed page once per format, also for concurrent requests', async () => {
     const { stream, log, reads } = await source(7);
     const cache = new HistoryPageCache(jsonLd, 1024 * 1024);

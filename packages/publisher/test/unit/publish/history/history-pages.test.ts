@@ -13,6 +13,7 @@ import {
   type LogPosition,
   pageState,
   parsePageId,
+  removedPageQuads,
 } from '../../../../src/publish/history/history-pages.js';
 import { JsonLdWriter } from '../../../../src/render/jsonld-writer.js';
 import { renderElement } from '../../../../src/render/render-element.js';
@@ -83,10 +84,19 @@ describe('pageState', () => {
     expect(pageState({ ...position, oldestSeq: 5 }, { epoch: 'e1', page: 2 })).toEqual({ kind: 'closed', page: 2, immutable: false });
   });
 
-  it('tags a closed page by epoch, page and format; the open page and the root by the newest element too', () => {
+  it('tags a closed page by epoch, page and format; the open page by the newest element too; the root by its oldest and newest page', () => {
     expect(historyEntityTag(position, { kind: 'closed', page: 2, immutable: true }, 'trig')).toBe('"e1-p2-trig"');
     expect(historyEntityTag(position, { kind: 'open', page: 4 }, 'trig')).toBe('"e1-p4-10-trig"');
-    expect(historyEntityTag(position, 'root', 'nquads')).toBe('"e1-h2-10-nquads"');
+    expect(historyEntityTag(position, 'root', 'nquads')).toBe('"e1-h2-4-nquads"');
+  });
+
+  it("the root's tag changes when a page receives its first element or is removed, not with each element", () => {
+    const tag = (latestSeq: number, oldestSeq = 4) => historyEntityTag({ ...position, latestSeq, oldestSeq }, 'root', 'nquads');
+    expect(tag(11)).toBe(tag(10));
+    expect(tag(12)).toBe(tag(10));
+    expect(tag(13)).not.toBe(tag(12));
+    expect(tag(13, 7)).not.toBe(tag(13));
+    expect(historyEntityTag({ epoch: 'e1', pageElements: 3, oldestSeq: undefined, latestSeq: 0 }, 'root', 'nquads')).toBe('"e1-h1-0-nquads"');
   });
 });
 
@@ -103,28 +113,62 @@ describe('parsePageId', () => {
 describe('historyRootQuads', () => {
   const root = `${streamIri}/history`;
 
-  it('links the stream to the root and the root to the page of the oldest retained element', () => {
-    const quads = historyRootQuads(stream, 'e1', 3, { seq: 4, graph: elementGraphIri(base, 'parking', 'e1', 4), generatedAt: at(4) });
+  const dateTime = (date: Date) => literal(date.toISOString(), namedNode('http://www.w3.org/2001/XMLSchema#dateTime'));
+  const since = (page: number, startedAt: Date) => ({
+    type: `${TREE}GreaterThanOrEqualToRelation`,
+    path: 'http://www.w3.org/ns/prov#generatedAtTime',
+    value: dateTime(startedAt),
+    node: `${root}/e1-${page}`,
+  });
+
+  it('links the stream to the root and the root to every retained page, from the time its first element was generated', () => {
+    const quads = historyRootQuads(stream, 'e1', [
+      { page: 2, startedAt: at(4) },
+      { page: 3, startedAt: at(7) },
+      { page: 4, startedAt: at(10) },
+    ]);
     expect(quads.some((q) => q.subject.value === streamIri && q.predicate.value === `${TREE}view` && q.object.value === root)).toBe(true);
     expect(quads.some((q) => q.subject.value === streamIri && q.predicate.value === `${LDES}sequencePath` && q.object.value === SEQUENCE_NUMBER)).toBe(true);
-    expect(relations(quads, root)).toEqual([
-      {
-        type: `${TREE}GreaterThanOrEqualToRelation`,
-        path: 'http://www.w3.org/ns/prov#generatedAtTime',
-        value: literal(at(4).toISOString(), namedNode('http://www.w3.org/2001/XMLSchema#dateTime')),
-        node: `${root}/e1-2`,
-      },
-    ]);
+    expect(relations(quads, root)).toEqual([since(2, at(4)), since(3, at(7)), since(4, at(10))]);
     const startingFrom = quads.find((q) => q.predicate.value === `${LDES}startingFrom`);
     expect(startingFrom?.object.value).toBe('2026-11-22T16:20:04.123Z');
     expect(quads.some((q) => q.predicate.value === `${TREE}member`)).toBe(false);
   });
 
+  it('keeps the relations of 1000 pages apart in every format (each its own blank node)', async () => {
+    const pages = Array.from({ length: 1000 }, (_, index) => ({ page: index + 1, startedAt: new Date(at(0).getTime() + index * 500_000) }));
+    const quads = historyRootQuads(stream, 'e1', pages);
+    for (const format of formatNames) {
+      const parsed = flatten(await parseRdf(format, historyDocument(quads, [], format, jsonLd).toString()));
+      const found = relations(parsed, root);
+      expect(found).toHaveLength(1000);
+      expect(new Set(found.map((relation) => relation.node)).size).toBe(1000);
+      expect(found.find((relation) => relation.node === `${root}/e1-777`)?.value?.value).toBe(pages[776]!.startedAt.toISOString());
+    }
+  });
+
   it('has no relation while the log is empty, and states the age limit when there is one', () => {
-    const quads = historyRootQuads({ ...stream, retainedSeconds: 86_400 }, 'e1', 3, undefined);
+    const quads = historyRootQuads({ ...stream, retainedSeconds: 86_400 }, 'e1', []);
     expect(relations(quads, root)).toEqual([]);
     expect(quads.find((q) => q.predicate.value === `${LDES}fullLogDuration`)?.object.value).toBe('PT86400S');
     expect(quads.some((q) => q.predicate.value === `${LDES}startingFrom`)).toBe(false);
+  });
+});
+
+describe('removedPageQuads', () => {
+  it('a removed page is a node without members whose one relation leads to the oldest retained page', () => {
+    const page = `${streamIri}/history/e1-1`;
+    const quads = removedPageQuads(stream, 'e1', 1, { page: 3, startedAt: at(7) });
+    expect(quads.some((q) => q.subject.value === page && q.predicate.value === RDF_TYPE && q.object.value === `${TREE}Node`)).toBe(true);
+    expect(relations(quads, page)).toEqual([
+      {
+        type: `${TREE}GreaterThanOrEqualToRelation`,
+        path: 'http://www.w3.org/ns/prov#generatedAtTime',
+        value: literal(at(7).toISOString(), namedNode('http://www.w3.org/2001/XMLSchema#dateTime')),
+        node: `${streamIri}/history/e1-3`,
+      },
+    ]);
+    expect(quads.some((q) => q.predicate.value === `${TREE}member`)).toBe(false);
   });
 });
 

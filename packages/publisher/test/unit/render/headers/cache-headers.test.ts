@@ -29,6 +29,14 @@ describe('maxAgeSeconds', () => {
     expect(maxAgeSeconds(fast, generatedAtMs + 499)).toBe(0);
   });
 
+  it('never exceeds limitSeconds (the history root: its grace period), micro-cache included', () => {
+    expect(maxAgeSeconds({ ...regular, expectedIntervalMs: 3_600_000, limitSeconds: 60 }, generatedAtMs)).toBe(60);
+    expect(maxAgeSeconds({ ...regular, expectedIntervalMs: 3_600_000, limitSeconds: 60 }, generatedAtMs + 3_541_000)).toBe(59);
+    expect(maxAgeSeconds({ ...regular, expectedIntervalMs: null, microCacheSeconds: 5, limitSeconds: 2 }, generatedAtMs)).toBe(2);
+    expect(cacheHeaders({ ...regular, microCacheSeconds: 5, limitSeconds: 0 }, generatedAtMs + 4_500)['cache-control']).toBe('public, max-age=0');
+    expect(cacheHeaders({ ...regular, microCacheSeconds: 5, limitSeconds: 3 }, generatedAtMs + 4_500)['cache-control']).toBe('public, max-age=0, s-maxage=3');
+  });
+
   it('micro-caches irregular streams', () => {
     expect(maxAgeSeconds({ ...regular, expectedIntervalMs: null, microCacheSeconds: 1 }, generatedAtMs)).toBe(1);
   });
