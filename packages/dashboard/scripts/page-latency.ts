@@ -2,13 +2,15 @@
  * The live page's latency, side by side with the command line's, on the same stream at the same
  * time; and what the page's main thread was busy with meanwhile.
  *
- *   pnpm --filter @rdf-stream/dashboard exec tsx scripts/page-latency.ts [--count 150] [--interval-ms 1000]
+ *   pnpm --filter @rdf-stream/dashboard exec tsx scripts/page-latency.ts [--count 150] [--interval-ms 1000] [--from-load]
  *
  * Builds the page from the sources as they are, starts a publisher in this process with the demo
  * stream (the parking simulator, one element every `--interval-ms`), opens the stream's page in
  * headless Chromium (Debian's, as the tests drive it) and waits until it is live with a first
- * query result; then runs `rdf-stream subscribe --transport sse --count N` beside it. For each
- * element the command line printed, the page's latency is when the page showed it (its sequence
+ * query result; then runs `rdf-stream subscribe --transport sse --count N` beside it (with
+ * `--from-load`, the command line first, and the page opened once it runs: the page's start-up,
+ * the query engine's loading and its first, cold evaluation, are in the period). For each
+ * element the command line printed, generated after the page was opened, the page's latency is when the page showed it (its sequence
  * number written, on the page's clock) minus the element's generation: the same machine, one
  * clock. The page records its long tasks (`longtask`) and long animation frames
  * (`long-animation-frame`, with the scripts they ran) over the same period. Reports, never
@@ -23,8 +25,10 @@ import { buildPage } from '../src/index.js';
 import { launchChromium } from '../test/support/browser.js';
 
 const { values: args } = parseArgs({
-  options: { count: { type: 'string', default: '150' }, 'interval-ms': { type: 'string', default: '1000' } },
+  options: { count: { type: 'string', default: '150' }, 'interval-ms': { type: 'string', default: '1000' }, 'from-load': { type: 'boolean', default: false } },
 });
+/** Measure from the page's navigation on (its start-up included), instead of from its first query result. */
+const fromLoad = args['from-load'];
 const count = Number(args.count);
 const intervalMs = Number(args['interval-ms']);
 
@@ -149,16 +153,30 @@ const chromium = await launchChromium();
 try {
   const page = await chromium.context.newPage();
   await page.addInitScript({ content: observePage });
-  await page.goto(publisher.streamUrl);
-  await page.waitForFunction(() => document.getElementById('connection-state')?.textContent === 'live', undefined, { timeout: 60_000 });
-  await page.waitForFunction(() => Number(document.getElementById('query-result')?.dataset['results']) >= 1, undefined, { timeout: 60_000 });
-  const engine = await page.evaluate(() => document.getElementById('query-result')?.closest('section')?.dataset['queryEngine'] ?? 'main thread');
-  console.log(`page live with a first query result (query engine: ${engine}); starting the command line beside it for ${count} updates at ${intervalMs} ms`);
-
-  const cli = runCli(publisher.streamUrl);
-  await cli.started;
-  const fromMs = await page.evaluate(() => performance.now());
+  const open = async () => {
+    await page.goto(publisher.streamUrl);
+    await page.waitForFunction(() => document.getElementById('connection-state')?.textContent === 'live', undefined, { timeout: 60_000 });
+    await page.waitForFunction(() => Number(document.getElementById('query-result')?.dataset['results']) >= 1, undefined, { timeout: 60_000 });
+    const engine = await page.evaluate(() => document.getElementById('query-result')?.closest('section')?.dataset['queryEngine'] ?? 'main thread');
+    console.log(`page live with a first query result (query engine: ${engine})`);
+  };
+  let cli: ReturnType<typeof runCli>;
+  let fromMs: number;
+  if (fromLoad) {
+    console.log(`starting the command line for ${count} updates at ${intervalMs} ms, then opening the page beside it`);
+    cli = runCli(publisher.streamUrl);
+    await cli.started;
+    await open();
+    fromMs = 0;
+  } else {
+    await open();
+    console.log(`starting the command line beside the page for ${count} updates at ${intervalMs} ms`);
+    cli = runCli(publisher.streamUrl);
+    await cli.started;
+    fromMs = await page.evaluate(() => performance.now());
+  }
   const cliLatencies = await cli.done;
+  const openedAtMs = await page.evaluate(() => performance.timeOrigin);
   const perf = await page.evaluate(() => (window as unknown as { pagePerf: PagePerf }).pagePerf);
   const panel = await page.evaluate(() =>
     Object.fromEntries(['count', 'p50', 'p90', 'p99', 'max'].map((name) => [name, document.getElementById(`latency-${name}`)?.textContent ?? '–'])),
@@ -166,15 +184,17 @@ try {
 
   const pageLatencies: number[] = [];
   const cliMatched: number[] = [];
-  const shownAt = new Map(perf.shown);
+  const shownAt = new Map<number, number>();
+  for (const [seq, at] of perf.shown) if (!shownAt.has(seq)) shownAt.set(seq, at);
   for (const [seq, latencyMs] of cliLatencies) {
     const at = shownAt.get(seq);
     const element = await publisher.hub.log.get(seq);
-    if (at === undefined || element === undefined) continue;
+    // An element generated before the page was opened was late for no fault of the page.
+    if (at === undefined || element === undefined || element.generatedAt.getTime() < openedAtMs) continue;
     pageLatencies.push(at - element.generatedAt.getTime());
     cliMatched.push(latencyMs);
   }
-  console.log(`\nLatency from generation, the same ${pageLatencies.length} elements (of ${cliLatencies.size} the command line saw):`);
+  console.log(`\nLatency from generation, the same ${pageLatencies.length} elements (of ${cliLatencies.size} the command line saw${fromLoad ? ', from the page opened on' : ''}):`);
   console.log(row('rdf-stream subscribe (CLI)', distribution(cliMatched)));
   console.log(row('live page (element shown)', distribution(pageLatencies)));
   console.log(`live page's own panel (since load): ${panel['count']} updates, p50 ${panel['p50']}, p90 ${panel['p90']}, p99 ${panel['p99']}, max ${panel['max']}`);
@@ -184,7 +204,7 @@ try {
   const periodS = cliLatencies.size * (intervalMs / 1_000);
   const taskDurations = distribution(tasks.map((task) => task.durationMs));
   console.log(
-    `\nLong tasks (> 50 ms) on the page's main thread over the period (≈ ${periodS.toFixed(0)} s): ${tasks.length}, ` +
+    `\nLong tasks (> 50 ms) on the page's main thread over the period (≈ ${periodS.toFixed(0)} s${fromLoad ? ', from the page opened on' : ''}): ${tasks.length}, ` +
       `${tasks.reduce((sum, task) => sum + task.durationMs, 0).toFixed(0)} ms in all` +
       (tasks.length === 0 ? '' : `; p50 ${taskDurations.p50.toFixed(0)} ms, max ${taskDurations.max.toFixed(0)} ms; attribution ${[...new Set(tasks.map((task) => task.attribution))].join(' ')}`),
   );
