@@ -89,6 +89,32 @@ const observePage = `
   finder.observe(document, { childList: true, subtree: true });
 `;
 
+/**
+ * What posting the latest element to a worker costs the sending thread, per message: as its
+ * N-Quads text, and as quads shaped as RDF/JS's (structured clone). Plain JavaScript text, as
+ * `observePage`.
+ */
+const measureTransfer = (latestUrl: string) => `(async () => {
+  const text = await (await fetch(${JSON.stringify(latestUrl)})).text();
+  const node = (value) => ({ termType: 'NamedNode', value });
+  const quads = text.trim().split('\\n').map((line) => {
+    const [subject, predicate, ...rest] = line.split(' ');
+    return { subject: node(subject), predicate: node(predicate), object: { termType: 'Literal', value: rest.slice(0, -2).join(' '), language: '', datatype: node('x') }, graph: node(rest.at(-2)) };
+  });
+  const sink = new Worker(URL.createObjectURL(new Blob(['onmessage = () => {};'], { type: 'text/javascript' })));
+  const costMs = (message) => {
+    const rounds = 500;
+    const started = performance.now();
+    for (let round = 0; round < rounds; round++) sink.postMessage(message);
+    return (performance.now() - started) / rounds;
+  };
+  costMs(text);
+  costMs(quads);
+  const result = { bytes: text.length, quads: quads.length, textMs: costMs(text), quadsMs: costMs(quads) };
+  sink.terminate();
+  return result;
+})()`;
+
 interface Distribution {
   readonly count: number;
   readonly p50: number;
@@ -225,29 +251,7 @@ try {
 
   // What handing each update to a worker would cost the main thread, had the worker not its own
   // subscription: posting the element's N-Quads text, or its quads (structured clone of RDF/JS-shaped objects).
-  const transfer = await page.evaluate(async (latestUrl) => {
-    const text = await (await fetch(latestUrl)).text();
-    const node = (value: string) => ({ termType: 'NamedNode', value });
-    const quads = text
-      .trim()
-      .split('\n')
-      .map((line) => {
-        const [subject = '', predicate = '', ...rest] = line.split(' ');
-        return { subject: node(subject), predicate: node(predicate), object: { termType: 'Literal', value: rest.slice(0, -2).join(' '), language: '', datatype: node('x') }, graph: node(rest.at(-2) ?? '') };
-      });
-    const sink = new Worker(URL.createObjectURL(new Blob(['onmessage = () => {};'], { type: 'text/javascript' })));
-    const costMs = (message: unknown) => {
-      const rounds = 500;
-      const started = performance.now();
-      for (let round = 0; round < rounds; round++) sink.postMessage(message);
-      return (performance.now() - started) / rounds;
-    };
-    costMs(text);
-    costMs(quads);
-    const result = { bytes: text.length, quads: quads.length, textMs: costMs(text), quadsMs: costMs(quads) };
-    sink.terminate();
-    return result;
-  }, `${publisher.streamUrl}/latest?format=nquads`);
+  const transfer = (await page.evaluate(measureTransfer(`${publisher.streamUrl}/latest?format=nquads`))) as { bytes: number; quads: number; textMs: number; quadsMs: number };
   console.log(
     `\nPosting one element (${transfer.quads} quads, ${transfer.bytes} bytes of N-Quads) to a worker costs the main thread ` +
       `${(transfer.textMs * 1_000).toFixed(0)} µs as text, ${(transfer.quadsMs * 1_000).toFixed(0)} µs as quads (structured clone); ` +
