@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 import { buildClientFile } from './build-client-file.js';
+import { buildQueryWorker } from './build-query-worker.js';
 
 /** The publisher serves the page from its own folder (packages/publisher/page-assets). */
 export const defaultOutputDirectory = fileURLToPath(new URL('../../../publisher/page-assets/', import.meta.url));
@@ -17,15 +18,16 @@ export interface BuiltPage {
 }
 
 /**
- * Bundles the page (our client library, uPlot, Comunica: everything, no CDN) into hashed,
- * immutable file names, writes `index.html` naming them, and precompresses every file once
- * (`.br`, `.gz`) so that the publisher never compresses per request; adds the client's browser
+ * Bundles the page (our client library, uPlot, and Comunica in the query worker: everything,
+ * no CDN) into hashed, immutable file names, writes `index.html` naming them, and precompresses
+ * every file once (`.br`, `.gz`) so that the publisher never compresses per request; adds the client's browser
  * file for pages of others (`buildClientFile`). Writes to a fresh folder,
  * then swaps it in, so a publisher starting meanwhile never reads half a build.
  */
 export async function buildPage(outputDirectory: string = defaultOutputDirectory): Promise<BuiltPage> {
   const staging = `${outputDirectory.replace(/\/+$/, '')}.building-${process.pid}`;
   rmSync(staging, { recursive: true, force: true });
+  const queryWorker = await buildQueryWorker(pageDirectory, staging);
   const result = await build({
     entryPoints: { page: join(pageDirectory, 'main.ts') },
     bundle: true,
@@ -40,6 +42,8 @@ export async function buildPage(outputDirectory: string = defaultOutputDirectory
     chunkNames: '[name]-[hash]',
     assetNames: '[name]-[hash]',
     loader: { '.rq': 'text' },
+    // The page starts its query worker by this name (`new URL(QUERY_WORKER_FILE, import.meta.url)`).
+    define: { QUERY_WORKER_FILE: JSON.stringify(`./${queryWorker}`) },
     outdir: staging,
     logLevel: 'silent',
     legalComments: 'none',
@@ -54,7 +58,7 @@ export async function buildPage(outputDirectory: string = defaultOutputDirectory
     .replace('{{script}}', `<script type="module" src="/page/${script}"></script>`);
   writeFileSync(join(staging, 'index.html'), html);
 
-  const files = [...outputs.map(([path]) => basename(path)), 'index.html'].map((name) => {
+  const files = [...outputs.map(([path]) => basename(path)), queryWorker, 'index.html'].map((name) => {
     const body = readFileSync(join(staging, name));
     const brotli = brotliCompressSync(body, { params: { [constants.BROTLI_PARAM_QUALITY]: 9, [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT } });
     writeFileSync(join(staging, `${name}.br`), brotli);

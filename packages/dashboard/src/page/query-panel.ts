@@ -1,4 +1,5 @@
-import type { QueryResult, TransportName } from '@rdf-stream/client';
+import type { TransportName } from '@rdf-stream/client/live';
+import type { QueryCommand, QueryReport, QueryResultView } from './query-messages.js';
 import { h } from './dom.js';
 import exampleQuery from '../../../client/examples/average-free-spaces.rq';
 
@@ -8,9 +9,10 @@ export function exampleQueryFor(streamIri: string): string {
 }
 
 /**
- * An RSP-QL query evaluated in the page by the client library (Comunica over each window),
- * its result shown per window. The query engine is loaded on first use, so that the rest of
- * the page does not wait for it.
+ * An RSP-QL query evaluated by the client library (Comunica over each window) in a Web Worker,
+ * its result shown per window. The worker subscribes to the query's streams itself and posts
+ * back rows of strings: the page's main thread only renders them, so that an evaluation never
+ * delays the updates the page shows. The worker (with the query engine) is started on first use.
  */
 export class QueryPanel {
   readonly element: HTMLElement;
@@ -19,7 +21,10 @@ export class QueryPanel {
   readonly #status = h('p', { id: 'query-status', role: 'status' }, 'Not running.');
   readonly #result = h('div', { id: 'query-result', 'aria-live': 'polite' });
   readonly #transport: () => TransportName;
-  #controller: AbortController | undefined;
+  #worker: Worker | undefined;
+  /** The run whose reports are shown; reports of an earlier run (still in flight) are dropped. */
+  #run = 0;
+  #running = false;
   #results = 0;
 
   constructor(streamIri: string, transport: () => TransportName) {
@@ -29,43 +34,71 @@ export class QueryPanel {
     const form = h('form', {}, h('label', { for: 'query-text' }, 'RSP-QL query'), this.#text, h('p', {}, this.#button));
     form.addEventListener('submit', (event) => {
       event.preventDefault();
-      if (this.#controller === undefined) void this.start();
+      if (!this.#running) this.start();
       else this.stop('Stopped.');
     });
-    this.element = h('section', { 'aria-labelledby': 'query-heading' }, h('h2', { id: 'query-heading' }, 'Continuous query'), form, this.#status, this.#result);
+    this.element = h('section', { 'aria-labelledby': 'query-heading', id: 'query-panel' }, h('h2', { id: 'query-heading' }, 'Continuous query'), form, this.#status, this.#result);
   }
 
-  async start(): Promise<void> {
+  start(): void {
     this.stop();
-    const controller = new AbortController();
-    this.#controller = controller;
+    this.#run++;
+    this.#running = true;
     this.#button.textContent = 'Stop';
     this.#status.textContent = 'Loading the query engine…';
-    try {
-      const { runContinuousQuery } = await import('@rdf-stream/client');
-      this.#status.textContent = 'Running: filling the windows from the history, then one result per window.';
-      for await (const result of runContinuousQuery(this.#text.value, { signal: controller.signal, transport: this.#transport() })) {
-        if (controller.signal.aborted) break;
-        this.#show(result);
-      }
-    } catch (error) {
-      if (!controller.signal.aborted) this.#status.textContent = `The query failed: ${error instanceof Error ? error.message : String(error)}`;
-    } finally {
-      if (this.#controller === controller) {
-        this.#controller = undefined;
-        this.#button.textContent = 'Run';
-      }
-    }
+    this.#post({ type: 'start', run: this.#run, query: this.#text.value, transport: this.#transport() });
   }
 
   stop(message?: string): void {
-    this.#controller?.abort();
-    this.#controller = undefined;
-    this.#button.textContent = 'Run';
+    if (this.#running) this.#post({ type: 'stop', run: this.#run });
+    this.#ended();
     if (message !== undefined) this.#status.textContent = message;
   }
 
-  #show(result: QueryResult): void {
+  #post(command: QueryCommand): void {
+    this.#worker ??= this.#startWorker();
+    this.#worker.postMessage(command);
+  }
+
+  #startWorker(): Worker {
+    const worker = new Worker(new URL(QUERY_WORKER_FILE, import.meta.url), { type: 'module', name: 'continuous query' });
+    worker.addEventListener('message', (event: MessageEvent<QueryReport>) => this.#report(event.data));
+    worker.addEventListener('error', (event) => {
+      // The worker's script could not load or threw outside a run: no run can go on.
+      event.preventDefault();
+      this.#worker = undefined;
+      this.#ended();
+      this.#status.textContent = `The query engine could not start: ${event.message || 'its worker failed to load'}`;
+    });
+    return worker;
+  }
+
+  #report(report: QueryReport): void {
+    if (report.run !== this.#run) return;
+    switch (report.type) {
+      case 'running':
+        this.element.dataset['queryEngine'] = report.engine;
+        this.#status.textContent = 'Running: filling the windows from the history, then one result per window.';
+        break;
+      case 'result':
+        this.#show(report.result);
+        break;
+      case 'failed':
+        this.#ended();
+        this.#status.textContent = `The query failed: ${report.message}`;
+        break;
+      case 'ended':
+        this.#ended();
+        break;
+    }
+  }
+
+  #ended(): void {
+    this.#running = false;
+    this.#button.textContent = 'Run';
+  }
+
+  #show(result: QueryResultView): void {
     this.#results++;
     const window = result.windows[0];
     const range = window === undefined ? '' : ` window ${new Date(window.start).toLocaleTimeString()}–${new Date(window.end).toLocaleTimeString()} (${window.elements} elements)`;
@@ -76,18 +109,16 @@ export class QueryPanel {
       return;
     }
     if (result.resultType === 'quads') {
-      this.#result.replaceChildren(h('p', {}, `${result.quads?.length ?? 0} triples`));
+      this.#result.replaceChildren(h('p', {}, `${result.quadCount} triples`));
       return;
     }
-    const rows = result.bindings ?? [];
-    const variables = [...new Set(rows.flatMap((row) => Object.keys(row)))];
     const table = h(
-        'table',
-        { id: 'query-table' },
-        h('thead', {}, h('tr', {}, ...variables.map((name) => h('th', { scope: 'col' }, `?${name}`)))),
-        h('tbody', {}, ...rows.map((row) => h('tr', {}, ...variables.map((name) => h('td', {}, formatTerm(row[name]?.value)))))),
-      );
-    this.#result.replaceChildren(...(rows.length === 0 ? [table, h('p', {}, 'No rows in this window.')] : [table]));
+      'table',
+      { id: 'query-table' },
+      h('thead', {}, h('tr', {}, ...result.variables.map((name) => h('th', { scope: 'col' }, `?${name}`)))),
+      h('tbody', {}, ...result.rows.map((row) => h('tr', {}, ...result.variables.map((name) => h('td', {}, formatTerm(row[name])))))),
+    );
+    this.#result.replaceChildren(...(result.rows.length === 0 ? [table, h('p', {}, 'No rows in this window.')] : [table]));
   }
 }
 

@@ -90,7 +90,7 @@ export class StreamView {
     this.#showInterfaces(descriptor);
     this.#interval.textContent = descriptor.interval ?? 'irregular';
     this.#run(new Date(Date.now() - CHART_WINDOW_MS));
-    void this.#query.start();
+    this.#query.start();
     return descriptor;
   }
 

@@ -71,6 +71,10 @@ describe('the stream IRI, for people and for machines', () => {
     expect(response.status).toBe(200);
     expect(response.headers.get('content-encoding')).toBe('br');
     expect(response.headers.get('cache-control')).toContain('immutable');
+    const worker = built.files.find((file) => file.name.startsWith('query-worker-') && file.name.endsWith('.js'))!;
+    const workerResponse = await fetch(`${live.url}/page/${worker.name}`);
+    expect(workerResponse.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    expect(workerResponse.headers.get('cache-control')).toContain('immutable');
     expect((await fetch(`${live.url}/page/nothing.js`)).status).toBe(404);
   });
 });
@@ -139,6 +143,56 @@ describe('the live page in Chromium', () => {
     expect(await page.locator('#query-status').textContent()).toMatch(/^Result \d+: window/);
     expect(await page.locator('#query-table thead').textContent()).toContain('?averageFree');
     await screenshot(page, 'query-panel');
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('runs the continuous query in a worker: a result per element, a syntax error shown, latency still measured', async () => {
+    const { page, errors } = await watchedPage(browser);
+    const worker = page.waitForEvent('worker');
+    await page.goto(live.streamUrl);
+    // The page's main thread never loads the query engine: a module worker of the page's own files does.
+    expect((await worker).url()).toMatch(new RegExp(`^${live.url}/page/query-worker-\\w+\\.js$`));
+    await page.waitForSelector('#query-panel[data-query-engine="worker"]');
+    await waitForUpdates(page, 12);
+    // One element per window: every element pushed is a result, whose rows are its values.
+    // Stopped, the worker's subscription closes: the page's own is left.
+    await page.locator('#query-run').click();
+    await live.untilSubscribers(1);
+    await page.locator('#query-text').fill(
+      [
+        'PREFIX sosa: <http://www.w3.org/ns/sosa/>',
+        'REGISTER RSTREAM <http://example.org/queries/each-element> AS',
+        'SELECT ?facility ?free',
+        `FROM NAMED WINDOW <http://example.org/windows/one> ON <${live.streamUrl}> [ELEMENTS 1]`,
+        'WHERE { WINDOW <http://example.org/windows/one> { ?observation sosa:hasFeatureOfInterest ?facility ; sosa:hasSimpleResult ?free } }',
+        'ORDER BY ?facility',
+      ].join('\n'),
+    );
+    await page.locator('#query-run').click();
+    // A count window replays no history: the worker reads from its subscription on.
+    await live.untilSubscribers(2);
+    for (let element = 0; element < 3; element++) {
+      const before = Number((await page.locator('#query-result').getAttribute('data-results')) ?? 0);
+      const n = ++pushed;
+      await publish(n);
+      await page.waitForFunction((count) => Number(document.getElementById('query-result')?.dataset['results']) > count, before);
+      const free = await page.locator('#query-table tbody tr td:nth-child(2)').allTextContents();
+      expect(free).toEqual([1, 2, 3].map((facility) => String(100 + facility * 10 + (n % 7))));
+    }
+    expect(await page.locator('#query-table thead').textContent()).toBe('?facility?free');
+    // The latency panel still measures the page's own updates.
+    await page.waitForFunction(() => Number(document.getElementById('latency-count')?.textContent) >= 3);
+    expect(await page.locator('#latency-p99').textContent()).toMatch(/\d+(\.\d+)? ms/);
+
+    await page.locator('#query-run').click();
+    await page.locator('#query-text').fill('PREFIX sosa: <http://www.w3.org/ns/sosa/>\nREGISTER RSTREAM <http://example.org/q> AS\nSELECT * FROM NAMED WINDOW <w> ON <s> RANGE PT1S');
+    await page.locator('#query-run').click();
+    await page.waitForFunction(() => document.getElementById('query-status')?.textContent?.startsWith('The query failed'));
+    expect(await page.locator('#query-status').textContent()).toMatch(/^The query failed: expected FROM NAMED WINDOW .* at line 3, column \d+$/);
+    expect(await page.locator('#query-run').textContent()).toBe('Run');
+    expect(await page.locator('#query-panel').getAttribute('data-query-engine')).toBe('worker');
+    await screenshot(page, 'query-worker');
     expect(errors).toEqual([]);
     await page.close();
   });
