@@ -43,7 +43,7 @@ export function writeReport(outDir: string, summary: Record<string, unknown>, ru
     .join('\n');
   const cells = capacityCells(plan);
   const capacity =
-    `<h2>Capacity plan</h2><p>Cores and network to serve a stream beyond this machine, computed from this run's own measurements (server CPU per update: SSE ${plan.inputs.cpuMicrosPerUpdate.sse ?? '–'} µs, WebSocket ${plan.inputs.cpuMicrosPerUpdate.websocket ?? '–'} µs, long-poll ${plan.inputs.cpuMicrosPerUpdate['long-poll'] ?? '–'} µs; polling ${plan.inputs.pollRequestsPerSecond ?? '–'} requests/s per core; ${plan.inputs.bytes ? `${plan.inputs.bytes.identity} bytes per element, ${plan.inputs.bytes.gzip} gzipped` : 'element size not measured'}).</p>` +
+    `<h2>Capacity plan</h2><p>Cores and network to serve a stream beyond this machine, computed from this run's own measurements (server CPU per update: ${(['sse', 'sse-gzip', 'websocket', 'long-poll'] as const).map((transport) => `${transport} ${plan.inputs.cpuMicrosPerUpdate[transport] === null ? 'not measured' : `${plan.inputs.cpuMicrosPerUpdate[transport]} µs`}`).join(', ')}; polling ${plan.inputs.pollRequestsPerSecond === null ? 'not measured' : `${plan.inputs.pollRequestsPerSecond} requests/s per core`}; ${plan.inputs.bytes ? `${plan.inputs.bytes.identity} bytes per element, ${plan.inputs.bytes.gzip} gzipped` : 'element size not measured'}).</p>` +
     `<table><tr>${cells.header.map((title) => `<th>${escape(title)}</th>`).join('')}</tr>${cells.rows.map((row) => `<tr>${row.map((cell) => `<td>${escape(cell)}</td>`).join('')}</tr>`).join('')}</table>` +
     `<ul>${plan.assumptions.map((assumption) => `<li>${escape(assumption)}</li>`).join('')}</ul>`;
   const comparison = studyCells(runs);
