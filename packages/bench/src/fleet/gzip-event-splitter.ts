@@ -3,10 +3,10 @@
  *
  * The publisher compresses each SSE message on its own (a fresh DEFLATE state) and ends it with
  * a sync flush: an empty stored block whose last four bytes are LEN = 0x0000 and NLEN = 0xffff,
- * on a byte boundary. So a piece of the stream that ends with `00 00 ff ff` ends a message, and
- * the bytes since the previous one are a DEFLATE stream of their own that inflates alone. Those
- * four bytes can also occur inside compressed data: a piece cut right after them is not a whole
- * message, which `GzipEventReader` detects (its text does not end an event) and joins to the next.
+ * on a byte boundary. So every message ends with `00 00 ff ff`, and the bytes since the previous
+ * message are a DEFLATE stream of their own that inflates alone. Those four bytes can also occur
+ * inside compressed data: a piece cut there is not a whole message, which `GzipEventReader`
+ * detects (its text does not end an event) and joins to the next.
  */
 
 /** The last four bytes of a sync flush (RFC 1951 §3.2.4: an empty stored block, LEN 0, NLEN 0xffff). */
