@@ -116,7 +116,15 @@ function readGzipBody(res: IncomingMessage, session: SseSession, check: GzipStre
   const reader = new GzipEventReader(gzipTexts, transportDefaults.maxEventBytes);
   res.on('data', (chunk: Buffer) => {
     gzipReading.compressedBytes += chunk.length;
-    const text = reader.read(chunk);
+    let text: string | undefined;
+    try {
+      text = reader.read(chunk);
+    } catch {
+      // Not a gzip stream, or a piece that does not inflate: the connection is broken, as a browser would find it.
+      counters.errors++;
+      res.destroy();
+      return;
+    }
     if (text === undefined) return;
     gzipReading.pieces++;
     if (check !== undefined) check.read(text);

@@ -111,7 +111,7 @@ async function memoryPerConnectionChart(rows: readonly ConnectionMemoryRow[]): P
       [
         ['idle', row.idle],
         ['active (peak)', row.active],
-        ['idle, slope across runs', row.idleSlope],
+        ['idle, slope across sizes', row.idleSlope],
       ] as const
     ).flatMap(([state, figures]) =>
       figures === null
@@ -132,9 +132,9 @@ async function memoryPerConnectionChart(rows: readonly ConnectionMemoryRow[]): P
       data: { values },
       mark: { type: 'bar' },
       encoding: {
-        y: { field: 'connection', type: 'nominal', title: '', sort: null },
+        y: { field: 'connection', type: 'nominal', title: '', sort: null, axis: { labelLimit: 480 } },
         x: { field: 'kib', type: 'quantitative', title: 'KiB per connection' },
-        color: { field: 'measure', type: 'nominal', title: '' },
+        color: { field: 'measure', type: 'nominal', title: '', legend: { labelLimit: 260, orient: 'bottom' } },
         yOffset: { field: 'measure' },
       },
     }),
