@@ -3,11 +3,14 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { resolve } from 'node:path';
 import { SingleBar } from 'cli-progress';
 import { streamIri, streamResources } from '@rdf-stream/protocol';
+import { DEFAULT_GZIP_VERIFY_SAMPLE, type GzipVerifySample, parseGzipVerifySample } from './fleet/gzip-verify-sample.js';
 import { type BenchMode, benchModes, type PollStrategyName, pollStrategyNames } from './fleet/worker-protocol.js';
 import { analyzeMal } from './analyze/mal.js';
-import { capacityPlan } from './analyze/capacity-plan.js';
+import { capacityPlan, type PushTransport } from './analyze/capacity-plan.js';
 import { measureThroughput, type ThroughputResult } from './collect/throughput.js';
+import { connectionMemoryRows } from './analyze/memory-per-connection.js';
 import { capacityTable } from './report/capacity-table.js';
+import { memoryTable } from './report/memory-table.js';
 import { studyTable } from './report/study-table.js';
 import { resultTable, writeResults } from './report/write-results.js';
 import { startProxy, startPublisher, stopProxy } from './scenario/services.js';
@@ -26,6 +29,12 @@ const clientList = (value: string) => {
   return counts;
 };
 
+const verifySample = (value: string) => {
+  const sample = parseGzipVerifySample(value);
+  if (sample === undefined) throw new InvalidArgumentError('expected a share such as 1% or a number of clients');
+  return sample;
+};
+
 const program = new Command('pnpm bench')
   .description('Reproduce the polling-versus-push study on this machine: a publisher, N clients, latency on the client, server CPU and memory.')
   .addOption(new Option('--scenario <name>', 'study: the polling-versus-push study against the publisher; upstream: the streaming-proxy study (clients polling a JSON API through Varnish against clients on the publisher\'s /patches)').choices(['study', 'upstream']).default('study'))
@@ -41,6 +50,7 @@ const program = new Command('pnpm bench')
   .option('--poll-interval <ms>', 'fixed polling: pause after each response (default: 500, or 0.6 × the interval when shorter)', positive('poll interval'))
   .addOption(new Option('--poll-strategy <name>', 'fixed (the study), smart (the client library\'s schedule) or smart-hold (asking before each element is due, held until it comes)').choices([...pollStrategyNames]).default('fixed'))
   .addOption(new Option('--sse-encoding <name>', 'what SSE clients accept: identity (the study) or gzip (as browsers)').choices(['identity', 'gzip']).default('identity'))
+  .option('--gzip-verify-sample <N%|N>', 'with --sse-encoding gzip: clients that inflate their whole stream and check what the others read without inflating (a share such as 1%, or a number)', verifySample, DEFAULT_GZIP_VERIFY_SAMPLE)
   .addOption(new Option('--websocket-client <name>', 'WebSocket subscribers: lean (RFC 6455 over a bare socket) or ws (the ws library\'s client, about a fifth more CPU per update)').choices(['lean', 'ws']).default('lean'))
   .addOption(new Option('--proxy <name>', 'cache in front of the publisher for polling (from the Debian package)').choices(['none', 'nginx', 'varnish']).default('none'))
   .option('--server-workers <N>', 'publisher worker processes (the publisher\'s --workers)', positive('server workers'), 1)
@@ -59,7 +69,7 @@ program.parse(process.argv.filter((arg) => arg !== '--'));
 const flags = program.opts<{
   scenario: 'study' | 'upstream'; changeInterval: number; upstreamPoll: number; upstreamChanges: number;
   mode: BenchMode | 'all'; clients: number[]; duration: number; ramp: number; interval: number; payload: number;
-  pollInterval: number | undefined; pollStrategy: PollStrategyName; sseEncoding: 'identity' | 'gzip'; websocketClient: 'lean' | 'ws'; proxy: 'none' | 'nginx' | 'varnish'; serverWorkers: number;
+  pollInterval: number | undefined; pollStrategy: PollStrategyName; sseEncoding: 'identity' | 'gzip'; gzipVerifySample: GzipVerifySample; websocketClient: 'lean' | 'ws'; proxy: 'none' | 'nginx' | 'varnish'; serverWorkers: number;
   clientProcesses: number; target?: string; cpuProf?: string; out: string; seed: number; port: number;
   throughputDuration: number; throughputConnections: number; throughputThreads: number; latencyTarget: number;
 }>();
@@ -103,6 +113,7 @@ const options: BenchOptions = {
   pollIntervalMs: flags.pollInterval ?? defaultPollIntervalMs(flags.interval),
   pollStrategy: flags.pollStrategy,
   sseEncoding: flags.sseEncoding,
+  gzipVerifySample: flags.gzipVerifySample,
   websocketClient: flags.websocketClient,
   proxy: flags.proxy,
   clientProcesses: flags.clientProcesses,
@@ -169,6 +180,7 @@ const plan = capacityPlan({
   cpuMicrosPerUpdate: { sse: costOf('sse', 'identity'), 'sse-gzip': costOf('sse', 'gzip'), 'long-poll': costOf('long-poll'), websocket: costOf('websocket') },
   pollRequestsPerSecond: throughput?.publisher.requestsPerSecond ?? null,
   bytes: runs.find((run) => run.elementBytes !== null)?.elementBytes ?? null,
+  ran: [...new Set(runs.flatMap((run): PushTransport[] => (run.mode === 'poll' ? [] : [run.mode === 'sse' && run.sseEncoding === 'gzip' ? 'sse-gzip' : run.mode])))],
 });
 const command = `pnpm bench ${process.argv.slice(2).filter((arg) => arg !== '--').join(' ')}`.trim();
 const written = await writeResults(options.outDir, command, runs, plan, throughput, mal);
@@ -186,5 +198,6 @@ if (mal) {
   console.log(mal.advice);
 }
 console.log(`\n${capacityTable(plan)}`);
+console.log(`\n${memoryTable(connectionMemoryRows(runs))}`);
 console.log(`\n${studyTable(runs)}`);
 console.log(`\n${Object.values(written).join('\n')}`);

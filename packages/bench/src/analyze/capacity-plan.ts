@@ -11,7 +11,15 @@ export interface CapacityInputs {
   /** `/latest` requests per second the publisher answered alone (the throughput phase); null if not run. */
   readonly pollRequestsPerSecond: number | null;
   readonly bytes: ElementBytes | null;
+  /**
+   * The push transports this invocation ran (`sse` for identity SSE runs, `sse-gzip` for gzip
+   * ones): a cost missing for a transport it ran is a run that measured none; for one it did not
+   * run, the plan says which run to add.
+   */
+  readonly ran?: readonly PushTransport[];
 }
+
+export type PushTransport = 'sse' | 'sse-gzip' | 'websocket' | 'long-poll';
 
 export interface CapacityRow {
   /** `sse` (identity), `sse-gzip`, `websocket` (uncompressed), `long-poll`, or `poll` at a maximum acceptable latency. */
@@ -19,8 +27,13 @@ export interface CapacityRow {
   readonly malSeconds: number | null;
   readonly clients: number;
   readonly intervalSeconds: number;
-  /** Cores the publisher needs (null: not measured in this run). */
+  /** Cores the publisher needs (null: not measured in this run; `coresNote` says why and what to run). */
   readonly cores: number | null;
+  /**
+   * Why `cores` is null and which run to add to measure it, or where the cost came from when it
+   * is not the transport's own run (sse-gzip without a gzip run); null when it is its own.
+   */
+  readonly coresNote: string | null;
   /** Network it sends (Gbit/s), bodies and headers (identity, but for `sse-gzip`). */
   readonly gbitPerSecond: number | null;
 }
@@ -33,6 +46,24 @@ export interface CapacityPlan {
 
 export const PLAN_CLIENTS = [100_000, 1_000_000] as const;
 export const PLAN_INTERVAL_SECONDS = [1, 5] as const;
+
+/** The options of the run that measures each push transport's CPU per update. */
+const RUN_OF: Record<PushTransport, string> = {
+  sse: '--mode sse',
+  'sse-gzip': '--mode sse --sse-encoding gzip',
+  websocket: '--mode websocket',
+  'long-poll': '--mode long-poll',
+};
+
+const MISSING_THROUGHPUT = 'add the throughput phase (--throughput-duration 30)';
+
+/** Why a push transport has no cost: its run measured none, or the invocation had no run of it (then which to add). */
+function missingCost(transport: PushTransport, ran: readonly PushTransport[] | undefined): string {
+  if (ran?.includes(transport)) return `its ${RUN_OF[transport]} run delivered no measured update`;
+  // One invocation has one --sse-encoding: an identity run beside gzip ones is another invocation.
+  if (transport === 'sse' && ran?.includes('sse-gzip')) return 'add a --mode sse run (identity, another invocation)';
+  return `add a ${RUN_OF[transport]} run`;
+}
 
 const round = (value: number, digits: number) => Math.round(value * 10 ** digits) / 10 ** digits;
 const gbit = (bytesPerSecond: number) => round((bytesPerSecond * 8) / 1e9, 3);
@@ -49,16 +80,19 @@ export function capacityPlan(inputs: CapacityInputs): CapacityPlan {
   for (const clients of PLAN_CLIENTS) {
     for (const intervalSeconds of PLAN_INTERVAL_SECONDS) {
       const updatesPerSecond = clients / intervalSeconds;
-      const push = (transport: 'sse' | 'sse-gzip' | 'websocket' | 'long-poll', bytesPerUpdate: number | null): CapacityRow => {
+      const push = (transport: PushTransport, bytesPerUpdate: number | null): CapacityRow => {
         // Without a gzip run, the identity run's cost: a write costs per write, not per byte, and
         // each event is compressed once, not per subscriber (see the assumptions).
-        const cpu = cpuMicrosPerUpdate[transport] ?? (transport === 'sse-gzip' ? cpuMicrosPerUpdate.sse : null);
+        const own = cpuMicrosPerUpdate[transport];
+        const borrowed = own === null && transport === 'sse-gzip' ? cpuMicrosPerUpdate.sse : null;
+        const cpu = own ?? borrowed;
         return {
           transport,
           malSeconds: null,
           clients,
           intervalSeconds,
           cores: cpu === null ? null : round((updatesPerSecond * cpu) / 1e6, 1),
+          coresNote: own !== null ? null : borrowed !== null ? 'the identity SSE run’s CPU per update' : missingCost(transport, inputs.ran),
           gbitPerSecond: bytesPerUpdate === null ? null : gbit(updatesPerSecond * bytesPerUpdate),
         };
       };
@@ -78,6 +112,7 @@ export function capacityPlan(inputs: CapacityInputs): CapacityPlan {
           clients,
           intervalSeconds,
           cores: pollRequestsPerSecond === null || pollRequestsPerSecond <= 0 ? null : round(requestsPerSecond / pollRequestsPerSecond, 1),
+          coresNote: pollRequestsPerSecond === null || pollRequestsPerSecond <= 0 ? MISSING_THROUGHPUT : null,
           gbitPerSecond:
             bytes === null ? null : gbit(fullPerSecond * (bytes.headers200 + bytes.identity) + (requestsPerSecond - fullPerSecond) * bytes.response304),
         });

@@ -5,7 +5,7 @@
  * one keep-alive connection each, spread over several source addresses, recording the latency
  * on the client of every update in an HDR histogram. Started by the benchmark with `fork`.
  */
-import { request } from 'node:http';
+import { type IncomingMessage, request } from 'node:http';
 import { createGunzip } from 'node:zlib';
 import { Pool } from 'undici';
 import {
@@ -21,11 +21,15 @@ import {
   transportDefaults,
 } from '@rdf-stream/client';
 import { streamResources } from '@rdf-stream/protocol';
+import { GzipEventReader } from './gzip-event-reader.js';
+import { GzipFragmentTexts } from './gzip-fragment-texts.js';
+import { GzipStreamCheck } from './gzip-stream-check.js';
+import { isGzipVerifyClient } from './gzip-verify-sample.js';
 import { countFailure, type Fleet, pollingClient, type PollingClientOptions } from './polling-client.js';
 import { type FleetClient, UpdateRecorder } from './update-recorder.js';
 import { websocketClient } from './websocket-client.js';
 import { wsLibraryClient } from './ws-library-client.js';
-import type { WorkerJob, WorkerProgress, WorkerReady, WorkerReport } from './worker-protocol.js';
+import type { GzipReading, WorkerJob, WorkerProgress, WorkerReady, WorkerReport } from './worker-protocol.js';
 
 /** What the sessions count (requests, 304s, reconnections), for all clients of this worker. */
 const stats: TransportStats = emptyStats();
@@ -96,12 +100,56 @@ function latestOptions(job: WorkerJob, localAddress: string, session: LatestSess
   return { dispatcher: poolFor(job, url, localAddress), path: url.pathname, requestTimeoutMs: job.requestTimeoutMs, session, hints };
 }
 
+/** Every gzip piece inflated once for all the clients of this worker. */
+const gzipTexts = new GzipFragmentTexts();
+/** What this worker's gzip clients did (reported as `WorkerReport.gzip`). */
+const gzipReading = { verifyClients: 0, pieces: 0, compressedBytes: 0 };
+const gzipChecks: GzipStreamCheck[] = [];
+
+/**
+ * A gzip event stream's body, read cheaply: events found in the compressed bytes, their text
+ * from the worker's shared inflated pieces (`GzipEventReader`); a sample client also inflates
+ * its whole stream as a browser would, records what the decoder gives, and checks the cheap
+ * reading against it (`GzipStreamCheck`).
+ */
+function readGzipBody(res: IncomingMessage, session: SseSession, check: GzipStreamCheck | undefined): void {
+  const reader = new GzipEventReader(gzipTexts, transportDefaults.maxEventBytes);
+  res.on('data', (chunk: Buffer) => {
+    gzipReading.compressedBytes += chunk.length;
+    let text: string | undefined;
+    try {
+      text = reader.read(chunk);
+    } catch {
+      // Not a gzip stream, or a piece that does not inflate: the connection is broken, as a browser would find it.
+      counters.errors++;
+      res.destroy();
+      return;
+    }
+    if (text === undefined) return;
+    gzipReading.pieces++;
+    if (check !== undefined) check.read(text);
+    else if (!session.received(text, Date.now())) res.destroy();
+  });
+  if (check === undefined) return;
+  const decoded = res.pipe(createGunzip());
+  decoded.setEncoding('utf8');
+  decoded.on('data', (text: string) => {
+    check.decoded(text);
+    if (!session.received(text, Date.now())) res.destroy();
+  });
+  decoded.on('error', () => res.destroy());
+}
+
 /**
  * An SSE subscriber: the client library's `SseSession` (parsing, `Last-Event-ID`, `retry:`,
  * `shed`, backoff, with its defaults) over node:http, whose streams cost less CPU than
- * `fetch`'s web streams.
+ * `fetch`'s web streams. A gzip stream is read without inflating it (`readGzipBody`), but on
+ * the sample clients, so that the fleet's CPU, on the publisher's cores, stays what an identity
+ * fleet's is.
  */
-function sseClient(job: WorkerJob, client: FleetClient, localAddress: string): Promise<void> {
+function sseClient(job: WorkerJob, client: FleetClient, localAddress: string, fleetIndex: number): Promise<void> {
+  const verify = job.sseEncoding === 'gzip' && isGzipVerifyClient(fleetIndex, job.totalClients, job.gzipVerifyClients);
+  if (verify) gzipReading.verifyClients++;
   return new Promise((resolve) => {
     const { backoff, maxEventBytes } = transportDefaults;
     const session = new SseSession({ format: 'turtle', backoff, maxEventBytes, stats }, (event) => {
@@ -136,13 +184,16 @@ function sseClient(job: WorkerJob, client: FleetClient, localAddress: string): P
         }
         counters.connected++;
         client.connectedAt ??= Date.now();
-        // A gzip stream: every event can be decoded as soon as it arrives (each ends on a sync flush).
-        const body = res.headers['content-encoding'] === 'gzip' ? res.pipe(createGunzip()) : res;
-        body.setEncoding('utf8');
-        body.on('data', (chunk: string) => {
-          if (!session.received(chunk, Date.now())) res.destroy();
-        });
-        body.on('error', () => res.destroy());
+        if (res.headers['content-encoding'] === 'gzip') {
+          let check: GzipStreamCheck | undefined;
+          if (verify) gzipChecks.push((check = new GzipStreamCheck()));
+          readGzipBody(res, session, check);
+        } else {
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => {
+            if (!session.received(chunk, Date.now())) res.destroy();
+          });
+        }
         res.on('close', () => {
           counters.connected--;
           end();
@@ -182,6 +233,16 @@ function websocketFleetClient(job: WorkerJob, client: FleetClient, localAddress:
 
 const stopConnections: Array<() => void> = [];
 
+function gzipReport(): GzipReading | null {
+  if (gzipReading.pieces === 0 && gzipReading.verifyClients === 0) return null;
+  return {
+    ...gzipReading,
+    verified: gzipChecks.reduce((sum, check) => sum + check.verified, 0),
+    mismatches: gzipChecks.reduce((sum, check) => sum + check.mismatches, 0),
+    piecesInflated: gzipTexts.inflated,
+  };
+}
+
 process.on('message', (message: WorkerJob | 'stop') => {
   if (message === 'stop') {
     fleet.stopping = true;
@@ -199,6 +260,7 @@ process.on('message', (message: WorkerJob | 'stop') => {
       timeouts: counters.timeouts,
       reconnects: stats.reconnects,
       cpuSeconds: (cpu.user + cpu.system) / 1e6,
+      gzip: gzipReport(),
     };
     process.send?.(report, () => process.exit(0));
     return;
@@ -214,7 +276,7 @@ process.on('message', (message: WorkerJob | 'stop') => {
       if (fleet.stopping) return;
       const client: FleetClient = { connectedAt: undefined, seqs: [] };
       clients.push(client);
-      void run(job, client, job.localAddresses[fleetIndex % job.localAddresses.length] ?? '127.0.0.1');
+      void run(job, client, job.localAddresses[fleetIndex % job.localAddresses.length] ?? '127.0.0.1', fleetIndex);
     }, delayMs);
   }
   setInterval(() => {

@@ -21,6 +21,11 @@ export interface WorkerJob {
   readonly pollIntervalMs: number;
   readonly pollStrategy: PollStrategyName;
   readonly sseEncoding: 'identity' | 'gzip';
+  /**
+   * Gzip SSE clients of the whole fleet that inflate their stream and check the cheap reading
+   * against it (`--gzip-verify-sample`); the others find events in the compressed bytes.
+   */
+  readonly gzipVerifyClients: number;
   /** WebSocket subscribers: `lean` (RFC 6455 over a bare socket) or `ws` (the ws library's client, to check the lean one). */
   readonly websocketClient: 'lean' | 'ws';
   /** Source addresses to spread connections over (127.0.0.x). */
@@ -59,4 +64,22 @@ export interface WorkerReport {
   readonly reconnects: number;
   /** CPU time (user + system) this worker used from its job to the stop, in seconds. */
   readonly cpuSeconds: number;
+  /** Gzip SSE clients only (null otherwise): how their streams were read and checked. */
+  readonly gzip: GzipReading | null;
+}
+
+/** How a worker's gzip SSE clients read their streams (see docs/bench.md, "Compressed SSE"). */
+export interface GzipReading {
+  /** Clients that inflated their whole stream and checked the cheap reading against it. */
+  readonly verifyClients: number;
+  /** Events (or runs of events) of the sample whose text the decoder confirmed. */
+  readonly verified: number;
+  /** Of the sample's, those whose text differed: must be 0. */
+  readonly mismatches: number;
+  /** Distinct compressed pieces this worker inflated (once each, for all its clients). */
+  readonly piecesInflated: number;
+  /** Pieces (events, heartbeats, the preamble) its clients found in the compressed bytes. */
+  readonly pieces: number;
+  /** Compressed body bytes its clients received (HTTP chunk framing excluded). */
+  readonly compressedBytes: number;
 }

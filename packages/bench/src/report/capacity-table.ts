@@ -1,4 +1,14 @@
-import { type CapacityPlan, PLAN_CLIENTS, PLAN_INTERVAL_SECONDS } from '../analyze/capacity-plan.js';
+import { type CapacityPlan, type CapacityRow, PLAN_CLIENTS, PLAN_INTERVAL_SECONDS } from '../analyze/capacity-plan.js';
+
+/**
+ * One cell: cores and bandwidth. A figure the invocation did not measure says so and which run
+ * measures it (never a bare dash); cores from another run's cost say whose.
+ */
+export function capacityCell(row: CapacityRow): string {
+  const cores = row.cores === null ? `cores: ${row.coresNote ?? 'not measured'}` : `${row.cores} cores${row.coresNote === null ? '' : ` (${row.coresNote})`}`;
+  const network = row.gbitPerSecond === null ? 'Gbit/s: the element’s bytes were not read after the run' : `${row.gbitPerSecond} Gbit/s`;
+  return `${cores}, ${network}`;
+}
 
 /** The capacity plan's cells: one row per transport (and MAL), one column per clients × interval. */
 export function capacityCells(plan: CapacityPlan): { header: string[]; rows: string[][] } {
@@ -9,7 +19,7 @@ export function capacityCells(plan: CapacityPlan): { header: string[]; rows: str
     name,
     ...columns.map(({ clients, intervalSeconds }) => {
       const row = plan.rows.find((candidate) => `${candidate.transport}${candidate.malSeconds === null ? '' : ` (MAL ${candidate.malSeconds} s)`}` === name && candidate.clients === clients && candidate.intervalSeconds === intervalSeconds);
-      return row === undefined ? '' : `${row.cores ?? '–'} cores, ${row.gbitPerSecond ?? '–'} Gbit/s`;
+      return row === undefined ? '' : capacityCell(row);
     }),
   ]);
   return { header, rows };

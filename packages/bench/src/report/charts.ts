@@ -2,6 +2,7 @@ import { Resvg } from '@resvg/resvg-js';
 import * as vega from 'vega';
 import { compile, type TopLevelSpec } from 'vega-lite';
 import type { CapacityPlan } from '../analyze/capacity-plan.js';
+import type { ConnectionMemoryRow } from '../analyze/memory-per-connection.js';
 import type { Series } from '../reliability/scenario-result.js';
 import type { RunSummary } from '../scenario/run-benchmark.js';
 import { runLabel } from './run-label.js';
@@ -32,10 +33,12 @@ export async function benchCharts(
   runs: readonly RunSummary[],
   plan: CapacityPlan,
   mal?: { table: ReadonlyArray<{ malSeconds: number; maxUsers: number }> },
+  memory: readonly ConnectionMemoryRow[] = [],
 ): Promise<Chart[]> {
   return [
     ...(await latencyDensityCharts(runs)),
     ...(await serverResourceCharts(runs)),
+    ...(await memoryPerConnectionChart(memory)),
     ...(await connectedClientsChart(runs)),
     ...(await perElementChart(runs)),
     ...(await capacityPlanChart(plan)),
@@ -99,6 +102,43 @@ async function serverResourceCharts(runs: readonly RunSummary[]): Promise<Chart[
     );
   }
   return charts;
+}
+
+/** Memory per connection by kind of connection and state: the publisher's RSS and one side's TCP buffers (KiB). */
+async function memoryPerConnectionChart(rows: readonly ConnectionMemoryRow[]): Promise<Chart[]> {
+  const values = rows.flatMap((row) =>
+    (
+      [
+        ['idle', row.idle],
+        ['active (peak)', row.active],
+        ['idle, slope across sizes', row.idleSlope],
+      ] as const
+    ).flatMap(([state, figures]) =>
+      figures === null
+        ? []
+        : [
+            { connection: `${row.connection} · ${state}`, measure: 'publisher RSS', kib: figures.serverRssKiB },
+            ...(figures.tcpKernelKiBPerSide === null ? [] : [{ connection: `${row.connection} · ${state}`, measure: 'TCP buffers (one side, est.)', kib: figures.tcpKernelKiBPerSide }]),
+          ],
+    ),
+  );
+  if (values.length === 0) return [];
+  return [
+    await render('memory-per-connection', 'Memory per connection', {
+      $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+      width: 560,
+      height: { step: 14 },
+      title: 'Memory per connection (KiB): the publisher’s RSS and its side of the TCP buffers',
+      data: { values },
+      mark: { type: 'bar' },
+      encoding: {
+        y: { field: 'connection', type: 'nominal', title: '', sort: null, axis: { labelLimit: 480 } },
+        x: { field: 'kib', type: 'quantitative', title: 'KiB per connection' },
+        color: { field: 'measure', type: 'nominal', title: '', legend: { labelLimit: 260, orient: 'bottom' } },
+        yOffset: { field: 'measure' },
+      },
+    }),
+  ];
 }
 
 /** Connected clients over each run: the ramp, then the measurement. */

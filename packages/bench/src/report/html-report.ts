@@ -4,6 +4,9 @@ import { type RunSummary, STEAL_WARNING_PERCENT } from '../scenario/run-benchmar
 import type { CapacityPlan } from '../analyze/capacity-plan.js';
 import type { Chart } from './charts.js';
 import { capacityCells } from './capacity-table.js';
+import type { ConnectionMemoryRow } from '../analyze/memory-per-connection.js';
+import { MEMORY_TABLE_NOTES, memoryCells } from './memory-table.js';
+import { gzipNote } from './gzip-note.js';
 import { runLabel } from './run-label.js';
 import { studyCells } from './study-table.js';
 import { WIND_STUDY_DIFFERENCES, WIND_STUDY_POLL_RATIO } from '../analyze/wind-study.js';
@@ -27,7 +30,7 @@ export function writeReport(outDir: string, summary: Record<string, unknown>, ru
         `<td>${run.warmupLatencyMs === null ? '0' : `${run.warmupElements} (p99 ${run.warmupLatencyMs.p99})`}</td>` +
         `<td>${run.serverCpuMilli ? `${run.serverCpuMilli.mean} (${run.serverCpuMilli.max})` : '–'}</td><td>${run.serverCpuMicrosPerUpdate ?? '–'}</td><td>${run.wireBytesPerUpdate ?? '–'}</td>` +
         `<td>${run.serverRssMiB ? `${run.serverRssMiB.mean} (${run.serverRssMiB.max})` : '–'}</td>` +
-        `<td>${run.stealPercent === null ? '–' : `${run.stealPercent}${run.stealPercent > STEAL_WARNING_PERCENT ? ' ⚠' : ''}`}</td><td>${run.listenOverflows ?? '–'}</td></tr>`,
+        `<td>${run.stealPercent === null ? '–' : `${run.stealPercent}${run.stealPercent > STEAL_WARNING_PERCENT ? ' ⚠' : ''}`}</td><td>${run.listenOverflows ?? '–'}</td><td>${run.loadAverage[0]}</td></tr>`,
     )
     .join('\n');
   const perElement = runs
@@ -43,9 +46,16 @@ export function writeReport(outDir: string, summary: Record<string, unknown>, ru
     .join('\n');
   const cells = capacityCells(plan);
   const capacity =
-    `<h2>Capacity plan</h2><p>Cores and network to serve a stream beyond this machine, computed from this run's own measurements (server CPU per update: SSE ${plan.inputs.cpuMicrosPerUpdate.sse ?? '–'} µs, WebSocket ${plan.inputs.cpuMicrosPerUpdate.websocket ?? '–'} µs, long-poll ${plan.inputs.cpuMicrosPerUpdate['long-poll'] ?? '–'} µs; polling ${plan.inputs.pollRequestsPerSecond ?? '–'} requests/s per core; ${plan.inputs.bytes ? `${plan.inputs.bytes.identity} bytes per element, ${plan.inputs.bytes.gzip} gzipped` : 'element size not measured'}).</p>` +
+    `<h2>Capacity plan</h2><p>Cores and network to serve a stream beyond this machine, computed from this run's own measurements (server CPU per update: ${(['sse', 'sse-gzip', 'websocket', 'long-poll'] as const).map((transport) => `${transport} ${plan.inputs.cpuMicrosPerUpdate[transport] === null ? 'not measured' : `${plan.inputs.cpuMicrosPerUpdate[transport]} µs`}`).join(', ')}; polling ${plan.inputs.pollRequestsPerSecond === null ? 'not measured' : `${plan.inputs.pollRequestsPerSecond} requests/s per core`}; ${plan.inputs.bytes ? `${plan.inputs.bytes.identity} bytes per element, ${plan.inputs.bytes.gzip} gzipped` : 'element size not measured'}).</p>` +
     `<table><tr>${cells.header.map((title) => `<th>${escape(title)}</th>`).join('')}</tr>${cells.rows.map((row) => `<tr>${row.map((cell) => `<td>${escape(cell)}</td>`).join('')}</tr>`).join('')}</table>` +
     `<ul>${plan.assumptions.map((assumption) => `<li>${escape(assumption)}</li>`).join('')}</ul>`;
+  const memoryRows = memoryCells((summary.memoryPerConnection ?? []) as ConnectionMemoryRow[]);
+  const memory =
+    memoryRows.rows.length === 0
+      ? ''
+      : `<h2>Memory per connection</h2><table><tr>${memoryRows.header.map((title) => `<th>${escape(title)}</th>`).join('')}</tr>${memoryRows.rows.map((row) => `<tr>${row.map((cell) => `<td>${escape(cell)}</td>`).join('')}</tr>`).join('')}</table>` +
+        `<ul>${MEMORY_TABLE_NOTES.map((note) => `<li>${escape(note)}</li>`).join('')}</ul>`;
+  const gzip = runs.filter((run) => run.gzipReading !== undefined).map((run) => `<p>${escape(gzipNote(run))}</p>`).join('');
   const comparison = studyCells(runs);
   const study =
     `<h2>Beside the wind-sensor study</h2><p>V. Pimentel and B. G. Nickerson, <i>Communicating and Displaying Real-Time Data with WebSocket</i> (IEEE Internet Computing, 2012): mean one-way latency in ms (ours: mean, p99 in brackets), ` +
@@ -64,11 +74,13 @@ export function writeReport(outDir: string, summary: Record<string, unknown>, ru
 <h1>Benchmark report</h1>
 <p><code>${escape(String(summary.command))}</code> — ${escape(String(summary.startedAt))} — ${escape(JSON.stringify(summary.machine))}</p>
 <h2>Runs</h2>
-<table><tr><th>mode</th><th>clients</th><th>connected</th><th>received / expected</th><th>missed</th><th>errors</th><th>p50 ms</th><th>p90 ms</th><th>p99 ms</th><th>max ms</th><th>warm-up elements (p99 ms)</th><th>server mCPU mean (max)</th><th>server µs CPU per update</th><th>bytes on the wire per update</th><th>server RSS MiB mean (max)</th><th>steal %</th><th>listen overflows</th></tr>
+<table><tr><th>mode</th><th>clients</th><th>connected</th><th>received / expected</th><th>missed</th><th>errors</th><th>p50 ms</th><th>p90 ms</th><th>p99 ms</th><th>max ms</th><th>warm-up elements (p99 ms)</th><th>server mCPU mean (max)</th><th>server µs CPU per update</th><th>bytes on the wire per update</th><th>server RSS MiB mean (max)</th><th>steal %</th><th>listen overflows</th><th>load average (1 min)</th></tr>
 ${rows}
 </table>
 <p>Latency percentiles are over the elements published once every client had its first answer; the elements before that (warm-up) are counted apart. ⚠: the hypervisor stole more than ${STEAL_WARNING_PERCENT} % of the machine's CPU time during the measurement.</p>
-<p>Bytes on the wire per update: what the server sent for each update a client got, headers and framing included (an SSE event, a WebSocket frame; for polling a 200 and the 304s answered per 200), without TCP/IP.</p>
+<p>Bytes on the wire per update: what the server sent for each update a client got, headers and framing included (an SSE event, a WebSocket frame; for polling a 200 and the 304s answered per 200), without TCP/IP. Load average: the machine's, when the run started (other work on the machine).</p>
+${gzip}
+${memory}
 ${study}
 <h2>Per element</h2>
 ${perElement}

@@ -1,4 +1,4 @@
-import { FormatRegistry, type Static, Type } from '@sinclair/typebox';
+import { FormatRegistry, type Static, type TSchema, Type } from '@sinclair/typebox';
 
 if (!FormatRegistry.Has('date-time')) {
   FormatRegistry.Set('date-time', (value) => /^\d{4}-\d{2}-\d{2}T/.test(value) && !Number.isNaN(Date.parse(value)));
@@ -7,12 +7,28 @@ if (!FormatRegistry.Has('date-time')) {
 const percentiles = Type.Object({ p50: Type.Number(), p90: Type.Number(), p99: Type.Number(), max: Type.Number(), mean: Type.Number() });
 const meanMax = Type.Object({ mean: Type.Number({ minimum: 0 }), max: Type.Number({ minimum: 0 }) });
 const count = Type.Integer({ minimum: 0 });
+const loadAverage = Type.Array(Type.Number({ minimum: 0 }), { minItems: 3, maxItems: 3 });
+const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+const memoryReading = Type.Object({
+  secondsAfterRamp: Type.Number(),
+  connected: count,
+  serverRssMiB: Type.Number({ minimum: 0 }),
+  tcpSockets: nullable(count),
+  tcpBufferKiB: nullable(count),
+});
+/** Differences of machine-wide readings: may be negative when other work released memory meanwhile. */
+const connectionMemory = Type.Object({
+  serverRssKiB: Type.Number(),
+  tcpKernelKiBBothEnds: nullable(Type.Number()),
+  tcpKernelKiBPerSide: nullable(Type.Number()),
+  tcpSocketsPerConnection: nullable(Type.Number()),
+});
 
 /** The schema of `summary.json` (documented in docs/bench.md). */
 export const SummarySchema = Type.Object({
   command: Type.String(),
   startedAt: Type.String({ format: 'date-time' }),
-  machine: Type.Object({ cores: count, memoryGiB: count, node: Type.String(), platform: Type.String() }),
+  machine: Type.Object({ cores: count, memoryGiB: count, node: Type.String(), platform: Type.String(), loadAverage: loadAverage }),
   runs: Type.Array(
     Type.Object({
       mode: Type.Union([Type.Literal('poll'), Type.Literal('sse'), Type.Literal('long-poll'), Type.Literal('websocket')]),
@@ -58,7 +74,29 @@ export const SummarySchema = Type.Object({
       serverCpuMilli: Type.Union([meanMax, Type.Null()]),
       fleetCpuSeconds: Type.Number({ minimum: 0 }),
       serverRssMiB: Type.Union([meanMax, Type.Null()]),
+      loadAverage,
+      memory: nullable(
+        Type.Object({
+          connection: Type.String(),
+          baseline: memoryReading,
+          idle: nullable(memoryReading),
+          active: nullable(memoryReading),
+          perConnection: Type.Object({ idle: nullable(connectionMemory), active: nullable(connectionMemory) }),
+        }),
+      ),
+      gzipReading: Type.Optional(
+        Type.Object({ verifyClients: count, verified: count, mismatches: count, piecesInflated: count, pieces: count, compressedBytes: count }),
+      ),
       timeline: Type.Array(Type.Object({ seconds: count, connected: count, updates: count })),
+    }),
+  ),
+  memoryPerConnection: Type.Array(
+    Type.Object({
+      connection: Type.String(),
+      clients: Type.Array(Type.Integer({ minimum: 1 })),
+      idle: nullable(connectionMemory),
+      active: nullable(connectionMemory),
+      idleSlope: nullable(connectionMemory),
     }),
   ),
   throughput: Type.Optional(
@@ -88,6 +126,7 @@ export const SummarySchema = Type.Object({
       }),
       pollRequestsPerSecond: Type.Union([Type.Number(), Type.Null()]),
       bytes: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()]),
+      ran: Type.Optional(Type.Array(Type.Union([Type.Literal('sse'), Type.Literal('sse-gzip'), Type.Literal('websocket'), Type.Literal('long-poll')]))),
     }),
     assumptions: Type.Array(Type.String()),
     rows: Type.Array(
@@ -97,6 +136,7 @@ export const SummarySchema = Type.Object({
         clients: count,
         intervalSeconds: Type.Number({ exclusiveMinimum: 0 }),
         cores: Type.Union([Type.Number({ minimum: 0 }), Type.Null()]),
+        coresNote: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
         gbitPerSecond: Type.Union([Type.Number({ minimum: 0 }), Type.Null()]),
       }),
     ),

@@ -1,12 +1,14 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
+import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
 import type { CapacityPlan } from '../analyze/capacity-plan.js';
 import type { MalAnalysis } from '../analyze/mal.js';
+import { connectionMemoryRows } from '../analyze/memory-per-connection.js';
 import type { ThroughputResult } from '../collect/throughput.js';
 import { type RunSummary, STEAL_WARNING_PERCENT } from '../scenario/run-benchmark.js';
 import { benchCharts } from './charts.js';
 import { writeReport } from './html-report.js';
+import { gzipNote } from './gzip-note.js';
 import { runLabel } from './run-label.js';
 
 /**
@@ -25,8 +27,16 @@ export async function writeResults(
   const summary = {
     command,
     startedAt: new Date().toISOString(),
-    machine: { cores: cpus().length, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, platform: process.platform },
-    runs: runs.map(({ samples: _samples, ...run }) => run),
+    machine: {
+      cores: cpus().length,
+      memoryGiB: Math.round(totalmem() / 2 ** 30),
+      node: process.version,
+      platform: process.platform,
+      // When the summary is written; each run has its own from when it started.
+      loadAverage: loadavg().map((value) => Math.round(value * 100) / 100),
+    },
+    runs: runs.map(({ samples: _samples, memory, ...run }) => ({ ...run, memory: memory === null ? null : (({ snapshots: _snapshots, ...rest }) => rest)(memory) })),
+    memoryPerConnection: connectionMemoryRows(runs),
     ...(throughput ? { throughput: { ...throughput.publisher, ...(throughput.proxy ? { viaProxy: throughput.proxy, proxyRatio: Math.round((throughput.proxy.requestsPerSecond / throughput.publisher.requestsPerSecond) * 100) / 100 } : {}) } } : {}),
     capacityPlan: plan,
     ...(mal ? { mal } : {}),
@@ -37,12 +47,12 @@ export async function writeResults(
   const lines = ['mode,clients,seq,latencyMs'];
   for (const run of runs) for (const [seq, latency] of run.samples) lines.push(`${run.mode},${run.clients},${seq},${latency}`);
   writeFileSync(csvPath, `${lines.join('\n')}\n`);
-  return { summary: summaryPath, csv: csvPath, ...writeReport(outDir, summary, runs, plan, await benchCharts(runs, plan, mal)) };
+  return { summary: summaryPath, csv: csvPath, ...writeReport(outDir, summary, runs, plan, await benchCharts(runs, plan, mal, summary.memoryPerConnection)) };
 }
 
 /** The table printed at the end. */
 export function resultTable(runs: readonly RunSummary[]): string {
-  const header = ['mode', 'clients', 'connected', 'received/expected', 'missed', 'errors', 'p50 ms', 'p99 ms', 'max ms', 'warm-up', 'server mCPU', 'µs CPU/update', 'bytes/update', 'server MiB', 'fleet CPU s', 'steal %', 'listen overflows'];
+  const header = ['mode', 'clients', 'connected', 'received/expected', 'missed', 'errors', 'p50 ms', 'p99 ms', 'max ms', 'warm-up', 'server mCPU', 'µs CPU/update', 'bytes/update', 'server MiB', 'fleet CPU s', 'steal %', 'listen overflows', 'load avg'];
   const rows = runs.map((run) => [
     runLabel(run),
     String(run.clients),
@@ -61,15 +71,19 @@ export function resultTable(runs: readonly RunSummary[]): string {
     String(run.fleetCpuSeconds),
     run.stealPercent === null ? '-' : `${run.stealPercent}${run.stealPercent > STEAL_WARNING_PERCENT ? ' (!)' : ''}`,
     String(run.listenOverflows ?? '-'),
+    String(run.loadAverage[0]),
   ]);
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)));
   const line = (cells: string[]) => cells.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join('  ');
   const notes = [
     'Latency percentiles are over the elements published once every client was connected; warm-up: elements before that (their p99).',
     'bytes/update: what the server sent per delivered update, headers and framing included (polling: a 200 and the 304s per 200).',
+    'load avg: the machine\'s 1-minute load average when the run started (other work on the machine: compare runs made back to back).',
+    ...runs.flatMap((run) => (run.gzipReading === undefined ? [] : [gzipNote(run)])),
     ...runs
       .filter((run) => run.stealPercent !== null && run.stealPercent > STEAL_WARNING_PERCENT)
       .map((run) => `(!) ${run.mode}, ${run.clients} clients: the hypervisor stole ${run.stealPercent} % of the machine's CPU time; its figures are not the publisher's alone.`),
   ];
   return [line(header), line(widths.map((width) => '-'.repeat(width))), ...rows.map(line), '', ...notes].join('\n');
 }
+

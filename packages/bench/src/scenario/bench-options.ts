@@ -1,3 +1,4 @@
+import type { GzipVerifySample } from '../fleet/gzip-verify-sample.js';
 import type { BenchMode, PollStrategyName } from '../fleet/worker-protocol.js';
 
 /** Everything a benchmark invocation asks for (see `--help` and docs/bench.md). */
@@ -13,6 +14,8 @@ export interface BenchOptions {
   readonly pollStrategy: PollStrategyName;
   /** What SSE clients ask for: identity (the study), or gzip (as browsers get it). */
   readonly sseEncoding: 'identity' | 'gzip';
+  /** Gzip SSE clients that inflate their whole stream and check the others' cheap reading (`--gzip-verify-sample`). */
+  readonly gzipVerifySample: GzipVerifySample;
   /** WebSocket subscribers: `lean` (RFC 6455 over a bare socket) or `ws` (the ws library's client). */
   readonly websocketClient: 'lean' | 'ws';
   readonly proxy: 'none' | 'nginx' | 'varnish';

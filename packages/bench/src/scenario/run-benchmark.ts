@@ -1,15 +1,20 @@
 import { type ChildProcess, fork } from 'node:child_process';
+import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { streamIri } from '@rdf-stream/protocol';
 import { type ElementRow, elementLatencies } from '../analyze/element-latency.js';
+import { connectionKind, type ConnectionMemory, memoryPerConnection, peakSnapshot } from '../analyze/memory-per-connection.js';
 import { countUpdates } from '../analyze/missed-updates.js';
 import { wireBytesPerUpdate } from '../analyze/wire-bytes.js';
 import { type ElementBytes, measureElementBytes } from '../collect/element-bytes.js';
 import { ElementMonitor } from '../collect/element-monitor.js';
+import { type MemorySnapshot, readMemorySnapshot } from '../collect/memory-snapshot.js';
 import { ProcessSampler, type ResourceSummary } from '../collect/process-sampler.js';
 import { readSystemCounters, type SystemCounters, systemDelta } from '../collect/system-counters.js';
-import type { BenchMode, WorkerJob, WorkerProgress, WorkerReady, WorkerReport } from '../fleet/worker-protocol.js';
+import type { BenchMode, GzipReading, WorkerJob, WorkerProgress, WorkerReady, WorkerReport } from '../fleet/worker-protocol.js';
+import { gzipVerifySampleClients } from '../fleet/gzip-verify-sample.js';
 import { type BenchOptions, sourceAddresses } from './bench-options.js';
+import { MemoryWatch } from './memory-watch.js';
 import { processTree, startProxy, startPublisher, stopProxy } from './services.js';
 
 
@@ -53,10 +58,42 @@ export interface RunSummary {
   readonly pollStrategy?: BenchOptions['pollStrategy'];
   readonly sseEncoding?: BenchOptions['sseEncoding'];
   readonly websocketClient?: BenchOptions['websocketClient'];
+  /** The machine's load average (1, 5, 15 min) when the run started: other work on the machine. */
+  readonly loadAverage: readonly [number, number, number];
+  /** The publisher's memory with no client, with every client idle, and at its peak; null with `--target`. */
+  readonly memory: RunMemory | null;
+  /** `--sse-encoding gzip` only: how the clients read the compressed streams, and the sample's check. */
+  readonly gzipReading?: GzipReading;
   /** Connected clients and updates received so far, once per second from the start of the ramp. */
   readonly timeline: Array<{ readonly seconds: number; readonly connected: number; readonly updates: number }>;
   /** The 10 % sample of raw latencies: [seq, latencyMs]. */
   readonly samples: Array<[number, number]>;
+}
+
+/** One memory reading as `summary.json` gives it. */
+export interface MemoryReading {
+  /** Seconds from the end of the ramp (negative: before it). */
+  readonly secondsAfterRamp: number;
+  readonly connected: number;
+  readonly serverRssMiB: number;
+  /** `/proc/net/sockstat`, machine-wide: TCP sockets in use and their buffers; null off Linux. */
+  readonly tcpSockets: number | null;
+  readonly tcpBufferKiB: number | null;
+}
+
+/** A run's memory: readings, and the cost per connection derived from them (`analyze/memory-per-connection.ts`). */
+export interface RunMemory {
+  /** What one connection of the run is: `SSE subscriber`, `long-poll waiter`, `WebSocket`, … */
+  readonly connection: string;
+  /** The publisher started, the run's monitor connected, no client yet. */
+  readonly baseline: MemoryReading;
+  /** Every client connected (or half the measurement gone), between two updates; null if no element came. */
+  readonly idle: MemoryReading | null;
+  /** The peak of each figure over the measurement (read every 500 ms): connections with updates in flight. */
+  readonly active: MemoryReading | null;
+  readonly perConnection: { readonly idle: ConnectionMemory | null; readonly active: ConnectionMemory | null };
+  /** The raw readings, for the slope across runs of several sizes (not written to summary.json). */
+  readonly snapshots: { readonly baseline: MemorySnapshot; readonly idle: MemorySnapshot | null; readonly active: MemorySnapshot | null };
 }
 
 export interface Percentiles {
@@ -84,12 +121,27 @@ export async function runOne(options: BenchOptions, mode: BenchMode, clients: nu
     await monitor.start(services.directUrl);
     sampler?.start();
     const startCounters = readSystemCounters();
+    const loadAverage = loadavg().map((value) => Math.round(value * 100) / 100) as [number, number, number];
+    const baseline = services.pids.length > 0 ? readMemorySnapshot(services.pids, 0) : null;
     const fleet = await startFleet(options, mode, clients, services.clientUrl);
     const { measureFromMs } = fleet;
+    const memoryWatch =
+      baseline === null
+        ? undefined
+        : new MemoryWatch({
+            pids: services.pids,
+            clients,
+            measureFromMs,
+            measureUntilMs: measureFromMs + options.durationSeconds * 1000,
+            intervalSeconds: options.intervalSeconds,
+            connected: fleet.connected,
+            published: () => monitor.published.size,
+          });
     let measureCounters: SystemCounters | null = null;
     const atMeasureStart = setTimeout(() => (measureCounters = readSystemCounters()), Math.max(0, measureFromMs - Date.now()));
     const timeline = await followProgress(fleet, options.rampSeconds + options.durationSeconds, onProgress);
     clearTimeout(atMeasureStart);
+    memoryWatch?.stop();
     const connected = fleet.connected();
     const endedAt = Date.now();
     const endCounters = readSystemCounters();
@@ -99,10 +151,47 @@ export async function runOne(options: BenchOptions, mode: BenchMode, clients: nu
     const serverCpuMs = sampler?.cpuTimeBetween(measureFromMs, endedAt) ?? null;
     monitor.stop();
     const system = { steal: systemDelta(measureCounters, endCounters), listen: systemDelta(startCounters, endCounters) };
-    return summarise({ options, mode, clients, connected, reports, resources, serverCpuMs, system, elementBytes, published: monitor.published, measureFromMs, endedAt, timeline });
+    const memory = baseline === null || memoryWatch === undefined ? null : runMemory(mode, options, baseline, memoryWatch.idle, peakSnapshot(memoryWatch.during), measureFromMs);
+    return summarise({ options, mode, clients, connected, reports, resources, serverCpuMs, system, elementBytes, published: monitor.published, measureFromMs, endedAt, timeline, loadAverage, memory });
   } finally {
     await services.stop();
   }
+}
+
+function runMemory(mode: BenchMode, options: BenchOptions, baseline: MemorySnapshot, idle: MemorySnapshot | null, active: MemorySnapshot | null, measureFromMs: number): RunMemory {
+  const reading = (snapshot: MemorySnapshot): MemoryReading => ({
+    secondsAfterRamp: Math.round((snapshot.atMs - measureFromMs) / 100) / 10,
+    connected: snapshot.connected,
+    serverRssMiB: Math.round((snapshot.serverRssBytes / 1_048_576) * 10) / 10,
+    tcpSockets: snapshot.tcpInUse,
+    tcpBufferKiB: snapshot.tcpMemBytes === null ? null : Math.round(snapshot.tcpMemBytes / 1024),
+  });
+  return {
+    connection: connectionKind({ mode, sseEncoding: options.sseEncoding, websocketClient: options.websocketClient, proxy: viaProxy(mode) ? options.proxy : 'none' }),
+    baseline: reading(baseline),
+    idle: idle === null ? null : reading(idle),
+    active: active === null ? null : reading(active),
+    perConnection: {
+      idle: idle === null ? null : memoryPerConnection(baseline, idle),
+      active: active === null ? null : memoryPerConnection(baseline, active),
+    },
+    snapshots: { baseline, idle, active },
+  };
+}
+
+/** The gzip readings of every worker, summed; undefined when no worker read a gzip stream. */
+function gzipReadings(reports: readonly WorkerReport[]): GzipReading | undefined {
+  const readings = reports.map((report) => report.gzip).filter((reading) => reading !== null);
+  if (readings.length === 0) return undefined;
+  const sum = (key: keyof GzipReading) => readings.reduce((total, reading) => total + reading[key], 0);
+  return {
+    verifyClients: sum('verifyClients'),
+    verified: sum('verified'),
+    mismatches: sum('mismatches'),
+    piecesInflated: sum('piecesInflated'),
+    pieces: sum('pieces'),
+    compressedBytes: sum('compressedBytes'),
+  };
 }
 
 /** The publisher (unless `--target`) and the proxy in front of it (polling modes): URLs and pids to sample. */
@@ -161,6 +250,7 @@ async function startFleet(options: BenchOptions, mode: BenchMode, clients: numbe
       pollIntervalMs: options.pollIntervalMs,
       pollStrategy: options.pollStrategy,
       sseEncoding: options.sseEncoding,
+      gzipVerifyClients: gzipVerifySampleClients(options.gzipVerifySample, clients),
       websocketClient: options.websocketClient,
       localAddresses: addresses,
       sampleRate: 0.1,
@@ -249,6 +339,8 @@ function summarise(run: {
   readonly measureFromMs: number;
   readonly endedAt: number;
   readonly timeline: RunSummary['timeline'];
+  readonly loadAverage: RunSummary['loadAverage'];
+  readonly memory: RunMemory | null;
 }): RunSummary {
   const { options, mode, reports, published, measureFromMs, endedAt } = run;
   // Warm-up ends when the last client had its first answer (never before the end of the ramp).
@@ -291,6 +383,9 @@ function summarise(run: {
     ...(mode === 'poll' ? { pollStrategy: options.pollStrategy } : {}),
     ...(mode === 'sse' ? { sseEncoding: options.sseEncoding } : {}),
     ...(mode === 'websocket' ? { websocketClient: options.websocketClient } : {}),
+    loadAverage: run.loadAverage,
+    memory: run.memory,
+    ...(mode === 'sse' && options.sseEncoding === 'gzip' ? { gzipReading: gzipReadings(reports) } : {}),
     timeline: run.timeline,
     samples: reports.flatMap((report) => report.samples),
   };

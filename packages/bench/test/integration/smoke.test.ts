@@ -54,9 +54,30 @@ describe('pnpm bench (smoke run: a few seconds, 200 clients per mode, every mode
         perElement: Array<{ received: number; warmup: boolean }>;
         wireBytesPerUpdate: number | null;
         elementBytes: { identity: number; sseEvent: number; websocketFrame: number | null };
+        loadAverage: number[];
+        memory: {
+          connection: string;
+          baseline: { connected: number; serverRssMiB: number; tcpSockets: number | null };
+          idle: { connected: number; serverRssMiB: number; tcpSockets: number | null } | null;
+          perConnection: { idle: { serverRssKiB: number; tcpKernelKiBPerSide: number | null } | null };
+        } | null;
       }>;
     };
     expect(runs.map((r) => r.mode)).toEqual(['poll', 'sse', 'long-poll', 'websocket']);
+    // Memory per connection: the publisher with no client, then with every client connected, between two elements.
+    expect(runs.map((r) => r.memory?.connection)).toEqual(['polling connection (keep-alive)', 'SSE subscriber', 'long-poll waiter', 'WebSocket']);
+    for (const r of runs.filter((run) => run.mode !== 'poll')) {
+      expect(r.memory!.baseline.connected).toBe(0);
+      expect(r.memory!.idle?.connected).toBe(200);
+      expect(r.memory!.idle!.serverRssMiB).toBeGreaterThan(0);
+      // The 200 connections are sockets at both ends, among whatever else the machine has open (the
+      // count is machine-wide: other work may close more meanwhile, so no difference is asserted).
+      expect(r.memory!.idle!.tcpSockets).toBeGreaterThanOrEqual(400);
+      expect(r.memory!.perConnection.idle?.tcpKernelKiBPerSide).not.toBeNull();
+      expect(r.loadAverage).toHaveLength(3);
+    }
+    const { memoryPerConnection } = summary as { memoryPerConnection: Array<{ connection: string; idle: unknown }> };
+    expect(memoryPerConnection.map((row) => row.connection)).toEqual(['polling connection (keep-alive)', 'SSE subscriber', 'long-poll waiter', 'WebSocket']);
     for (const r of runs) {
       expect(r.connected).toBe(200);
       expect(r.updatesExpected).toBeGreaterThan(0);
@@ -86,7 +107,10 @@ describe('pnpm bench (smoke run: a few seconds, 200 clients per mode, every mode
     expect(readFileSync(join(out, 'server-cpu.png')).subarray(1, 4).toString()).toBe('PNG');
     expect(readFileSync(join(out, 'per-element.png')).subarray(1, 4).toString()).toBe('PNG');
     expect(readFileSync(join(out, 'capacity-plan.png')).subarray(1, 4).toString()).toBe('PNG');
+    expect(readFileSync(join(out, 'memory-per-connection.png')).subarray(1, 4).toString()).toBe('PNG');
     expect(html).toContain('<h2>Capacity plan</h2>');
+    expect(html).toContain('<h2>Memory per connection</h2>');
+    expect(stdout).toMatch(/Memory per connection:\n/);
     // Every figure of the plan measured in this run: CPU per update, requests/s, bytes.
     const { capacityPlan } = summary as { capacityPlan: { rows: Array<{ cores: number | null; gbitPerSecond: number | null }> } };
     expect(capacityPlan.rows.filter((row) => row.cores === null || row.gbitPerSecond === null)).toEqual([]);
@@ -116,7 +140,9 @@ describe('pnpm bench (smoke run: a few seconds, 200 clients per mode, every mode
         missedUpdates: number;
         errors: number;
         elementBytes: { sseEvent: number; sseEventGzip: number | null };
+        gzipReading: { verifyClients: number; verified: number; mismatches: number; pieces: number; piecesInflated: number; compressedBytes: number };
       }>;
+      capacityPlan: { rows: Array<{ transport: string; cores: number | null; coresNote: string | null }> };
     };
     expect([...Value.Errors(SummarySchema, summary)].map((error) => `${error.path}: ${error.message}`)).toEqual([]);
     const [sse] = summary.runs;
@@ -125,6 +151,16 @@ describe('pnpm bench (smoke run: a few seconds, 200 clients per mode, every mode
     // An event on the compressed stream, read off the wire: a fraction of the plain one.
     expect(sse!.elementBytes.sseEventGzip).toBeGreaterThan(0);
     expect(sse!.elementBytes.sseEventGzip).toBeLessThan(sse!.elementBytes.sseEvent / 3);
+    // One client of the 100 (1 %, rounded up) inflated its whole stream, and every event it got read the same without inflating.
+    expect(sse!.gzipReading).toMatchObject({ verifyClients: 1, mismatches: 0 });
+    expect(sse!.gzipReading.verified).toBeGreaterThan(0);
+    // Each distinct piece was inflated once per worker, not once per client.
+    expect(sse!.gzipReading.piecesInflated).toBeLessThan(sse!.gzipReading.pieces / 10);
+    expect(stdout).toMatch(/1 sample clients inflated their whole stream; \d+ events of theirs matched the cheap reading, 0 did not/);
+    // The plan has gzip's own cost, and says identity's needs another invocation.
+    const identityRow = summary.capacityPlan.rows.find((row) => row.transport === 'sse')!;
+    expect(identityRow).toMatchObject({ cores: null, coresNote: 'add a --mode sse run (identity, another invocation)' });
+    expect(summary.capacityPlan.rows.find((row) => row.transport === 'sse-gzip')).toMatchObject({ coresNote: null });
   }, 120_000);
 
   it('WebSocket clients of the ws library at 4 Hz (--interval 0.25) get every element', async () => {

@@ -40,7 +40,8 @@ describe('capacityPlan', () => {
     const partial = capacityPlan({ cpuMicrosPerUpdate: { sse: null, 'sse-gzip': null, 'long-poll': null, websocket: null }, pollRequestsPerSecond: null, bytes: null });
     expect(partial.rows.every((r) => r.cores === null && r.gbitPerSecond === null)).toBe(true);
     expect(plan.assumptions.length).toBeGreaterThan(2);
-    expect(capacityTable(partial)).toMatch(/– cores, – Gbit\/s/);
+    expect(capacityTable(partial)).toMatch(/cores: add a --mode sse run, Gbit\/s: the element’s bytes were not read after the run/);
+    expect(partial.rows.find((r) => r.transport === 'poll')?.coresNote).toBe('add the throughput phase (--throughput-duration 30)');
   });
 
   it('covers 100 000 and 1 000 000 clients at 1 s and 5 s, by SSE (identity, gzip), WebSocket, long-poll and each MAL', () => {

@@ -23,13 +23,41 @@ describe('capacityCells', () => {
     expect(rows.find((row) => row[0] === 'poll (MAL 10 s)')?.[4]).toBe('5 cores, 4.32 Gbit/s');
   });
 
-  it('writes a figure this run did not measure as –, but a measured zero as 0', () => {
+  it('writes a measured zero as 0, and a figure this run did not measure as what it lacks, never a bare dash', () => {
     const partial: CapacityPlan = {
       inputs: plan.inputs,
       assumptions: [],
-      rows: [{ transport: 'sse', malSeconds: null, clients: 100_000, intervalSeconds: 1, cores: 0, gbitPerSecond: null }],
+      rows: [{ transport: 'sse', malSeconds: null, clients: 100_000, intervalSeconds: 1, cores: 0, coresNote: null, gbitPerSecond: null }],
     };
-    expect(capacityCells(partial).rows).toEqual([['sse', '0 cores, – Gbit/s', '', '', '']]);
+    expect(capacityCells(partial).rows).toEqual([['sse', '0 cores, Gbit/s: the element’s bytes were not read after the run', '', '', '']]);
+  });
+
+  it('says which run to add for cores an invocation did not measure, per transport', () => {
+    // `pnpm bench --mode websocket --throughput-duration 0`: only WebSocket's cost is known.
+    const websocketOnly = capacityPlan({ cpuMicrosPerUpdate: { sse: null, 'sse-gzip': null, 'long-poll': null, websocket: 18 }, pollRequestsPerSecond: null, bytes, ran: ['websocket'] });
+    const first = Object.fromEntries(capacityCells(websocketOnly).rows.map((row) => [row[0], row[1]]));
+    expect(first).toMatchObject({
+      sse: 'cores: add a --mode sse run, 4.48 Gbit/s',
+      'sse-gzip': 'cores: add a --mode sse --sse-encoding gzip run, 0.416 Gbit/s',
+      websocket: '1.8 cores, 4.024 Gbit/s',
+      'long-poll': 'cores: add a --mode long-poll run, 4.32 Gbit/s',
+      'poll (MAL 1 s)': 'cores: add the throughput phase (--throughput-duration 30), 4.32 Gbit/s',
+    });
+    expect(capacityTable(websocketOnly)).not.toMatch(/–/);
+  });
+
+  it('computes SSE from its own run when the invocation has one, and names a gzip run\'s stand-in', () => {
+    // `pnpm bench --mode sse --sse-encoding gzip`: gzip measured, identity needs another invocation.
+    const gzipOnly = capacityPlan({ cpuMicrosPerUpdate: { sse: null, 'sse-gzip': 15, 'long-poll': null, websocket: null }, pollRequestsPerSecond: null, bytes, ran: ['sse-gzip'] });
+    const cells = Object.fromEntries(capacityCells(gzipOnly).rows.map((row) => [row[0], row[3]]));
+    expect(cells['sse-gzip']).toBe('15 cores, 4.16 Gbit/s');
+    expect(cells.sse).toBe('cores: add a --mode sse run (identity, another invocation), 44.8 Gbit/s');
+    // `pnpm bench --mode sse`: gzip's cores from the identity run, said so.
+    const identityOnly = capacityPlan({ cpuMicrosPerUpdate: { sse: 20, 'sse-gzip': null, 'long-poll': null, websocket: null }, pollRequestsPerSecond: null, bytes, ran: ['sse'] });
+    expect(Object.fromEntries(capacityCells(identityOnly).rows.map((row) => [row[0], row[3]]))['sse-gzip']).toBe('20 cores (the identity SSE run’s CPU per update), 4.16 Gbit/s');
+    // A run of the mode that measured nothing (no update received, or --target) says so.
+    const ranButEmpty = capacityPlan({ cpuMicrosPerUpdate: { sse: null, 'sse-gzip': null, 'long-poll': null, websocket: null }, pollRequestsPerSecond: null, bytes, ran: ['long-poll'] });
+    expect(capacityCells(ranButEmpty).rows.find((row) => row[0] === 'long-poll')?.[1]).toBe('cores: its --mode long-poll run delivered no measured update, 4.32 Gbit/s');
   });
 
   it('leaves a cell empty when the plan has no row for it', () => {
@@ -37,8 +65,8 @@ describe('capacityCells', () => {
       inputs: plan.inputs,
       assumptions: [],
       rows: [
-        { transport: 'poll', malSeconds: 5, clients: 1_000_000, intervalSeconds: 5, cores: 1, gbitPerSecond: 2 },
-        { transport: 'poll', malSeconds: 1, clients: 100_000, intervalSeconds: 1, cores: 3, gbitPerSecond: 4 },
+        { transport: 'poll', malSeconds: 5, clients: 1_000_000, intervalSeconds: 5, cores: 1, coresNote: null, gbitPerSecond: 2 },
+        { transport: 'poll', malSeconds: 1, clients: 100_000, intervalSeconds: 1, cores: 3, coresNote: null, gbitPerSecond: 4 },
       ],
     };
     expect(capacityCells(sparse).rows).toEqual([
