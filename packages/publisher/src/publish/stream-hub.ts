@@ -82,7 +82,7 @@ export class StreamHub {
         progressCheckMs: limits.subscriberProgressCheckMs,
       },
       onEvicted: (reason) => metrics.subscriberEvicted(definition.id, reason),
-    });
+    }, { batchSize: limits.broadcastBatchSize });
     this.latestCache = new LatestElementCache(log.epoch, this.waiters, onError);
     this.subscribers = new SubscriberRegistry({
       streamId: definition.id,
