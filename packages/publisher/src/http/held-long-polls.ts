@@ -127,11 +127,6 @@ export class HeldLongPolls {
     this.#answerHeld(held, 'timeout');
   }
 
-  /** Connections whose long-poll is held here (for tests: a weak map has no size). */
-  isHeld(socket: Socket): boolean {
-    return this.#held.has(socket);
-  }
-
   #closed(socket: Socket): void {
     const held = this.#held.get(socket);
     if (held === undefined) return;
