@@ -1,4 +1,5 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import { defaults } from '../../config/defaults.js';
 import { type EvictionReason, type SinkConnection, type SubscriberQueueLimits, watchProgress } from '../sse/guarded-sink.js';
 import type { SendProgressMonitor } from '../sse/send-progress-monitor.js';
 
@@ -62,7 +63,7 @@ export class LongPollWaiters {
     readonly maxWaiters: number,
     readonly onChange: (count: number) => void = () => {},
     readonly guard?: HeldConnectionGuard,
-    batching: ReleaseBatching = { batchSize: 500 },
+    batching: ReleaseBatching = { batchSize: defaults.broadcastBatchSize },
   ) {
     this.#batchSize = batching.batchSize;
     this.#yield = batching.yieldTurn ?? (() => nextTurn());
