@@ -59,7 +59,9 @@ interface WireBytes {
  * cancels its wait (no answer, nothing left behind); a request pipelined behind the held one
  * gets the held one answered first (as at the end of its wait), so that answers keep their
  * order; the keep-alive timeout does not end a connection while it is held; at shutdown the
- * answers say `Connection: close` and end their connections.
+ * answers say `Connection: close` and end their connections. A connection answered by an element
+ * is not read again until every request that element releases is answered (their clients'
+ * next requests would otherwise be parsed between two batches, ahead of the last answers).
  *
  * Only a response on its own connection, which stays open for a next request, is held so;
  * `hold` returns false for any other (an injected request, `Connection: close`, HTTP/1.0, a
@@ -72,6 +74,9 @@ export class HeldLongPolls {
   readonly #held = new WeakMap<Socket, HeldLongPoll>();
   readonly #closeWatched = new WeakSet<Socket>();
   readonly #wire = new WeakMap<Readonly<OutgoingHttpHeaders>, WireBytes>();
+  readonly #hubsWatched = new WeakSet<StreamHub>();
+  /** Connections answered by a release still under way: not read until it has answered every one. */
+  #pausedUntilReleased: Socket[] = [];
   readonly #answer = (held: HeldLongPoll, outcome: WaitOutcome) => this.#answerHeld(held, outcome);
 
   constructor(context: AppContext, responder: LatestResponder, keepAliveTimeoutMs: number) {
@@ -104,6 +109,10 @@ export class HeldLongPolls {
     const held = new HeldLongPoll(socket, hub, request, method === 'HEAD', this.#answer);
     if (!hub.waiters.hold(held, seconds * 1000, socket)) return false;
     this.#held.set(socket, held);
+    if (!this.#hubsWatched.has(hub)) {
+      this.#hubsWatched.add(hub);
+      hub.waiters.onReleased(() => this.#resumeAnswered());
+    }
     if (!this.#closeWatched.has(socket)) {
       this.#closeWatched.add(socket);
       socket.once('close', () => this.#closed(socket));
@@ -125,6 +134,12 @@ export class HeldLongPolls {
     if (held === undefined) return;
     held.hub.waiters.cancel(held);
     this.#answerHeld(held, 'timeout');
+  }
+
+  #resumeAnswered(): void {
+    const paused = this.#pausedUntilReleased;
+    this.#pausedUntilReleased = [];
+    for (const socket of paused) if (!socket.destroyed) socket.resume();
   }
 
   #closed(socket: Socket): void {
@@ -154,6 +169,12 @@ export class HeldLongPolls {
     const closing = this.#context.lifecycle.closing;
     socket.write(this.#bytes(answer, held.head, closing, nowMs));
     if (closing) socket.end();
+    else if (outcome === 'element') {
+      // The client's next request waits in the kernel until every held request of this element
+      // is answered: read between two batches, the first answered would delay the last.
+      socket.pause();
+      this.#pausedUntilReleased.push(socket);
+    }
     this.#context.metrics.requestAnswered(latestRoute, held.head ? 'HEAD' : 'GET', answer.status);
   }
 

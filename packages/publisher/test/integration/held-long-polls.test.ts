@@ -126,6 +126,19 @@ describe('long-polls held by their socket alone', () => {
     expect(connection.ended).toBe(false);
   });
 
+  it('reads each connection again once a release of several batches has answered them all', async () => {
+    const { running, etag } = await publisherWithElement(['--broadcast-batch-size', '1']);
+    const held = [await open(), await open(), await open()];
+    for (const connection of held) connection.send(path, { 'accept-encoding': 'identity', 'if-none-match': etag('turtle', 'identity'), prefer: 'wait=20' });
+    await running.untilWaiting(3);
+    await running.push();
+    for (const connection of held) {
+      expect((await connection.read()).status).toBe(200);
+      connection.send(path, { 'accept-encoding': 'identity' });
+    }
+    for (const connection of held) expect((await connection.read()).headers.etag).toBe(etag('turtle', 'identity'));
+  });
+
   it('answers 304, with validators and freshness, when the wait ends without an element; the connection goes on', async () => {
     const { running, etag } = await publisherWithElement();
     const connection = await open();

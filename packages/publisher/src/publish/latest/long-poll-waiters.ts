@@ -56,6 +56,7 @@ const noop = () => undefined;
 export class LongPollWaiters {
   readonly #waiters = new Map<LongPollWaiter, Held>();
   readonly #sizeListeners = new Set<() => void>();
+  readonly #releasedListeners = new Set<() => void>();
   readonly #batchSize: number;
   readonly #yield: () => Promise<unknown>;
 
@@ -80,6 +81,12 @@ export class LongPollWaiters {
   onSizeChanged(listener: () => void): () => void {
     this.#sizeListeners.add(listener);
     return () => this.#sizeListeners.delete(listener);
+  }
+
+  /** Calls `listener` each time a `release` has told every request it answers; returns the function that stops it. */
+  onReleased(listener: () => void): () => void {
+    this.#releasedListeners.add(listener);
+    return () => this.#releasedListeners.delete(listener);
   }
 
   #changed(): void {
@@ -177,5 +184,6 @@ export class LongPollWaiters {
         waiter.settle(outcome);
       }
     }
+    for (const listener of this.#releasedListeners) listener();
   }
 }

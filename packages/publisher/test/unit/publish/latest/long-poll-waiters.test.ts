@@ -182,6 +182,8 @@ describe('LongPollWaiters holding waiters of their own (held connections)', () =
       yieldTurn: () => new Promise<void>((resolve) => turns.push(resolve)),
     });
     for (const name of ['a', 'b', 'c', 'd', 'e']) waiters.hold(recorder(outcomes, name), 30_000);
+    let releases = 0;
+    waiters.onReleased(() => releases++);
     const released = waiters.release();
     // The first batch at once, the count down to 0 at once.
     expect(outcomes).toEqual(['a element', 'b element']);
@@ -193,8 +195,10 @@ describe('LongPollWaiters holding waiters of their own (held connections)', () =
     // A waiter whose time runs out before its batch comes is answered by the release only, once.
     vi.advanceTimersByTime(30_000);
     expect(outcomes.at(-1)).toBe('late timeout');
+    expect(releases).toBe(0);
     turns.shift()!();
     await released;
+    expect(releases).toBe(1);
     expect(outcomes).toEqual(['a element', 'b element', 'c element', 'd element', 'late timeout', 'e element']);
     expect(waiters.size).toBe(0);
     expect(counts).toEqual([1, 2, 3, 4, 5, 0, 1, 0]);
