@@ -305,7 +305,7 @@ async function drain(
 ): Promise<boolean> {
   await Promise.all(
     [...hubs.values()].map(async (hub) => {
-      hub.waiters.release('timeout');
+      await hub.waiters.release('timeout');
       await hub.stop().catch((error: unknown) => app.log.error({ err: error, stream: hub.definition.id }, 'source did not stop cleanly'));
     }),
   );

@@ -77,7 +77,7 @@ export const ConfigSchema = Type.Object(
       60_000,
       'Milliseconds between two checks of what push clients acknowledged, kernel queues counted (0: off)',
     ),
-    broadcastBatchSize: integer(1, 100_000, 'SSE and WebSocket subscribers written per event-loop turn'),
+    broadcastBatchSize: integer(1, 100_000, 'SSE and WebSocket subscribers (and held long-polls answered) written per event-loop turn'),
     wsMaxPayloadBytes: integer(125, 16_777_216, 'Largest frame a data WebSocket client may send, in bytes (close 1009 above; any data message is closed 1008)'),
     wsPongTimeoutMs: integer(1_000, 3_600_000, 'Milliseconds a data WebSocket may take to answer a ping before it is cut'),
     wsCloseTimeoutMs: integer(100, 600_000, 'Milliseconds the server waits for a WebSocket client to answer its close frame before cutting the connection'),

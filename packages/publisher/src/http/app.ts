@@ -9,6 +9,7 @@ import { PublisherError } from '../errors.js';
 import type { AppContext } from './app-context.js';
 import { corsPolicy } from './cors-policy.js';
 import { fastLatestHandler } from './fast-latest.js';
+import { HeldLongPolls } from './held-long-polls.js';
 import { LoadShedder } from './load-shedder.js';
 import { LatestResponder } from './latest-responder.js';
 import { clientErrorHandler, frameworkErrorHandler, registerProblemHandlers } from './problem.js';
@@ -40,6 +41,7 @@ const knownMethods = new Set(['GET', 'HEAD', 'OPTIONS', 'POST', 'PUT', 'PATCH', 
 export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   const { config } = context;
   const responder = new LatestResponder(config, context.negotiation);
+  const heldLongPolls = new HeldLongPolls(context, responder, config.keepAliveTimeoutMs);
   let answerFast: ReturnType<typeof fastLatestHandler> = () => false;
   let unusedConnections: UnusedConnections | undefined;
   const shedder = new LoadShedder({
@@ -59,9 +61,12 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
           connectionsCheckingInterval: Math.min(TIMEOUT_CHECK_INTERVAL_MS, config.headersTimeoutMs),
         },
         (request, response) => {
+          // First: a request pipelined behind a held long-poll comes after that one's answer.
+          heldLongPolls.answerHeldBefore(request.socket);
           if (!shedder.answer(request, response) && !answerFast(request, response)) fastify(request, response);
         },
       );
+      heldLongPolls.attach(server);
       // Fastify applies its keepAliveTimeout option only to a server it creates itself.
       server.keepAliveTimeout = config.keepAliveTimeoutMs;
       unusedConnections = new UnusedConnections(server);
@@ -117,7 +122,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   const clientFile = await loadClientFile(context.pageAssetsDirectory);
   await app.register(async (scope) => clientFileRoute(scope, clientFile));
   await app.ready();
-  answerFast = fastLatestHandler(context, responder, () => app.isUnderPressure());
+  answerFast = fastLatestHandler(context, responder, () => app.isUnderPressure(), heldLongPolls);
   return app;
 }
 

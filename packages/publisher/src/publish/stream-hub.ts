@@ -87,7 +87,7 @@ export class StreamHub {
         progressCheckMs: limits.subscriberProgressCheckMs,
       },
       onEvicted: (reason) => metrics.subscriberEvicted(definition.id, reason),
-    });
+    }, { batchSize: limits.broadcastBatchSize });
     this.latestCache = new LatestElementCache(log.epoch, this.waiters, onError);
     this.resources = new ResourceIndex(definition.iri, limits.maxDescribedResources);
     this.latestCache.onServed((latest) => {

@@ -131,7 +131,7 @@ export class LatestElementCache {
 
   #serve(latest: LatestElement): void {
     this.#current = latest;
-    this.#waiters.release('element');
+    this.#waiters.release('element').catch(this.#onError);
     for (const listener of this.#servedListeners) listener(latest);
     const waiting = this.#reachedWaiters;
     this.#reachedWaiters = [];

@@ -98,7 +98,7 @@ export class SendProgressMonitor {
    * socket's ends are unknown or the system has no kernel queues to read.
    */
   watch(socket: MonitoredSocket, limits: ProgressLimits, onExceeded: (verdict: ProgressVerdict) => void): () => void {
-    const key = this.#supported ? connectionKey(socket) : undefined;
+    const key = this.#supported ? keyOf(socket) : undefined;
     if (key === undefined) return () => undefined;
     const watched: Watched = {
       key,
@@ -202,4 +202,18 @@ export function sharedSendProgressMonitor(checkIntervalMs: number): SendProgress
   let monitor = shared.get(checkIntervalMs);
   if (monitor === undefined) shared.set(checkIntervalMs, (monitor = new SendProgressMonitor(checkIntervalMs)));
   return monitor;
+}
+
+/**
+ * Each connection's key, made once: a keep-alive connection whose long-polls are held one after
+ * the other is watched anew for each (its ends never change while it is open).
+ */
+const keys = new WeakMap<MonitoredSocket, string | undefined>();
+
+function keyOf(socket: MonitoredSocket): string | undefined {
+  if (keys.has(socket)) return keys.get(socket);
+  const key = connectionKey(socket);
+  // Not yet connected (no ends to read): asked again next time.
+  if (key !== undefined) keys.set(socket, key);
+  return key;
 }

@@ -137,6 +137,75 @@ describe('LongPollWaiters', () => {
   });
 });
 
+describe('LongPollWaiters holding waiters of their own (held connections)', () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  /** A waiter that records how its wait ended. */
+  const recorder = (outcomes: string[], name: string) => ({ settle: (outcome: WaitOutcome) => void outcomes.push(`${name} ${outcome}`) });
+
+  it('tells a held waiter its outcome once; a cancelled one is told nothing and leaves no timer', () => {
+    const outcomes: string[] = [];
+    const waiters = new LongPollWaiters(3);
+    expect(waiters.hold(recorder(outcomes, 'a'), 1_000)).toBe(true);
+    const cancelled = recorder(outcomes, 'b');
+    expect(waiters.hold(cancelled, 1_000)).toBe(true);
+    expect(waiters.cancel(cancelled)).toBe(true);
+    expect(waiters.cancel(cancelled)).toBe(false);
+    expect(waiters.size).toBe(1);
+    vi.advanceTimersByTime(1_000);
+    expect(outcomes).toEqual(['a timeout']);
+    expect(waiters.size).toBe(0);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('holds maxWaiters at once: hold() returns false at the limit, holding nothing', () => {
+    const outcomes: string[] = [];
+    const waiters = new LongPollWaiters(1);
+    expect(waiters.hold(recorder(outcomes, 'a'), 1_000)).toBe(true);
+    expect(waiters.hold(recorder(outcomes, 'b'), 1_000)).toBe(false);
+    expect(waiters.size).toBe(1);
+    void waiters.release();
+    expect(outcomes).toEqual(['a element']);
+  });
+
+  it('answers batchSize waiters per event-loop turn; one held during a release waits for the next', async () => {
+    const outcomes: string[] = [];
+    const turns: Array<() => void> = [];
+    const counts: number[] = [];
+    const waiters = new LongPollWaiters(10, (count) => counts.push(count), undefined, {
+      batchSize: 2,
+      yieldTurn: () => new Promise<void>((resolve) => turns.push(resolve)),
+    });
+    for (const name of ['a', 'b', 'c', 'd', 'e']) waiters.hold(recorder(outcomes, name), 30_000);
+    let releases = 0;
+    waiters.onReleased(() => releases++);
+    const released = waiters.release();
+    // The first batch at once, the count down to 0 at once.
+    expect(outcomes).toEqual(['a element', 'b element']);
+    expect(waiters.size).toBe(0);
+    waiters.hold(recorder(outcomes, 'late'), 30_000);
+    turns.shift()!();
+    await vi.waitFor(() => expect(turns).toHaveLength(1));
+    expect(outcomes).toEqual(['a element', 'b element', 'c element', 'd element']);
+    // A waiter whose time runs out before its batch comes is answered by the release only, once.
+    vi.advanceTimersByTime(30_000);
+    expect(outcomes.at(-1)).toBe('late timeout');
+    expect(releases).toBe(0);
+    turns.shift()!();
+    await released;
+    expect(releases).toBe(1);
+    expect(outcomes).toEqual(['a element', 'b element', 'c element', 'd element', 'late timeout', 'e element']);
+    expect(waiters.size).toBe(0);
+    expect(counts).toEqual([1, 2, 3, 4, 5, 0, 1, 0]);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+});
+
 describe('LongPollWaiters watching held connections', () => {
   /** A held request's socket, whose earlier answers its client left unacknowledged. */
   const heldConnection = () => ({

@@ -1,0 +1,194 @@
+import type { OutgoingHttpHeaders, Server, ServerResponse } from 'node:http';
+import { Socket } from 'node:net';
+import { streamPath } from '@rdf-stream/protocol';
+import type { LongPollWaiter, WaitOutcome } from '../publish/latest/long-poll-waiters.js';
+import type { StreamHub } from '../publish/stream-hub.js';
+import { wireResponse } from '../render/wire-response.js';
+import type { AppContext } from './app-context.js';
+import type { LatestOutcome, LatestRequestHeaders, LatestResponder } from './latest-responder.js';
+
+const latestRoute = streamPath(':id', 'latest');
+/** What a held request's response says its head was (never written: any non-empty string). */
+const HEAD_WRITTEN_ON_THE_SOCKET = 'held: answered on the socket';
+
+/**
+ * A long-poll held on its connection alone: the socket, the stream, and the request headers its
+ * answer depends on (a few strings), nothing of Node's request and response.
+ */
+class HeldLongPoll implements LongPollWaiter {
+  constructor(
+    readonly socket: Socket,
+    readonly hub: StreamHub,
+    readonly request: LatestRequestHeaders,
+    readonly head: boolean,
+    readonly answer: (held: HeldLongPoll, outcome: WaitOutcome) => void,
+  ) {}
+
+  settle(outcome: WaitOutcome): void {
+    this.answer(this, outcome);
+  }
+}
+
+/** The internals of Node's `ServerResponse` that say whether its head has been written. */
+interface ResponseHeadState {
+  _header: string | null;
+  _headerSent: boolean;
+}
+
+/** A whole response, made once per representation and second, for every connection it answers. */
+interface WireBytes {
+  readonly dateSecond: number;
+  readonly date: string;
+  get?: Buffer;
+  head?: Buffer;
+  getClosing?: Buffer;
+  headClosing?: Buffer;
+}
+
+/**
+ * Long-polls held as SSE subscribers are: by their socket alone. A request to hold is ended at
+ * once as far as Node's HTTP server knows — its response finished with nothing written, so that
+ * Node lets its request and response objects go and takes the connection for idle — and the
+ * socket waits with its stream's `LongPollWaiters`. Its answer, when the element comes or the
+ * wait ends, is written to the socket whole: status line, headers and body, made once per
+ * representation and second (`wireResponse`) and shared by every connection it answers. Node's
+ * parser still reads the connection, and parses the client's next request on it as on any idle
+ * keep-alive connection.
+ *
+ * What Node would otherwise do for such a connection is done here: its client going away
+ * cancels its wait (no answer, nothing left behind); a request pipelined behind the held one
+ * gets the held one answered first (as at the end of its wait), so that answers keep their
+ * order; the keep-alive timeout does not end a connection while it is held; at shutdown the
+ * answers say `Connection: close` and end their connections. A connection answered by an element
+ * is not read again until every request that element releases is answered (their clients'
+ * next requests would otherwise be parsed between two batches, ahead of the last answers).
+ *
+ * Only a response on its own connection, which stays open for a next request, is held so;
+ * `hold` returns false for any other (an injected request, `Connection: close`, HTTP/1.0, a
+ * pipelined response whose turn has not come), which the caller holds with its response.
+ */
+export class HeldLongPolls {
+  readonly #context: AppContext;
+  readonly #responder: LatestResponder;
+  readonly #keepAliveSeconds: number;
+  readonly #held = new WeakMap<Socket, HeldLongPoll>();
+  readonly #closeWatched = new WeakSet<Socket>();
+  readonly #wire = new WeakMap<Readonly<OutgoingHttpHeaders>, WireBytes>();
+  readonly #hubsWatched = new WeakSet<StreamHub>();
+  /** Connections answered by a release still under way: not read until it has answered every one. */
+  #pausedUntilReleased: Socket[] = [];
+  readonly #answer = (held: HeldLongPoll, outcome: WaitOutcome) => this.#answerHeld(held, outcome);
+
+  constructor(context: AppContext, responder: LatestResponder, keepAliveTimeoutMs: number) {
+    this.#context = context;
+    this.#responder = responder;
+    this.#keepAliveSeconds = Math.floor(keepAliveTimeoutMs / 1000);
+  }
+
+  /**
+   * Takes over the server's socket timeouts (`timeout` event): a connection whose long-poll is
+   * held here is not idle and is kept; any other is destroyed, as Node does by default.
+   */
+  attach(server: Server): void {
+    server.on('timeout', (socket: Socket) => {
+      if (!this.#held.has(socket)) socket.destroy();
+    });
+  }
+
+  /**
+   * Holds the long-poll `response` answers on its socket for `seconds`, or until the next
+   * element; false when it cannot be held so (see the class), or when its stream holds
+   * `maxLongPollWaiters` already; then nothing has been written or held.
+   */
+  hold(hub: StreamHub, request: LatestRequestHeaders, seconds: number, method: string, response: ServerResponse): boolean {
+    const socket = response.socket;
+    if (!(socket instanceof Socket) || !response.shouldKeepAlive || socket.destroyed) return false;
+    const headState = response as unknown as ResponseHeadState;
+    // Node versions whose responses keep these otherwise hold the response itself.
+    if (headState._header !== null || headState._headerSent !== false) return false;
+    const held = new HeldLongPoll(socket, hub, request, method === 'HEAD', this.#answer);
+    if (!hub.waiters.hold(held, seconds * 1000, socket)) return false;
+    this.#held.set(socket, held);
+    if (!this.#hubsWatched.has(hub)) {
+      this.#hubsWatched.add(hub);
+      hub.waiters.onReleased(() => this.#resumeAnswered());
+    }
+    if (!this.#closeWatched.has(socket)) {
+      this.#closeWatched.add(socket);
+      socket.once('close', () => this.#closed(socket));
+    }
+    // Node writes nothing for a response whose head it takes for sent, and ends it: the
+    // connection is idle for Node from here on, and the response and request can be collected.
+    headState._header = HEAD_WRITTEN_ON_THE_SOCKET;
+    headState._headerSent = true;
+    response.end();
+    return true;
+  }
+
+  /**
+   * Called with every request before it is answered: a request on a connection whose long-poll
+   * is held here (a pipelined one) has the held one answered first, as at the end of its wait.
+   */
+  answerHeldBefore(socket: Socket): void {
+    const held = this.#held.get(socket);
+    if (held === undefined) return;
+    held.hub.waiters.cancel(held);
+    this.#answerHeld(held, 'timeout');
+  }
+
+  #resumeAnswered(): void {
+    const paused = this.#pausedUntilReleased;
+    this.#pausedUntilReleased = [];
+    for (const socket of paused) if (!socket.destroyed) socket.resume();
+  }
+
+  #closed(socket: Socket): void {
+    const held = this.#held.get(socket);
+    if (held === undefined) return;
+    this.#held.delete(socket);
+    held.hub.waiters.cancel(held);
+  }
+
+  #answerHeld(held: HeldLongPoll, outcome: WaitOutcome): void {
+    const { socket } = held;
+    // Answered already (a pipelined request came), or the connection went away.
+    if (this.#held.get(socket) !== held) return;
+    this.#held.delete(socket);
+    if (outcome === 'aborted' || socket.destroyed) return;
+    const nowMs = Date.now();
+    let answer: LatestOutcome;
+    try {
+      answer = this.#responder.respond(held.hub, held.request, nowMs, false);
+    } catch (error) {
+      // Not expected (the request was answerable before it waited): end it rather than leave it hanging.
+      this.#context.logger?.error({ err: error }, 'a held long-poll could not be answered');
+      socket.destroy();
+      return;
+    }
+    if (answer.kind !== 'send') return;
+    const closing = this.#context.lifecycle.closing;
+    socket.write(this.#bytes(answer, held.head, closing, nowMs));
+    if (closing) socket.end();
+    else if (outcome === 'element') {
+      // The client's next request waits in the kernel until every held request of this element
+      // is answered: read between two batches, the first answered would delay the last.
+      socket.pause();
+      this.#pausedUntilReleased.push(socket);
+    }
+    this.#context.metrics.requestAnswered(latestRoute, held.head ? 'HEAD' : 'GET', answer.status);
+  }
+
+  /** The whole response for `answer`, made once per representation, second and kind of request. */
+  #bytes(answer: Extract<LatestOutcome, { kind: 'send' }>, head: boolean, closing: boolean, nowMs: number): Buffer {
+    const dateSecond = Math.floor(nowMs / 1000);
+    let wire = this.#wire.get(answer.headers);
+    if (wire === undefined || wire.dateSecond !== dateSecond) {
+      wire = { dateSecond, date: new Date(dateSecond * 1000).toUTCString() };
+      this.#wire.set(answer.headers, wire);
+    }
+    const body = head ? undefined : answer.body;
+    const make = (keepAliveSeconds: number | 'close') => wireResponse(answer.status, answer.headers, body, wire.date, { keepAliveSeconds });
+    if (closing) return head ? (wire.headClosing ??= make('close')) : (wire.getClosing ??= make('close'));
+    return head ? (wire.head ??= make(this.#keepAliveSeconds)) : (wire.get ??= make(this.#keepAliveSeconds));
+  }
+}

@@ -1,0 +1,243 @@
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import type { IncomingMessage } from 'node:http';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type FormatName, formatNames, mediaTypes } from '@rdf-stream/protocol';
+import { readProblem } from '../support/problem.js';
+import { RawHttpConnection, type RawResponse, request } from '../support/raw-http.js';
+import { startTestPublisher, type TestPublisher } from '../../src/testing.js';
+
+let running: TestPublisher | undefined;
+const connections: RawHttpConnection[] = [];
+const stopListening: Array<() => void> = [];
+afterEach(async () => {
+  for (const stop of stopListening.splice(0)) stop();
+  for (const connection of connections.splice(0)) connection.close();
+  await running?.close();
+  running = undefined;
+});
+
+const path = '/streams/parking/latest';
+const codings = ['identity', 'gzip', 'br'] as const;
+
+async function open(): Promise<RawHttpConnection> {
+  const connection = await RawHttpConnection.open(running!.url);
+  connections.push(connection);
+  return connection;
+}
+
+/** The headers that say the time of the answer: they may differ between two answers of one element. */
+const timely = new Set(['date', 'cache-control', 'expires']);
+const timeless = (response: RawResponse) => response.headerLines.filter(([name]) => !timely.has(name));
+
+/**
+ * The requests whose response Node's HTTP server has finished (`http.server.response.finish`,
+ * a documented diagnostics channel), by their `Prefer` header: a long-poll held by its socket
+ * alone has its response finished, with nothing written, as soon as it is held.
+ */
+function finishedResponses(): string[] {
+  const finished: string[] = [];
+  const onFinish = (message: unknown) => {
+    const { request: incoming } = message as { request: IncomingMessage };
+    finished.push(String(incoming.headers.prefer ?? 'no wait'));
+  };
+  subscribe('http.server.response.finish', onFinish);
+  stopListening.push(() => unsubscribe('http.server.response.finish', onFinish));
+  return finished;
+}
+
+async function publisherWithElement(flags: string[] = []) {
+  running = await startTestPublisher({ flags });
+  await running.push();
+  const etag = (format: FormatName, coding: (typeof codings)[number]) => running!.hub.latest!.etags[format][coding];
+  return { running, etag };
+}
+
+describe('long-polls held by their socket alone', () => {
+  it('answers every held request, in each format and coding, with the element and the headers an immediate answer has', async () => {
+    const { running, etag } = await publisherWithElement();
+    const finished = finishedResponses();
+    const held: Array<{ format: FormatName; coding: (typeof codings)[number]; connection: RawHttpConnection }> = [];
+    for (const format of formatNames) {
+      for (const coding of codings) {
+        const connection = await open();
+        connection.send(path, { accept: mediaTypes[format], 'accept-encoding': coding, 'if-none-match': etag(format, coding), prefer: 'wait=20' });
+        held.push({ format, coding, connection });
+      }
+    }
+    await running.untilWaiting(held.length);
+    // Node is done with every held request: nothing of its request or response is kept.
+    expect(finished).toHaveLength(held.length);
+    expect(held.every(({ connection }) => connection.pending === 0)).toBe(true);
+
+    await running.push();
+    const latest = running.hub.latest!;
+    for (const { format, coding, connection } of held) {
+      const answer = await connection.read();
+      expect(answer.status, `${format} ${coding}`).toBe(200);
+      expect(answer.body.equals(latest.bodies[format][coding]), `${format} ${coding}`).toBe(true);
+      expect(answer.headers.etag).toBe(latest.etags[format][coding]);
+      expect(answer.headers.connection).toBe('keep-alive');
+      // The same connection, asked at once: Node's own answer, with the same headers in the same order.
+      connection.send(path, { accept: mediaTypes[format], 'accept-encoding': coding });
+      const immediate = await connection.read();
+      expect(timeless(answer), `${format} ${coding}`).toEqual(timeless(immediate));
+      expect(answer.headerLines.map(([name]) => name)).toEqual(immediate.headerLines.map(([name]) => name));
+    }
+    expect(running.waiting()).toBe(0);
+  });
+
+  it('answers a held HEAD with the headers and no body, and the connection goes on', async () => {
+    const { running, etag } = await publisherWithElement();
+    const connection = await open();
+    connection.send(path, { 'accept-encoding': 'gzip', 'if-none-match': etag('turtle', 'gzip'), prefer: 'wait=20' }, 'HEAD');
+    await running.untilWaiting(1);
+    await running.push();
+    const answer = await connection.read(true);
+    expect(answer.status).toBe(200);
+    expect(Number(answer.headers['content-length'])).toBe(running.hub.latest!.bodies.turtle.gzip.length);
+    expect(answer.body).toHaveLength(0);
+    connection.send(path, { 'accept-encoding': 'identity' });
+    const next = await connection.read();
+    expect(next.status).toBe(200);
+    expect(next.body.equals(running.hub.latest!.bodies.turtle.identity)).toBe(true);
+  });
+
+  it('hands the connection back to the HTTP server: held again, answered again, then any route on it', async () => {
+    const { running, etag } = await publisherWithElement();
+    const finished = finishedResponses();
+    const connection = await open();
+    for (let round = 0; round < 3; round++) {
+      connection.send(path, { 'accept-encoding': 'identity', 'if-none-match': running.hub.latest!.etags.turtle.identity, prefer: 'wait=20' });
+      await running.untilWaiting(1);
+      await running.push();
+      const answer = await connection.read();
+      expect(answer.status).toBe(200);
+      expect(answer.headers.etag).toBe(running.hub.latest!.etags.turtle.identity);
+    }
+    expect(finished).toHaveLength(3);
+    expect(etag('turtle', 'identity')).toMatch(/-4-turtle"$/);
+    // Requests the fast path leaves to Fastify, on the same connection.
+    connection.send('/health');
+    expect((await connection.read()).status).toBe(200);
+    connection.send(`${path}?format=xml`);
+    const refused = await connection.read();
+    expect(refused.status).toBe(400);
+    expect(JSON.parse(refused.body.toString('utf8')).code).toBe('PUB_ERR_UNKNOWN_FORMAT');
+    expect(connection.ended).toBe(false);
+  });
+
+  it('reads each connection again once a release of several batches has answered them all', async () => {
+    const { running, etag } = await publisherWithElement(['--broadcast-batch-size', '1']);
+    const held = [await open(), await open(), await open()];
+    for (const connection of held) connection.send(path, { 'accept-encoding': 'identity', 'if-none-match': etag('turtle', 'identity'), prefer: 'wait=20' });
+    await running.untilWaiting(3);
+    await running.push();
+    for (const connection of held) {
+      expect((await connection.read()).status).toBe(200);
+      connection.send(path, { 'accept-encoding': 'identity' });
+    }
+    for (const connection of held) expect((await connection.read()).headers.etag).toBe(etag('turtle', 'identity'));
+  });
+
+  it('answers 304, with validators and freshness, when the wait ends without an element; the connection goes on', async () => {
+    const { running, etag } = await publisherWithElement();
+    const connection = await open();
+    connection.send(path, { 'accept-encoding': 'br', 'if-none-match': etag('turtle', 'br'), prefer: 'wait=1' });
+    await running.untilWaiting(1);
+    const answer = await connection.read();
+    expect(answer.status).toBe(304);
+    expect(answer.headers.etag).toBe(etag('turtle', 'br'));
+    expect(answer.headers['cache-control']).toMatch(/^public, max-age=\d+/);
+    expect(answer.headers['content-length']).toBeUndefined();
+    expect(answer.body).toHaveLength(0);
+    expect(running.waiting()).toBe(0);
+    connection.send(path, { 'accept-encoding': 'br' });
+    expect((await connection.read()).status).toBe(200);
+  });
+
+  it('keeps a held connection past the keep-alive timeout, which is for idle connections', async () => {
+    const { running, etag } = await publisherWithElement(['--keep-alive-timeout-ms', '1000']);
+    const connection = await open();
+    connection.send(path, { 'accept-encoding': 'identity', 'if-none-match': etag('turtle', 'identity'), prefer: 'wait=3' });
+    await running.untilWaiting(1);
+    const answer = await connection.read();
+    expect(answer.status).toBe(304);
+    expect(answer.headers['keep-alive']).toBe('timeout=1');
+    // Idle now: the keep-alive timeout ends it.
+    await connection.closed;
+  });
+
+  it('holds at most maxLongPollWaiters; the next gets 503 problem+json; those held are answered', async () => {
+    const { running, etag } = await publisherWithElement(['--max-long-poll-waiters', '2']);
+    const headers = { 'accept-encoding': 'identity', 'if-none-match': etag('turtle', 'identity'), prefer: 'wait=20' };
+    const held = [await open(), await open()];
+    for (const connection of held) connection.send(path, headers);
+    await running.untilWaiting(2);
+    const refused = await fetch(`${running.url}${path}`, { headers });
+    expect(refused.status).toBe(503);
+    expect((await readProblem(refused)).code).toBe('PUB_ERR_LONG_POLL_LIMIT');
+    await running.push();
+    expect((await Promise.all(held.map((connection) => connection.read()))).map((answer) => answer.status)).toEqual([200, 200]);
+  });
+
+  it('forgets a held request whose client went away, and answers the others', async () => {
+    const { running, etag } = await publisherWithElement();
+    const headers = { 'accept-encoding': 'identity', 'if-none-match': etag('turtle', 'identity'), prefer: 'wait=20' };
+    const gone = await open();
+    const staying = await open();
+    gone.send(path, headers);
+    staying.send(path, headers);
+    await running.untilWaiting(2);
+    gone.close();
+    await running.untilWaiting(1);
+    await running.push();
+    expect((await staying.read()).status).toBe(200);
+    expect(running.waiting()).toBe(0);
+  });
+
+  it('answers a held request first when another is pipelined behind it, so that answers keep their order', async () => {
+    const { running, etag } = await publisherWithElement();
+    const connection = await open();
+    connection.socket.write(
+      request(path, { 'accept-encoding': 'identity', 'if-none-match': etag('turtle', 'identity'), prefer: 'wait=20' }) +
+        request(path, { 'accept-encoding': 'gzip' }) +
+        request(path, { 'accept-encoding': 'identity', 'if-none-match': etag('turtle', 'identity'), prefer: 'wait=20' }),
+    );
+    const first = await connection.read();
+    expect(first.status).toBe(304);
+    const second = await connection.read();
+    expect(second.status).toBe(200);
+    expect(second.headers['content-encoding']).toBe('gzip');
+    await running.untilWaiting(1);
+    await running.push();
+    const third = await connection.read();
+    expect(third.status).toBe(200);
+    expect(third.headers.etag).toBe(running.hub.latest!.etags.turtle.identity);
+  });
+
+  it('holds a request whose connection closes after it with its response, and answers it Connection: close', async () => {
+    const { running, etag } = await publisherWithElement();
+    const finished = finishedResponses();
+    const connection = await open();
+    connection.send(path, { 'accept-encoding': 'identity', 'if-none-match': etag('turtle', 'identity'), prefer: 'wait=20', connection: 'close' });
+    await running.untilWaiting(1);
+    expect(finished).toEqual([]);
+    await running.push();
+    const answer = await connection.read();
+    expect(answer.status).toBe(200);
+    expect(answer.headers.connection).toBe('close');
+    await connection.closed;
+  });
+
+  it('answers held requests at shutdown with Connection: close, and ends their connections', async () => {
+    const { running, etag } = await publisherWithElement();
+    const connection = await open();
+    connection.send(path, { 'accept-encoding': 'identity', 'if-none-match': etag('turtle', 'identity'), prefer: 'wait=30' });
+    await running.untilWaiting(1);
+    expect(await running.publisher.shutdown()).toBe(true);
+    const answer = await connection.read();
+    expect(answer.status).toBe(304);
+    expect(answer.headers.connection).toBe('close');
+    await connection.closed;
+  });
+});
