@@ -56,6 +56,19 @@ export function holdSeconds(expectedIntervalMs: number, jitterMs: number): numbe
 }
 
 /**
+ * The wait a smart poller that does not hold ahead asks for (whole seconds, `Prefer: wait`): a
+ * quarter interval, at least a second. Its request for the next element goes out when the
+ * element is due; one that comes before the publisher serves it (the element is still being
+ * written and compressed, or the clocks' offset is off by a little) is held until it is served,
+ * rather than answered 304 and asked again after a back-off — a second request per element and
+ * up to `minPollIntervalMs` plus jitter of latency. A request that comes after is answered at
+ * once, so that few are held.
+ */
+export function lateHoldSeconds(expectedIntervalMs: number): number {
+  return Math.max(1, Math.ceil(expectedIntervalMs / 4 / 1000));
+}
+
+/**
  * How long a smart poller waits before its next request (ms). For a regular stream whose newest
  * element it knows: until the next element is due (generated + interval, moved onto the client's
  * clock) and the margin the publisher needs to make it available, plus jitter — one request per

@@ -1,6 +1,6 @@
 import { type FormatName, mediaTypes, preferWait } from '@rdf-stream/protocol';
 import { type BackoffOptions, backoffDelay } from './backoff.js';
-import { adaptMargin, holdSeconds, type PollHints, smartPollDelay } from './poll-schedule.js';
+import { adaptMargin, holdSeconds, lateHoldSeconds, type PollHints, smartPollDelay } from './poll-schedule.js';
 import { type FailedAnswer, failedAnswer } from './subscription-error.js';
 import { type AnswerHeaders, StoredAnswer } from './stored-answer.js';
 import type { TransportStats } from './transport-stats.js';
@@ -108,13 +108,17 @@ export class PollSession implements LatestSession {
     return holdMs > 0 && this.#lastEtag !== undefined ? { ...revalidation, prefer: preferWait(holdMs / 1000) } : revalidation;
   }
 
-  /** How long the publisher may hold the next request (ms; 0: it answers at once). */
+  /**
+   * How long the publisher may hold the next request (ms; 0: it answers at once): smart polling
+   * of a regular stream whose newest element it knows asks to be held until the next element is
+   * served (`holdSeconds` when holding ahead, else `lateHoldSeconds`).
+   */
   get holdMs(): number {
-    if (!this.#holding) return 0;
+    if (this.#fixed) return 0;
     const { hints, jitterMs } = this.#options;
     const intervalMs = hints?.expectedIntervalMs;
     if (hints?.generatedAtMs === undefined || !intervalMs || intervalMs <= 0) return 0;
-    return holdSeconds(intervalMs, jitterMs) * 1000;
+    return (this.#holding ? holdSeconds(intervalMs, jitterMs) : lateHoldSeconds(intervalMs)) * 1000;
   }
 
   /** What an answer means; a 2xx or 304 updates the cache (read the body of an `element` after). */

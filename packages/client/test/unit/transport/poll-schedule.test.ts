@@ -1,5 +1,6 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { adaptMargin, holdSeconds, holdSpreadMs, smartPollDelay } from '../../../src/transport/poll-schedule.js';
+import { adaptMargin, holdSeconds, holdSpreadMs, lateHoldSeconds, smartPollDelay } from '../../../src/transport/poll-schedule.js';
 
 const options = { jitterMs: 200, minPollIntervalMs: 100 };
 const noJitter = () => 0;
@@ -57,6 +58,78 @@ describe('smartPollDelay', () => {
     expect(smartPollDelay({ expectedIntervalMs: null, generatedAtMs: T }, moment, options, noJitter)).toBe(3_000);
     expect(smartPollDelay({ expectedIntervalMs: 5_000 }, moment, options, noJitter)).toBe(3_000);
     expect(smartPollDelay({}, { ...moment, freshForMs: 0 }, options, fullJitter)).toBe(300);
+  });
+});
+
+describe('lateHoldSeconds', () => {
+  it('asks to be held a quarter interval, in whole seconds, at least one', () => {
+    expect(lateHoldSeconds(5_000)).toBe(2);
+    expect(lateHoldSeconds(250)).toBe(1);
+    expect(lateHoldSeconds(60_000)).toBe(15);
+  });
+});
+
+describe('smartPollDelay, for any stream, clock and moment', () => {
+  const intervalMs = fc.integer({ min: 1, max: 3_600_000 });
+  const schedule = fc.record({
+    generatedAtMs: fc.integer({ min: 0, max: 2_000_000_000_000 }),
+    expectedIntervalMs: intervalMs,
+    clockOffsetMs: fc.integer({ min: -60_000, max: 60_000 }),
+    sinceGeneratedMs: fc.integer({ min: -60_000, max: 7_200_000 }),
+    marginMs: fc.integer({ min: 0, max: 900_000 }),
+    jitterMs: fc.integer({ min: 0, max: 5_000 }),
+    minPollIntervalMs: fc.integer({ min: 1, max: 10_000 }),
+    draw: fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }),
+  });
+
+  it('a poller that does not hold ahead never asks for an element on time before it is due, nor later than the jitter after', () => {
+    fc.assert(
+      fc.property(schedule, (s) => {
+        const dueAtMs = s.generatedAtMs + s.expectedIntervalMs - s.clockOffsetMs + s.marginMs;
+        const nowMs = s.generatedAtMs - s.clockOffsetMs + s.sinceGeneratedMs;
+        fc.pre(dueAtMs > nowMs);
+        const delay = smartPollDelay(s, { nowMs, lateAttempts: 0, freshForMs: 0, marginMs: s.marginMs }, s, () => s.draw);
+        expect(nowMs + delay).toBeGreaterThanOrEqual(dueAtMs);
+        expect(nowMs + delay).toBeLessThanOrEqual(dueAtMs + s.jitterMs);
+      }),
+    );
+  });
+
+  it('a holding poller asks within its spread before the due moment, never after it, and the publisher holds it past it', () => {
+    fc.assert(
+      fc.property(schedule, (s) => {
+        const dueAtMs = s.generatedAtMs + s.expectedIntervalMs - s.clockOffsetMs + s.marginMs;
+        const nowMs = s.generatedAtMs - s.clockOffsetMs + s.sinceGeneratedMs;
+        fc.pre(dueAtMs > nowMs);
+        const delay = smartPollDelay(s, { nowMs, lateAttempts: 0, freshForMs: 0, marginMs: s.marginMs }, { ...s, hold: true }, () => s.draw);
+        expect(delay).toBeGreaterThanOrEqual(0);
+        expect(nowMs + delay).toBeLessThanOrEqual(dueAtMs);
+        expect(nowMs + delay).toBeGreaterThanOrEqual(Math.min(nowMs, dueAtMs - holdSpreadMs(s.expectedIntervalMs, s.jitterMs)));
+        // Asked at the start of its spread, a request is still held when the element is due (and a quarter interval later).
+        expect(holdSeconds(s.expectedIntervalMs, s.jitterMs) * 1000).toBeGreaterThanOrEqual(holdSpreadMs(s.expectedIntervalMs, s.jitterMs) + s.expectedIntervalMs / 4);
+      }),
+    );
+  });
+
+  it('a late element is asked for again within a quarter interval (at least minPollIntervalMs) and the jitter, never at once', () => {
+    fc.assert(
+      fc.property(schedule, fc.integer({ min: 1, max: 64 }), (s, lateAttempts) => {
+        const nowMs = s.generatedAtMs - s.clockOffsetMs + s.sinceGeneratedMs;
+        const delay = smartPollDelay(s, { nowMs, lateAttempts, freshForMs: 0, marginMs: s.marginMs }, s, () => s.draw);
+        expect(delay).toBeGreaterThanOrEqual(Math.min(s.minPollIntervalMs, Math.max(s.minPollIntervalMs, s.expectedIntervalMs / 4)) - 1);
+        expect(delay).toBeLessThanOrEqual(Math.max(s.minPollIntervalMs, s.expectedIntervalMs / 4) + s.jitterMs + 1);
+      }),
+    );
+  });
+
+  it('the wait a poller asks for covers a quarter interval, in whole seconds', () => {
+    fc.assert(
+      fc.property(intervalMs, (expectedIntervalMs) => {
+        const seconds = lateHoldSeconds(expectedIntervalMs);
+        expect(Number.isInteger(seconds) && seconds >= 1).toBe(true);
+        expect(seconds * 1000).toBeGreaterThanOrEqual(expectedIntervalMs / 4);
+      }),
+    );
   });
 });
 

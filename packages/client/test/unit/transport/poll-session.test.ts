@@ -81,6 +81,22 @@ describe('PollSession', () => {
     expect(irregular.requesting()).not.toHaveProperty('prefer');
   });
 
+  it('smart: asks to be held briefly (a quarter interval) once it knows when the next element is due, so that an element not served yet costs no second request', () => {
+    const hints: PollHints = { expectedIntervalMs: 5_000, clockOffsetMs: 0 };
+    const { poll } = session('smart', hints);
+    expect(poll.requesting()).toEqual({ accept: 'text/turtle' });
+    poll.answered(200, answer('"e1"'));
+    expect(poll.holdMs).toBe(0);
+    expect(poll.requesting()).not.toHaveProperty('prefer');
+    hints.generatedAtMs = Date.now();
+    expect(poll.holdMs).toBe(2_000);
+    expect(poll.requesting()).toMatchObject({ 'if-none-match': '"e1"', prefer: 'wait=2' });
+    const irregular = session('smart', { expectedIntervalMs: null, generatedAtMs: Date.now() }).poll;
+    irregular.answered(200, answer('"e1"'));
+    expect(irregular.holdMs).toBe(0);
+    expect(irregular.requesting()).not.toHaveProperty('prefer');
+  });
+
   it('smart without hints: follows the cached answer’s freshness, never sooner than minPollIntervalMs', () => {
     const { poll } = session('smart');
     poll.answered(200, answer('"e1"', 'max-age=3'));
