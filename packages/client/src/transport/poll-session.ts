@@ -13,7 +13,8 @@ export interface PollSessionOptions {
   readonly format: FormatName;
   /**
    * `smart`: ask again when the next element is due (from `hints`: the newest element's time and
-   * the stream's interval), plus up to `jitterMs`, backing off while it is late; without hints,
+   * the stream's interval), plus up to `jitterMs`, asking the publisher to hold the request until
+   * the element is served (`holdMs`), backing off while it is late; without hints,
    * when the response stops being fresh (Cache-Control, Age, Expires, Date). Revalidates with
    * If-None-Match. `fixed`: the study's clients — wait `pollIntervalMs` after each response, and
    * skip any request the cached response still answers. See `smartPollDelay`.
