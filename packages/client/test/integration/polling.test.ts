@@ -138,9 +138,9 @@ describe('smart polling by several clients, counted by the publisher', () => {
     const intervalMs = 1_000;
     // As a busy publisher does (the element written and compressed after it is stamped): each
     // element comes this long after its `prov:generatedAtTime`, when pollers ask for it.
-    const servedAfterMs = 300;
+    const servedAfterMs = 150;
     const clients = 3;
-    const elements = 8;
+    const elements = 10;
     running = await startTestPublisher({ intervalMs });
     await running.push();
     const source = setInterval(() => void running?.push(undefined, new Date(Date.now() - servedAfterMs)), intervalMs);
@@ -150,10 +150,11 @@ describe('smart polling by several clients, counted by the publisher', () => {
       const subscriptions = updates.map(() => subscribe(running!.streamUrl, { transport: 'poll', pollStrategy: 'smart', clockOffset: false, signal: stop.signal }));
       const consuming = subscriptions.map((subscription, index) => consume(subscription, updates[index]!));
       // Counted from an element every client has to the one `elements` later: a client's first
-      // answer is the state it found, before it knew the schedule. A request in flight at either
-      // end is counted once (answered or held), so that the two ends cancel out.
+      // answer is the state it found, before it knew the schedule, and it learns how late
+      // elements come from the next one. A request in flight at either end is counted once
+      // (answered or held), so that the two ends cancel out.
       await vi.waitUntil(() => updates.every((got) => got.length >= 1), patience);
-      const fromSeq = Math.max(...updates.map((got) => got[0]!.seq!)) + 1;
+      const fromSeq = Math.max(...updates.map((got) => got[0]!.seq!)) + 2;
       const reached = (seq: number) => updates.every((got) => got.some((update) => update.seq! >= seq));
       await vi.waitUntil(() => reached(fromSeq), patience);
       const before = await latestRequestsSeenByPublisher(running.url);

@@ -24,9 +24,9 @@ describe('smartPollDelay', () => {
     expect(smartPollDelay({ ...regular, clockOffsetMs: 1_000 }, { nowMs: T + 300, lateAttempts: 0, freshForMs: 0, marginMs: 0 }, options, noJitter)).toBe(3_700);
   });
 
-  it('backs off from minPollIntervalMs, doubling while the element is late, at most a quarter of the interval', () => {
+  it('asks again at once after the first request that found nothing (to be held), then backs off from minPollIntervalMs, doubling, at most a quarter of the interval', () => {
     const late = (lateAttempts: number) => smartPollDelay(regular, { nowMs: T + 5_050, lateAttempts, freshForMs: 0, marginMs: 0 }, options, noJitter);
-    expect([1, 2, 3, 4, 5, 6].map(late)).toEqual([100, 200, 400, 800, 1_250, 1_250]);
+    expect([1, 2, 3, 4, 5, 6, 7].map(late)).toEqual([0, 100, 200, 400, 800, 1_250, 1_250]);
   });
 
   it('asks soon when the next element is due already (the newest came late)', () => {
@@ -111,12 +111,17 @@ describe('smartPollDelay, for any stream, clock and moment', () => {
     );
   });
 
-  it('a late element is asked for again within a quarter interval (at least minPollIntervalMs) and the jitter, never at once', () => {
+  it('a late element is asked for again at once only after the first miss (then held), else within minPollIntervalMs and a quarter interval, plus the jitter', () => {
     fc.assert(
-      fc.property(schedule, fc.integer({ min: 1, max: 64 }), (s, lateAttempts) => {
+      fc.property(schedule, fc.integer({ min: 1, max: 64 }), fc.boolean(), (s, lateAttempts, hold) => {
         const nowMs = s.generatedAtMs - s.clockOffsetMs + s.sinceGeneratedMs;
-        const delay = smartPollDelay(s, { nowMs, lateAttempts, freshForMs: 0, marginMs: s.marginMs }, s, () => s.draw);
-        expect(delay).toBeGreaterThanOrEqual(Math.min(s.minPollIntervalMs, Math.max(s.minPollIntervalMs, s.expectedIntervalMs / 4)) - 1);
+        const delay = smartPollDelay(s, { nowMs, lateAttempts, freshForMs: 0, marginMs: s.marginMs }, { ...s, hold }, () => s.draw);
+        if (!hold && lateAttempts === 1) {
+          expect(delay).toBe(0);
+          return;
+        }
+        // A held request that ended without the element, or a publisher that does not hold: never a request loop.
+        expect(delay).toBeGreaterThanOrEqual(s.minPollIntervalMs);
         expect(delay).toBeLessThanOrEqual(Math.max(s.minPollIntervalMs, s.expectedIntervalMs / 4) + s.jitterMs + 1);
       }),
     );
@@ -139,6 +144,13 @@ describe('adaptMargin', () => {
     expect(adaptMargin(20, 2, 5_000)).toBe(40);
     expect(adaptMargin(1_000, 1, 5_000)).toBe(1_250);
     expect(adaptMargin(0, 1, null)).toBe(20);
+  });
+
+  it('after a miss, becomes twice how long after its due moment the element came, within the same bounds', () => {
+    expect(adaptMargin(0, 1, 5_000, 180)).toBe(360);
+    expect(adaptMargin(100, 1, 5_000, 180)).toBe(360);
+    expect(adaptMargin(0, 1, 5_000, 5)).toBe(20);
+    expect(adaptMargin(0, 2, 5_000, 4_000)).toBe(1_250);
   });
 
   it('shrinks it slowly after each element found at the first request', () => {
