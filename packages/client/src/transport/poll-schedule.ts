@@ -104,27 +104,29 @@ export function smartPollDelay(hints: PollHints, moment: PollMoment, options: Sm
 const MARGIN_FLOOR_MS = 20;
 const MARGIN_CEILING_SHARE = 0.25;
 /** How a margin shrinks after each element found at the first request: slowly, so that misses stay rare. */
-const MARGIN_DECAY = 0.9;
+const MARGIN_DECAY = 0.95;
 /**
- * The margin after a miss, as a multiple of how late the element came: room for it to shrink for
- * six elements (by `MARGIN_DECAY`) before the next miss is likely, so that about one element in
- * eight is missed.
+ * The most a margin grows to after a miss, as a multiple of how late the element came: it
+ * doubles otherwise, so that one element very late (a pause, a burst of load) moves it by one
+ * doubling, not to that lateness.
  */
-const MARGIN_AFTER_MISS = 2;
+const MARGIN_AFTER_MISS = 1.5;
 
 /**
  * Learns how long after its due moment an element can be fetched: an element is stamped when it
  * is generated and is served a little later (rendered, logged), and the clocks' offset is only
  * known within its uncertainty. After an element that needed `lateAttempts` requests beyond the
- * first, the margin becomes twice how long after its due moment it came (`servedAfterDueMs`,
- * on the client's clock, the answer's transfer included), or, not known, twice itself; at least
- * 20 ms, at most a quarter of the interval. After one the first request found, it shrinks by
- * 10 %. A miss costs a request (and, from a publisher that holds the second one, no latency), a
- * margin costs latency: in the steady state, about one element in eight is missed (≈ 1.1
- * requests per element).
+ * first, the margin doubles (at least 20 ms), but to no more than 1.5 × how long after its due
+ * moment the element came (`servedAfterDueMs`, on the client's clock, the answer's transfer
+ * included, when known) and a quarter of the interval; after one the first request found, it
+ * shrinks by 5 %. A miss costs a request (and, from a publisher that holds the second one, no
+ * latency), a margin costs latency: in the steady state, about one element in eight is missed
+ * (≈ 1.1 requests per element).
  */
 export function adaptMargin(marginMs: number, lateAttempts: number, expectedIntervalMs: number | null | undefined, servedAfterDueMs?: number): number {
   if (lateAttempts === 0) return marginMs * MARGIN_DECAY;
   const ceiling = expectedIntervalMs ? expectedIntervalMs * MARGIN_CEILING_SHARE : MARGIN_FLOOR_MS;
-  return Math.min(ceiling, Math.max(MARGIN_FLOOR_MS, servedAfterDueMs === undefined ? marginMs * 2 : servedAfterDueMs * MARGIN_AFTER_MISS));
+  const doubled = Math.max(MARGIN_FLOOR_MS, marginMs * 2);
+  const measured = servedAfterDueMs === undefined ? doubled : Math.max(MARGIN_FLOOR_MS, servedAfterDueMs * MARGIN_AFTER_MISS);
+  return Math.min(ceiling, doubled, measured);
 }

@@ -146,22 +146,24 @@ describe('adaptMargin', () => {
     expect(adaptMargin(0, 1, null)).toBe(20);
   });
 
-  it('after a miss, becomes twice how long after its due moment the element came, within the same bounds', () => {
-    expect(adaptMargin(0, 1, 5_000, 180)).toBe(360);
-    expect(adaptMargin(100, 1, 5_000, 180)).toBe(360);
+  it('after a miss, doubles to no more than 1.5 × how long after its due moment the element came', () => {
+    expect(adaptMargin(100, 1, 5_000, 180)).toBe(200);
+    expect(adaptMargin(100, 1, 5_000, 120)).toBe(180);
     expect(adaptMargin(0, 1, 5_000, 5)).toBe(20);
-    expect(adaptMargin(0, 2, 5_000, 4_000)).toBe(1_250);
+    // One element very late moves the margin by one doubling, not to its lateness.
+    expect(adaptMargin(40, 1, 5_000, 900)).toBe(80);
+    expect(adaptMargin(1_000, 2, 5_000, 4_000)).toBe(1_250);
   });
 
   it('shrinks it slowly after each element found at the first request', () => {
-    expect(adaptMargin(100, 0, 5_000)).toBeCloseTo(90, 6);
-    // Misses stay rare: from 40 ms, seven hits in a row before the margin is back under 20 ms.
+    expect(adaptMargin(100, 0, 5_000)).toBeCloseTo(95, 6);
+    // Misses stay rare: from 40 ms, fourteen hits in a row before the margin is back under 20 ms.
     let margin = 40;
     let hits = 0;
     while (margin >= 20) {
       margin = adaptMargin(margin, 0, 5_000);
       hits++;
     }
-    expect(hits).toBe(7);
+    expect(hits).toBe(14);
   });
 });

@@ -86,10 +86,11 @@ describe('pollTransport, smart, on a regular stream', () => {
     expect(await pollFive(true)).toEqual([
       { atMs: 0, status: 200 }, // element 1, generated 500 ms before
       { atMs: 500, status: 304 }, // element 2 is due, but served only 30 ms after
-      { atMs: 500, status: 200, prefer: 'wait=1' }, // at once, held until it is served: the margin becomes 2 × 30 ms
-      { atMs: 1_560, status: 200 }, // element 3: found at the first request from now on; the margin shrinks by 10 %
-      { atMs: 2_554, status: 200 },
-      { atMs: 3_548, status: 200 }, // 48.6 ms after due, on a whole-millisecond timer
+      { atMs: 500, status: 200, prefer: 'wait=1' }, // at once, held until it is served: the margin becomes 20 ms
+      { atMs: 1_520, status: 304 }, // element 3: due + 20 ms, still 10 ms early
+      { atMs: 1_520, status: 200, prefer: 'wait=1' }, // the margin doubles: 40 ms (at most 1.5 × 30 ms)
+      { atMs: 2_540, status: 200 }, // found at the first request from now on; the margin shrinks by 5 %
+      { atMs: 3_538, status: 200 },
     ]);
   });
 
@@ -98,10 +99,12 @@ describe('pollTransport, smart, on a regular stream', () => {
       { atMs: 0, status: 200 },
       { atMs: 500, status: 304 },
       { atMs: 500, status: 304, prefer: 'wait=1' }, // answered at once: not held
-      { atMs: 600, status: 200, prefer: 'wait=1' }, // minPollIntervalMs later, still asking to be held; the margin becomes 2 × 100 ms
-      { atMs: 1_700, status: 200 },
-      { atMs: 2_680, status: 200 },
-      { atMs: 3_662, status: 200 },
+      { atMs: 600, status: 200, prefer: 'wait=1' }, // minPollIntervalMs later, still asking to be held; the margin becomes 20 ms
+      { atMs: 1_520, status: 304 },
+      { atMs: 1_520, status: 304, prefer: 'wait=1' },
+      { atMs: 1_620, status: 200, prefer: 'wait=1' }, // the margin doubles: 40 ms
+      { atMs: 2_540, status: 200 },
+      { atMs: 3_538, status: 200 },
     ]);
   });
 });
