@@ -26,6 +26,7 @@ import { GzipFragmentTexts } from './gzip-fragment-texts.js';
 import { GzipStreamCheck } from './gzip-stream-check.js';
 import { isGzipVerifyClient } from './gzip-verify-sample.js';
 import { countFailure, type Fleet, pollingClient, type PollingClientOptions } from './polling-client.js';
+import { POLL_TRACE_ENV, PollTrace } from './poll-trace.js';
 import { type FleetClient, UpdateRecorder } from './update-recorder.js';
 import { websocketClient } from './websocket-client.js';
 import { wsLibraryClient } from './ws-library-client.js';
@@ -36,6 +37,9 @@ const stats: TransportStats = emptyStats();
 const fleet: Fleet = { updates: new UpdateRecorder(Number.POSITIVE_INFINITY, 0), counters: { errors: 0, timeouts: 0, connected: 0 }, stopping: false };
 const { counters } = fleet;
 const clients: FleetClient[] = [];
+/** Every poll's timing, when the benchmark is asked to trace them (see `POLL_TRACE_ENV`). */
+const traceDirectory = process.env[POLL_TRACE_ENV];
+const pollTrace = traceDirectory ? new PollTrace() : undefined;
 /** This process's CPU usage when the job came: the report gives what the clients used since. */
 let cpuAtJob: NodeJS.CpuUsage | undefined;
 
@@ -73,6 +77,8 @@ function readStreamFacts(job: WorkerJob) {
  */
 async function pollClient(job: WorkerJob, client: FleetClient, localAddress: string) {
   const smart = job.pollStrategy !== 'fixed';
+  // The worker has just added this client: its number in the trace.
+  const clientNumber = clients.length - 1;
   const hints: PollHints = smart ? { ...(await readStreamFacts(job)) } : {};
   const { jitterMs, minPollIntervalMs, backoff } = transportDefaults;
   const session = new PollSession({
@@ -86,7 +92,8 @@ async function pollClient(job: WorkerJob, client: FleetClient, localAddress: str
     backoff,
     stats,
   });
-  await pollingClient(fleet, client, latestOptions(job, localAddress, session, hints));
+  const options = latestOptions(job, localAddress, session, hints);
+  await pollingClient(fleet, client, pollTrace === undefined ? options : { ...options, trace: { sink: pollTrace, client: clientNumber } });
 }
 
 async function longPollClient(job: WorkerJob, client: FleetClient, localAddress: string) {
@@ -249,6 +256,7 @@ process.on('message', (message: WorkerJob | 'stop') => {
     for (const stop of stopConnections) stop();
     for (const pool of pools.values()) void pool.destroy();
     const cpu = process.cpuUsage(cpuAtJob);
+    if (pollTrace !== undefined && traceDirectory !== undefined) pollTrace.write(traceDirectory);
     const report: WorkerReport = {
       type: 'report',
       elements: fleet.updates.elements(),

@@ -1,5 +1,6 @@
 import type { LatestSession, PollHints } from '@rdf-stream/client';
 import type { Dispatcher } from 'undici';
+import type { PollTrace } from './poll-trace.js';
 import type { FleetClient, UpdateRecorder } from './update-recorder.js';
 
 /** What a worker's clients share: where their updates go, what failed, and whether the run is over. */
@@ -22,6 +23,8 @@ export interface PollingClientOptions {
   readonly session: LatestSession;
   /** The smart strategy's hints: the newest element's generation time is written here. */
   readonly hints?: PollHints;
+  /** Where each request's timing goes, when the benchmark traces polls (`POLL_TRACE_ENV`), with this client's number. */
+  readonly trace?: { readonly sink: PollTrace; readonly client: number };
 }
 
 /** Counts a request that failed without an answer (a timeout, a lost connection). */
@@ -60,7 +63,9 @@ export async function pollingClient(fleet: Fleet, client: FleetClient, options: 
  * them (the fleet's garbage collection cost half as much again as the hand-written clients').
  */
 async function ask(fleet: Fleet, client: FleetClient, options: PollingClientOptions): Promise<number | undefined> {
-  const { session, hints } = options;
+  const { session, hints, trace } = options;
+  const sentAtMs = Date.now();
+  const knownGeneratedAtMs = hints?.generatedAtMs ?? Number.NaN;
   try {
     // A request the publisher may hold gets that much longer.
     const timeoutMs = options.requestTimeoutMs + session.holdMs;
@@ -73,10 +78,13 @@ async function ask(fleet: Fleet, client: FleetClient, options: PollingClientOpti
     });
     const answer = session.answered(response.statusCode, response.headers);
     if (answer.kind === 'element' || answer.kind === 'unchanged') client.connectedAt ??= Date.now();
+    let answerGeneratedAtMs = Number.NaN;
     if (answer.kind === 'element') {
       const stamp = fleet.updates.record(client, await response.body.text(), Date.now());
       if (hints !== undefined && stamp !== undefined) hints.generatedAtMs = stamp.generatedAtMs;
+      answerGeneratedAtMs = stamp?.generatedAtMs ?? Number.NaN;
     } else await response.body.dump();
+    trace?.sink.record(trace.client, sentAtMs, Date.now(), response.statusCode, answer.kind === 'element', knownGeneratedAtMs, answerGeneratedAtMs);
     if (answer.kind === 'refused') {
       fleet.counters.errors++;
       return undefined;

@@ -56,13 +56,29 @@ export function holdSeconds(expectedIntervalMs: number, jitterMs: number): numbe
 }
 
 /**
+ * The wait a smart poller that does not hold ahead asks for when it asks again for an element
+ * that was not served yet (whole seconds, `Prefer: wait`): a quarter interval, at least a
+ * second. An element is served a little after it is stamped (written, compressed; more under
+ * load), and the clocks' offset is only known within its uncertainty: a request sent at the due
+ * moment may find the previous element (304). Asked again at once and held by the publisher
+ * until the element is served, it costs one more request but no latency — where a back-off of
+ * `minPollIntervalMs` and jitter (up to half a second) made the tail of smart polling's latency.
+ * Only such second requests are held: a held request costs the publisher more than an answered
+ * one, and the first ones, sent after the learnt margin (`adaptMargin`), mostly find the element.
+ */
+export function lateHoldSeconds(expectedIntervalMs: number): number {
+  return Math.max(1, Math.ceil(expectedIntervalMs / 4 / 1000));
+}
+
+/**
  * How long a smart poller waits before its next request (ms). For a regular stream whose newest
  * element it knows: until the next element is due (generated + interval, moved onto the client's
  * clock) and the margin the publisher needs to make it available, plus jitter — one request per
  * element when the stream is on time; holding (`hold`), up to `holdSpreadMs` before that moment
  * instead, the publisher answering when the element comes. When that moment
- * has passed without a new element: `minPollIntervalMs`, doubling with each request that finds
- * nothing, at most a quarter of the interval. For an irregular stream or before the first
+ * has passed without a new element: at once after the first request that found nothing, asking
+ * to be held (not holding ahead: `lateHoldSeconds`); then `minPollIntervalMs`, doubling with each
+ * request that finds nothing, at most a quarter of the interval. For an irregular stream or before the first
  * element: while the cached answer is fresh (cache headers), at least `minPollIntervalMs`.
  */
 export function smartPollDelay(hints: PollHints, moment: PollMoment, options: SmartPollOptions, random: () => number = Math.random): number {
@@ -77,26 +93,40 @@ export function smartPollDelay(hints: PollHints, moment: PollMoment, options: Sm
     if (!options.hold) return dueAtMs - moment.nowMs + jitter;
     return Math.max(0, dueAtMs - Math.round(draw * holdSpreadMs(expectedIntervalMs, options.jitterMs)) - moment.nowMs);
   }
+  // Not holding ahead, the first request that found nothing is followed at once by one the publisher holds (`lateHoldSeconds`).
+  if (!options.hold && moment.lateAttempts === 1) return 0;
+  const doublings = moment.lateAttempts - (options.hold ? 1 : 2);
   const ceiling = Math.max(options.minPollIntervalMs, expectedIntervalMs / 4);
-  return Math.round(Math.min(ceiling, options.minPollIntervalMs * 2 ** Math.max(0, moment.lateAttempts - 1))) + jitter;
+  return Math.round(Math.min(ceiling, options.minPollIntervalMs * 2 ** Math.max(0, doublings))) + jitter;
 }
 
 /** Least and most a margin grows to when an element was not there at its due moment (ms, fraction of the interval). */
 const MARGIN_FLOOR_MS = 20;
 const MARGIN_CEILING_SHARE = 0.25;
 /** How a margin shrinks after each element found at the first request: slowly, so that misses stay rare. */
-const MARGIN_DECAY = 0.9;
+const MARGIN_DECAY = 0.95;
+/**
+ * The most a margin grows to after a miss, as a multiple of how late the element came: it
+ * doubles otherwise, so that one element very late (a pause, a burst of load) moves it by one
+ * doubling, not to that lateness.
+ */
+const MARGIN_AFTER_MISS = 1.5;
 
 /**
  * Learns how long after its due moment an element can be fetched: an element is stamped when it
  * is generated and is served a little later (rendered, logged), and the clocks' offset is only
  * known within its uncertainty. After an element that needed `lateAttempts` requests beyond the
- * first, the margin doubles (at least 20 ms, at most a quarter of the interval); after one the
- * first request found, it shrinks by 10 %. A miss costs a request, a margin costs latency: in
- * the steady state, about one element in eight is missed (≈ 1.1 requests per element).
+ * first, the margin doubles (at least 20 ms), but to no more than 1.5 × how long after its due
+ * moment the element came (`servedAfterDueMs`, on the client's clock, the answer's transfer
+ * included, when known) and a quarter of the interval; after one the first request found, it
+ * shrinks by 5 %. A miss costs a request (and, from a publisher that holds the second one, no
+ * latency), a margin costs latency: in the steady state, about one element in eight is missed
+ * (≈ 1.1 requests per element).
  */
-export function adaptMargin(marginMs: number, lateAttempts: number, expectedIntervalMs: number | null | undefined): number {
+export function adaptMargin(marginMs: number, lateAttempts: number, expectedIntervalMs: number | null | undefined, servedAfterDueMs?: number): number {
   if (lateAttempts === 0) return marginMs * MARGIN_DECAY;
   const ceiling = expectedIntervalMs ? expectedIntervalMs * MARGIN_CEILING_SHARE : MARGIN_FLOOR_MS;
-  return Math.min(ceiling, Math.max(MARGIN_FLOOR_MS, marginMs * 2));
+  const doubled = Math.max(MARGIN_FLOOR_MS, marginMs * 2);
+  const measured = servedAfterDueMs === undefined ? doubled : Math.max(MARGIN_FLOOR_MS, servedAfterDueMs * MARGIN_AFTER_MISS);
+  return Math.min(ceiling, doubled, measured);
 }

@@ -1,6 +1,6 @@
 import { type FormatName, mediaTypes, preferWait } from '@rdf-stream/protocol';
 import { type BackoffOptions, backoffDelay } from './backoff.js';
-import { adaptMargin, holdSeconds, type PollHints, smartPollDelay } from './poll-schedule.js';
+import { adaptMargin, holdSeconds, lateHoldSeconds, type PollHints, smartPollDelay } from './poll-schedule.js';
 import { type FailedAnswer, failedAnswer } from './subscription-error.js';
 import { type AnswerHeaders, StoredAnswer } from './stored-answer.js';
 import type { TransportStats } from './transport-stats.js';
@@ -13,7 +13,9 @@ export interface PollSessionOptions {
   readonly format: FormatName;
   /**
    * `smart`: ask again when the next element is due (from `hints`: the newest element's time and
-   * the stream's interval), plus up to `jitterMs`, backing off while it is late; without hints,
+   * the stream's interval), after a learnt margin, plus up to `jitterMs`; when that request finds
+   * nothing new, at once again asking the publisher to hold it until the element is served
+   * (`holdMs`), then backing off while it is late; without hints,
    * when the response stops being fresh (Cache-Control, Age, Expires, Date). Revalidates with
    * If-None-Match. `fixed`: the study's clients — wait `pollIntervalMs` after each response, and
    * skip any request the cached response still answers. See `smartPollDelay`.
@@ -108,13 +110,17 @@ export class PollSession implements LatestSession {
     return holdMs > 0 && this.#lastEtag !== undefined ? { ...revalidation, prefer: preferWait(holdMs / 1000) } : revalidation;
   }
 
-  /** How long the publisher may hold the next request (ms; 0: it answers at once). */
+  /**
+   * How long the publisher may hold the next request (ms; 0: it answers at once): smart polling
+   * of a regular stream whose newest element it knows, holding ahead (`holdSeconds`), or asking
+   * again for an element its last request did not find (`lateHoldSeconds`).
+   */
   get holdMs(): number {
-    if (!this.#holding) return 0;
+    if (this.#fixed || (!this.#holding && this.#unchanged === 0)) return 0;
     const { hints, jitterMs } = this.#options;
     const intervalMs = hints?.expectedIntervalMs;
     if (hints?.generatedAtMs === undefined || !intervalMs || intervalMs <= 0) return 0;
-    return holdSeconds(intervalMs, jitterMs) * 1000;
+    return (this.#holding ? holdSeconds(intervalMs, jitterMs) : lateHoldSeconds(intervalMs)) * 1000;
   }
 
   /** What an answer means; a 2xx or 304 updates the cache (read the body of an `element` after). */
@@ -125,7 +131,7 @@ export class PollSession implements LatestSession {
       // A 304 that selects no stored answer leaves none: the next request asks without validators.
       if (!this.#stored.revalidate(headers, nowMs)) this.#stored.clear();
       this.#cached(nowMs);
-      return this.#settled(false);
+      return this.#settled(false, nowMs);
     }
     if (status >= 200 && status <= 299) {
       this.#stored.store(status, headers, nowMs);
@@ -136,7 +142,7 @@ export class PollSession implements LatestSession {
         this.#lastEtag = etag;
         this.#options.stats.elements++;
       }
-      return this.#settled(changed);
+      return this.#settled(changed, nowMs);
     }
     return failedAnswer(status, headers['retry-after']);
   }
@@ -175,12 +181,17 @@ export class PollSession implements LatestSession {
     this.#satisfiesUntilMs = this.#fixed && stored.reusable ? this.#freshUntilMs : 0;
   }
 
-  #settled(changed: boolean): PollAnswer {
+  #settled(changed: boolean, nowMs: number): PollAnswer {
     this.#attempt = 0;
     if (changed) {
-      // Only an element asked for at its due moment says something about the margin.
+      // Only an element asked for at its due moment says something about the margin. The hints
+      // still name the element before this one: it was due its interval after that one.
       const hints = this.#options.hints;
-      if (hints?.generatedAtMs !== undefined) this.#marginMs = adaptMargin(this.#marginMs, this.#unchanged, hints.expectedIntervalMs);
+      if (hints?.generatedAtMs !== undefined) {
+        const intervalMs = hints.expectedIntervalMs;
+        const servedAfterDueMs = intervalMs ? nowMs - (hints.generatedAtMs + intervalMs - (hints.clockOffsetMs ?? 0)) : undefined;
+        this.#marginMs = adaptMargin(this.#marginMs, this.#unchanged, intervalMs, servedAfterDueMs);
+      }
       this.#unchanged = 0;
       return ELEMENT;
     }

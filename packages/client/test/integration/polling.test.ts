@@ -124,6 +124,59 @@ describe('smart polling on a regular stream', () => {
   });
 });
 
+/** What the publisher counts (`/metrics`): `/latest` requests answered, and those it holds now. */
+async function latestRequestsSeenByPublisher(baseUrl: string): Promise<number> {
+  const text = await (await fetch(new URL('/metrics', baseUrl))).text();
+  let count = 0;
+  for (const match of text.matchAll(/^rdf_stream_http_requests_total\{[^}]*route="\/streams\/:id\/latest"[^}]*\} (\d+)$/gm)) count += Number(match[1]);
+  for (const match of text.matchAll(/^rdf_stream_long_poll_waiting\{[^}]*\} (\d+)$/gm)) count += Number(match[1]);
+  return count;
+}
+
+describe('smart polling by several clients, counted by the publisher', () => {
+  it('each client gets every element with at most 1.2 requests per element, though each is served a while after it is stamped', async () => {
+    const intervalMs = 1_000;
+    // As a busy publisher does (the element written and compressed after it is stamped): each
+    // element comes this long after its `prov:generatedAtTime`, when pollers ask for it.
+    const servedAfterMs = 100;
+    const clients = 3;
+    const elements = 10;
+    running = await startTestPublisher({ intervalMs });
+    await running.push();
+    const source = setInterval(() => void running?.push(undefined, new Date(Date.now() - servedAfterMs)), intervalMs);
+    try {
+      stop = new AbortController();
+      const updates = Array.from({ length: clients }, () => [] as StreamUpdate[]);
+      // A jitter smaller than the lateness, so that the margin is learnt within the first elements.
+      const subscriptions = updates.map(() => subscribe(running!.streamUrl, { transport: 'poll', pollStrategy: 'smart', jitterMs: 50, clockOffset: false, signal: stop.signal }));
+      const consuming = subscriptions.map((subscription, index) => consume(subscription, updates[index]!));
+      // Counted from an element every client has to the one `elements` later: a client's first
+      // answer is the state it found, before it knew the schedule, and it learns how late
+      // elements come from the next few (its margin doubles from 20 ms with each miss). A
+      // request in flight at either end is counted once (answered or held), so that the two
+      // ends cancel out.
+      await vi.waitUntil(() => updates.every((got) => got.length >= 1), patience);
+      const fromSeq = Math.max(...updates.map((got) => got[0]!.seq!)) + 5;
+      const reached = (seq: number) => updates.every((got) => got.some((update) => update.seq! >= seq));
+      await vi.waitUntil(() => reached(fromSeq), patience);
+      const before = await latestRequestsSeenByPublisher(running.url);
+      await vi.waitUntil(() => reached(fromSeq + elements), patience);
+      const requests = (await latestRequestsSeenByPublisher(running.url)) - before;
+      stop.abort();
+      await Promise.all(consuming);
+      for (const [index, got] of updates.entries()) {
+        const seqs = got.map((update) => update.seq!);
+        // Every element in turn, none skipped.
+        expect(seqs).toEqual(seqs.map((_, position) => seqs[0]! + position));
+        expect(subscriptions[index]!.stats.reconnects).toBe(0);
+      }
+      expect(requests / (clients * elements)).toBeLessThanOrEqual(1.2);
+    } finally {
+      clearInterval(source);
+    }
+  });
+});
+
 describe('fixed polling (the study\'s clients)', () => {
   it('pauses after each response and asks nothing while its cached copy is fresh', async () => {
     running = await startTestPublisher({ intervalMs: 3_000 });

@@ -60,10 +60,15 @@ describe('PollSession', () => {
     const { poll } = session('smart', hints);
     poll.answered(200, answer('"e1"'));
     expect(poll.nextDelay(now)).toBe(700);
+    expect(poll.requesting()).not.toHaveProperty('prefer');
+    // The element is not served yet: asked again at once, to be held until it is.
     poll.answered(304, answer('"e1"'));
-    expect(poll.nextDelay(now + 700)).toBe(100);
+    expect(poll.nextDelay(now + 700)).toBe(0);
+    expect(poll.requesting()).toMatchObject({ 'if-none-match': '"e1"', prefer: 'wait=1' });
     poll.answered(304, answer('"e1"'));
-    expect(poll.nextDelay(now + 800)).toBe(200);
+    expect(poll.nextDelay(now + 1_700)).toBe(100);
+    poll.answered(304, answer('"e1"'));
+    expect(poll.nextDelay(now + 1_800)).toBe(200);
   });
 
   it('smart and holding: asks to be held once it knows when the next element is due, never for an irregular stream', () => {
@@ -78,6 +83,29 @@ describe('PollSession', () => {
     expect(session('fixed', hints, true).poll.holdMs).toBe(0);
     const irregular = session('smart', { expectedIntervalMs: null, generatedAtMs: Date.now() }, true).poll;
     irregular.answered(200, answer('"e1"'));
+    expect(irregular.requesting()).not.toHaveProperty('prefer');
+  });
+
+  it('smart: asks to be held (a quarter interval) only when asking again for an element it did not find, and learns how late elements come', () => {
+    const hints: PollHints = { expectedIntervalMs: 5_000, clockOffsetMs: 0 };
+    const { poll } = session('smart', hints, false);
+    poll.answered(200, answer('"e1"'));
+    hints.generatedAtMs = Date.now() - 5_000;
+    expect(poll.holdMs).toBe(0);
+    expect(poll.requesting()).not.toHaveProperty('prefer');
+    poll.answered(304, answer('"e1"'));
+    expect(poll.holdMs).toBe(2_000);
+    expect(poll.requesting()).toMatchObject({ 'if-none-match': '"e1"', prefer: 'wait=2' });
+    poll.answered(200, answer('"e2"'));
+    expect(poll.holdMs).toBe(0);
+    // e2 came just now, about when it was due: the next request goes out at least the 20 ms floor after the next due moment.
+    const e2At = Date.now();
+    hints.generatedAtMs = e2At;
+    expect(poll.nextDelay(e2At)).toBeGreaterThanOrEqual(5_020);
+    const irregular = session('smart', { expectedIntervalMs: null, generatedAtMs: Date.now() }).poll;
+    irregular.answered(200, answer('"e1"'));
+    irregular.answered(304, answer('"e1"'));
+    expect(irregular.holdMs).toBe(0);
     expect(irregular.requesting()).not.toHaveProperty('prefer');
   });
 

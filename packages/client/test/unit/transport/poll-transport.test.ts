@@ -13,16 +13,24 @@ const SERVED_AFTER_MS = 30;
 
 /**
  * A fake /latest on the fake clock, serving the newest element (see `generatedAt`);
- * `If-None-Match` with its ETag gets a 304. Logs when each request came.
+ * `If-None-Match` with its ETag gets a 304 — held until the next element is served when the
+ * request says `Prefer: wait` and `holds`. Logs when each request came.
  */
-function fakeLatest(log: Array<{ atMs: number; status: number }>): typeof fetch {
+function fakeLatest(log: Array<{ atMs: number; status: number; prefer?: string }>, holds = true): typeof fetch {
+  const newestAt = (now: number) => Math.floor((now - generatedAt(1) - SERVED_AFTER_MS) / INTERVAL_MS) + 1;
   return async (_input, init) => {
-    const now = Date.now();
-    const newest = Math.floor((now - generatedAt(1) - SERVED_AFTER_MS) / INTERVAL_MS) + 1;
+    const sentAt = Date.now();
+    const requestHeaders = new Headers(init?.headers);
+    const prefer = requestHeaders.get('prefer') ?? undefined;
+    let newest = newestAt(sentAt);
+    if (holds && prefer !== undefined && requestHeaders.get('if-none-match') === `"e${newest}"`) {
+      await new Promise((resolve) => setTimeout(resolve, generatedAt(newest + 1) + SERVED_AFTER_MS - sentAt));
+      newest = newestAt(Date.now());
+    }
     const etag = `"e${newest}"`;
-    const status = new Headers(init?.headers).get('if-none-match') === etag ? 304 : 200;
-    log.push({ atMs: now - T0, status });
-    const headers = { etag, 'cache-control': 'max-age=0', date: new Date(now).toUTCString(), 'content-type': 'text/turtle' };
+    const status = requestHeaders.get('if-none-match') === etag ? 304 : 200;
+    log.push({ atMs: sentAt - T0, status, ...(prefer === undefined ? {} : { prefer }) });
+    const headers = { etag, 'cache-control': 'max-age=0', date: new Date().toUTCString(), 'content-type': 'text/turtle' };
     return status === 304 ? new Response(null, { status, headers }) : new Response(`element ${newest}`, { status, headers });
   };
 }
@@ -51,11 +59,12 @@ afterEach(() => {
 });
 
 describe('pollTransport, smart, on a regular stream', () => {
-  it('asks when the next element is due, retries a late one after minPollIntervalMs, and learns the margin', async () => {
-    const log: Array<{ atMs: number; status: number }> = [];
+  /** Polls the fake /latest until 5 elements came; what it asked. */
+  async function pollFive(holds: boolean) {
+    const log: Array<{ atMs: number; status: number; prefer?: string }> = [];
     const hints: PollHints = { expectedIntervalMs: INTERVAL_MS, clockOffsetMs: 0 };
     const stop = new AbortController();
-    const transport = smartTransport(fakeLatest(log), hints, stop.signal);
+    const transport = smartTransport(fakeLatest(log, holds), hints, stop.signal);
     const elements: string[] = [];
     const consuming = (async () => {
       for await (const event of transport) {
@@ -70,14 +79,32 @@ describe('pollTransport, smart, on a regular stream', () => {
     await vi.advanceTimersByTimeAsync(10_000);
     await consuming;
     expect(elements).toEqual(['element 1', 'element 2', 'element 3', 'element 4', 'element 5']);
-    expect(log).toEqual([
+    return log;
+  }
+
+  it('asks when the next element is due; one not served yet is asked for again at once, held until it is; learns the margin', async () => {
+    expect(await pollFive(true)).toEqual([
       { atMs: 0, status: 200 }, // element 1, generated 500 ms before
       { atMs: 500, status: 304 }, // element 2 is due, but served only 30 ms after
-      { atMs: 600, status: 200 }, // minPollIntervalMs later; the margin becomes 20 ms
+      { atMs: 500, status: 200, prefer: 'wait=1' }, // at once, held until it is served: the margin becomes 20 ms
       { atMs: 1_520, status: 304 }, // element 3: due + 20 ms, still 10 ms early
-      { atMs: 1_620, status: 200 }, // the margin doubles: 40 ms
-      { atMs: 2_540, status: 200 }, // found at the first request from now on; the margin shrinks by 10 %
-      { atMs: 3_536, status: 200 },
+      { atMs: 1_520, status: 200, prefer: 'wait=1' }, // the margin doubles: 40 ms (at most 1.5 × 30 ms)
+      { atMs: 2_540, status: 200 }, // found at the first request from now on; the margin shrinks by 5 %
+      { atMs: 3_538, status: 200 },
+    ]);
+  });
+
+  it('from a publisher that does not hold, backs off after minPollIntervalMs', async () => {
+    expect(await pollFive(false)).toEqual([
+      { atMs: 0, status: 200 },
+      { atMs: 500, status: 304 },
+      { atMs: 500, status: 304, prefer: 'wait=1' }, // answered at once: not held
+      { atMs: 600, status: 200, prefer: 'wait=1' }, // minPollIntervalMs later, still asking to be held; the margin becomes 20 ms
+      { atMs: 1_520, status: 304 },
+      { atMs: 1_520, status: 304, prefer: 'wait=1' },
+      { atMs: 1_620, status: 200, prefer: 'wait=1' }, // the margin doubles: 40 ms
+      { atMs: 2_540, status: 200 },
+      { atMs: 3_538, status: 200 },
     ]);
   });
 });
