@@ -100,7 +100,7 @@ describe('HistoryPageCache', () => {
     expect(await new HistoryPageCache(jsonLd, 1024 * 1024).page(stream, position, state, 'turtle')).toBeUndefined();
   });
 
-  it('compresses each rendering once, to br and gzip bodies that decompress to the identity body', async () => {
+  it('compresses the root, a full, an open and a removed page once, to br and gzip bodies that decompress to the identity body', async () => {
     const { stream, log } = await source(7);
     const cache = new HistoryPageCache(jsonLd, 1024 * 1024);
     const position = logPosition(log);
@@ -108,6 +108,7 @@ describe('HistoryPageCache', () => {
       await cache.root(stream, position, 'trig'),
       await cache.page(stream, position, readable(log, 1), 'nquads'),
       await cache.page(stream, position, readable(log, 3), 'nquads'),
+      await cache.removedPage(stream, position, 0, 'turtle'),
     ]) {
       expect(rendered?.compressed).toBe(true);
       const { identity, br, gzip } = rendered!.bodies;
