@@ -34,7 +34,8 @@ const publisher = await PublisherProcess.start({
 
 /** The client's view of the publisher: every response passed through, its body bytes counted. */
 const wire = { requests: 0, bodyBytes: 0, encodings: {} as Record<string, number> };
-const upstreamAgent = new Agent({ keepAlive: true });
+// A fresh upstream connection per request: a kept-alive one the publisher closes meanwhile would fail it.
+const upstreamAgent = new Agent({ keepAlive: false });
 const proxy = createServer((incoming, outgoing) => {
   const headers = { ...incoming.headers };
   if (values['accept-encoding'] !== undefined) headers['accept-encoding'] = values['accept-encoding'];
