@@ -51,7 +51,7 @@ export const ConfigSchema = Type.Object(
     logSyncIntervalMs: integer(0, 10_000, 'Least milliseconds between two syncs of a log (group commit)'),
     logMaxPendingBytes: integer(1_024, 1_073_741_824, 'Bytes of appends waiting for their sync per stream; more are refused'),
     logCacheBytes: integer(0, 17_179_869_184, 'Decoded elements cached per stream for catch-up and history (bytes)'),
-    historyCacheBytes: integer(0, 17_179_869_184, 'Rendered closed history pages kept in memory, all streams together (bytes)'),
+    historyCacheBytes: integer(0, 17_179_869_184, 'Rendered closed history pages kept in memory, with their br and gzip bodies, all streams together (bytes)'),
     historyGraceSeconds: integer(
       0,
       86_400,

@@ -1,9 +1,10 @@
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type FormatName, streamPath } from '@rdf-stream/protocol';
 import { PublisherError } from '../../errors.js';
 import { type HistoryBody, HistoryPageCache, type HistorySource } from '../../publish/history/history-page-cache.js';
 import {
   historyEntityTag,
+  historyTag,
   type LogPosition,
   logPosition,
   oldestPage,
@@ -14,7 +15,9 @@ import {
 } from '../../publish/history/history-pages.js';
 import { RemovedPages } from '../../publish/history/removed-pages.js';
 import { cacheHeaders } from '../../render/headers/cache-headers.js';
-import { ifNoneMatchIncludes } from '../../render/headers/etag.js';
+import type { Encoding } from '../../render/compress.js';
+import { ifNoneMatchNamesFile } from '../../render/headers/etag.js';
+import { acceptsIdentity, type NegotiationCache } from '../../render/headers/negotiate.js';
 import { contentType } from '../../render/output-formats.js';
 import { type AppContext, hubOf } from '../app-context.js';
 import { negotiatedFormat } from '../static-document-reply.js';
@@ -26,6 +29,8 @@ const maxReadAttempts = 3;
 /** What a page removed within the grace period answers: it will soon be 410, and is cheap to ask again. */
 const removedPageCacheControl = 'no-cache';
 
+const vary = 'Accept, Accept-Encoding';
+
 /**
  * The LDES history (`GET /streams/{id}/history` and its pages `…/history/{epoch}-{n}`), read
  * from the log. Full pages are immutable; the root and the open page are cacheable like
@@ -36,7 +41,9 @@ const removedPageCacheControl = 'no-cache';
 export function historyRoute(app: FastifyInstance, context: AppContext): void {
   const { config, negotiation } = context;
   const now = context.now ?? Date.now;
-  const pages = new HistoryPageCache(context.jsonLd, config.historyCacheBytes);
+  const pages = new HistoryPageCache(context.jsonLd, config.historyCacheBytes, (error) =>
+    app.log.error({ err: error }, 'history document served uncompressed: compression failed'),
+  );
   const graceMs = config.historyGraceSeconds * 1000;
   const removedPages = new Map<string, RemovedPages>();
   const removedPagesOf = (hub: HistorySource): RemovedPages => {
@@ -74,20 +81,22 @@ export function historyRoute(app: FastifyInstance, context: AppContext): void {
   app.get<{ Params: { id: string } }>(streamPath(':id', 'history'), async (request, reply) => {
     const hub = hubOf(context, request.params.id);
     const format = negotiatedFormat(request, negotiation);
+    const encoding = negotiatedEncoding(request, negotiation);
     removedPagesOf(hub);
     for (let attempt = 1; ; attempt++) {
       const position = logPosition(hub.log);
-      const etag = historyEntityTag(position, 'root', format);
-      reply.headers({ ...changingHeaders(hub, Date.now(), config.historyGraceSeconds), etag, vary: 'Accept' });
-      if (ifNoneMatchIncludes(request.headers['if-none-match'], etag)) return reply.code(304).send();
+      const tag = historyTag(position, 'root', format);
+      reply.headers({ ...changingHeaders(hub, Date.now(), config.historyGraceSeconds), etag: historyEntityTag(position, 'root', format, encoding), vary });
+      if (ifNoneMatchNamesFile(request.headers['if-none-match'], tag)) return reply.code(304).send();
       const rendered = await pages.root(hub, position, format);
-      if (rendered !== undefined || attempt === maxReadAttempts) return send(reply, rendered, format);
+      if (rendered !== undefined || attempt === maxReadAttempts) return send(request, reply, rendered, format, encoding, tag);
     }
   });
 
   app.get<{ Params: { id: string; pageId: string } }>(`${streamPath(':id', 'history')}/:pageId`, async (request, reply) => {
     const hub = hubOf(context, request.params.id);
     const format = negotiatedFormat(request, negotiation);
+    const encoding = negotiatedEncoding(request, negotiation);
     const id = parsePageId(request.params.pageId);
     const removed = removedPagesOf(hub);
     for (let attempt = 1; ; attempt++) {
@@ -96,19 +105,20 @@ export function historyRoute(app: FastifyInstance, context: AppContext): void {
       if (state.kind === 'gone' && id !== undefined && removed.removedAtMs(id.epoch, id.page, now()) !== undefined) {
         const rendered = await pages.removedPage(hub, position, id.page, format);
         if (rendered !== undefined) {
-          reply.headers({ 'cache-control': removedPageCacheControl, vary: 'Accept' });
-          return send(reply, rendered, format);
+          reply.headers({ 'cache-control': removedPageCacheControl, vary });
+          return send(request, reply, rendered, format, encoding);
         }
       }
       if (state.kind === 'gone' || state.kind === 'not-found') throw pageError(state.kind, position);
-      const etag = historyEntityTag(position, state, format);
+      const tag = historyTag(position, state, format);
+      const etag = historyEntityTag(position, state, format, encoding);
       const fixed = state.kind === 'closed' && state.immutable;
-      reply.headers({ ...(fixed ? { 'cache-control': immutable } : changingHeaders(hub, Date.now())), etag, vary: 'Accept' });
-      if (ifNoneMatchIncludes(request.headers['if-none-match'], etag)) return reply.code(304).send();
+      reply.headers({ ...(fixed ? { 'cache-control': immutable } : changingHeaders(hub, Date.now())), etag, vary });
+      if (ifNoneMatchNamesFile(request.headers['if-none-match'], tag)) return reply.code(304).send();
       const rendered = await pages.page(hub, position, state, format);
       if (rendered !== undefined) {
         if (fixed && rendered.lastModified !== undefined) reply.header('last-modified', rendered.lastModified.toUTCString());
-        return send(reply, rendered, format);
+        return send(request, reply, rendered, format, encoding, tag);
       }
       // Retention removed the page meanwhile: the next snapshot says it is gone.
       if (attempt === maxReadAttempts) throw pageError('gone', logPosition(hub.log));
@@ -116,9 +126,39 @@ export function historyRoute(app: FastifyInstance, context: AppContext): void {
   });
 }
 
-function send(reply: FastifyReply, rendered: HistoryBody | undefined, format: FormatName): FastifyReply {
+const acceptableCodings = () =>
+  new PublisherError('PUB_ERR_NOT_ACCEPTABLE', 'Acceptable content codings: br, gzip, identity', {
+    acceptable: ['br', 'gzip', 'identity'],
+  });
+
+/** The content coding `Accept-Encoding` asks for (406 when it refuses all three), as `/latest` negotiates it. */
+function negotiatedEncoding(request: FastifyRequest, negotiation: NegotiationCache): Encoding {
+  const encoding = negotiation.encoding(request.headers['accept-encoding']);
+  if (encoding === undefined) throw acceptableCodings();
+  return encoding;
+}
+
+/**
+ * Sends `rendered` in `encoding`, compressed when it was rendered, never here. If compression
+ * failed, the identity body (and its ETag, for a document with `tag`) unless the client refuses it.
+ */
+function send(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  rendered: HistoryBody | undefined,
+  format: FormatName,
+  encoding: Encoding,
+  tag?: string,
+): FastifyReply {
   if (rendered === undefined) throw new Error('the history kept changing while it was read');
-  return reply.header('content-type', contentType(format)).send(rendered.body);
+  let coding = encoding;
+  if (!rendered.compressed && coding !== 'identity') {
+    if (!acceptsIdentity(request.headers['accept-encoding'])) throw acceptableCodings();
+    coding = 'identity';
+    if (tag !== undefined) reply.header('etag', `"${tag}"`);
+  }
+  if (coding !== 'identity') reply.header('content-encoding', coding);
+  return reply.header('content-type', contentType(format)).send(rendered.bodies[coding]);
 }
 
 function pageError(kind: 'gone' | 'not-found', position: LogPosition): PublisherError {

@@ -1,6 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import type { FormatName } from '@rdf-stream/protocol';
 import type { EventLog } from '../../log/event-log.js';
+import { compressOnce, type EncodedBodies } from '../../render/compress.js';
 import type { JsonLdWriter } from '../../render/jsonld-writer.js';
 import {
   historyDocument,
@@ -22,9 +23,11 @@ export interface HistorySource {
   readonly log: EventLog;
 }
 
-/** A rendered history document. */
+/** A rendered history document, in every content coding. */
 export interface HistoryBody {
-  readonly body: Buffer;
+  readonly bodies: EncodedBodies;
+  /** False if compression failed: only the identity coding may be served. */
+  readonly compressed: boolean;
   /** When a page's newest element was generated; undefined for the root and an empty page. */
   readonly lastModified: Date | undefined;
 }
@@ -41,32 +44,41 @@ interface ClosedPageRequest {
 /** Bytes counted for an entry beyond its body (key, record): keeps tiny pages from looking free. */
 const entryOverheadBytes = 256;
 
+/** The bytes a rendering holds: each distinct body once (a failed compression shares identity's). */
+export function historyBodyBytes({ bodies }: HistoryBody): number {
+  return [...new Set([bodies.identity, bodies.br, bodies.gzip])].reduce((total, body) => total + body.length, 0);
+}
+
 /**
  * Reads history documents from the logs and renders each immutable page at most once per
- * format while it is cached: a bounded LRU of `maxBytes` for all streams together (0: none),
- * which also shares one rendering among concurrent requests. The root and the pages that still
- * change are memoised per stream and format until the log moves (the root: until a page is
- * removed or starts). When each retained page started is kept per stream (one date a retained
+ * format while it is cached, and compresses each rendering once (br and gzip, on the thread
+ * pool, as `/latest` is): a bounded LRU of `maxBytes` for all streams together, counting every
+ * coding's bytes (0: none), which also shares one rendering among concurrent requests. The root
+ * and the pages that still change are memoised per stream and format until the log moves (the
+ * root: until a page is removed or starts); concurrent requests for one version share its
+ * rendering too. When each retained page started is kept per stream (one date a retained
  * page), so that the root reads only the pages that are new since it was last rendered.
  */
 export class HistoryPageCache {
   readonly #jsonLd: JsonLdWriter;
+  readonly #onCompressionError: (error: unknown) => void;
   readonly #closed: LRUCache<string, HistoryBody, ClosedPageRequest> | undefined;
-  readonly #changing = new Map<string, { readonly version: string; readonly rendered: HistoryBody }>();
+  readonly #changing = new Map<string, { readonly version: string; readonly rendered: Promise<HistoryBody | undefined> }>();
   readonly #starts = new Map<string, { readonly epoch: string; readonly byPage: Map<number, Date> }>();
 
-  constructor(jsonLd: JsonLdWriter, maxBytes: number) {
+  constructor(jsonLd: JsonLdWriter, maxBytes: number, onCompressionError: (error: unknown) => void = () => {}) {
     this.#jsonLd = jsonLd;
+    this.#onCompressionError = onCompressionError;
     if (maxBytes > 0) {
       this.#closed = new LRUCache<string, HistoryBody, ClosedPageRequest>({
         maxSize: maxBytes,
-        sizeCalculation: (rendered) => rendered.body.length + entryOverheadBytes,
+        sizeCalculation: (rendered) => historyBodyBytes(rendered) + entryOverheadBytes,
         fetchMethod: (_key, _stale, { context }) => this.#renderPage(context),
       });
     }
   }
 
-  /** Bytes of immutable pages held now. */
+  /** Bytes of immutable pages held now, in all their codings. */
   get cachedBytes(): number {
     return this.#closed?.calculatedSize ?? 0;
   }
@@ -86,7 +98,7 @@ export class HistoryPageCache {
         if (start === undefined) return undefined;
         starts.push(start);
       }
-      return { body: historyDocument(historyRootQuads(definition, position.epoch, starts), [], format, this.#jsonLd), lastModified: undefined };
+      return this.#encoded(historyDocument(historyRootQuads(definition, position.epoch, starts), [], format, this.#jsonLd), undefined);
     });
   }
 
@@ -100,7 +112,7 @@ export class HistoryPageCache {
     return this.#memoised(`${definition.id}\nremoved\n${format}`, `${position.epoch}-${page}-${oldest}`, async () => {
       const start = position.oldestSeq === undefined ? undefined : await this.#pageStart(source, this.#startsOf(source, position), oldest);
       if (start === undefined) return undefined;
-      return { body: historyDocument(removedPageQuads(definition, position.epoch, page, start), [], format, this.#jsonLd), lastModified: undefined };
+      return this.#encoded(historyDocument(removedPageQuads(definition, position.epoch, page, start), [], format, this.#jsonLd), undefined);
     });
   }
 
@@ -153,18 +165,35 @@ export class HistoryPageCache {
     const elements = count === 0 ? [] : (await source.log.read(firstSeq, count)).filter((element) => element.seq <= lastSeq);
     if (elements.length !== count) return undefined;
     const quads = historyPageQuads(source.definition, position.epoch, state.page, elements, state.kind === 'closed');
-    return { body: historyDocument(quads, elements, format, this.#jsonLd), lastModified: elements.at(-1)?.generatedAt };
+    return this.#encoded(historyDocument(quads, elements, format, this.#jsonLd), elements.at(-1)?.generatedAt);
   }
 
-  async #memoised(
-    key: string,
-    version: string,
-    render: () => Promise<HistoryBody | undefined>,
-  ): Promise<HistoryBody | undefined> {
+  /** `body` compressed once; served uncompressed only if compression fails (out of memory). */
+  async #encoded(body: Buffer, lastModified: Date | undefined): Promise<HistoryBody> {
+    try {
+      return { bodies: await compressOnce(body), compressed: true, lastModified };
+    } catch (error) {
+      this.#onCompressionError(error);
+      return { bodies: Object.freeze({ br: body, gzip: body, identity: body }), compressed: false, lastModified };
+    }
+  }
+
+  /**
+   * The rendering of `version` under `key`, started once: requests that arrive while it renders
+   * wait for the same promise. An undefined answer (the log moved) is not kept.
+   */
+  #memoised(key: string, version: string, render: () => Promise<HistoryBody | undefined>): Promise<HistoryBody | undefined> {
     const memo = this.#changing.get(key);
     if (memo?.version === version) return memo.rendered;
-    const rendered = await render();
-    if (rendered !== undefined) this.#changing.set(key, { version, rendered });
+    const rendered = render();
+    const entry = { version, rendered };
+    this.#changing.set(key, entry);
+    const forget = () => {
+      if (this.#changing.get(key) === entry) this.#changing.delete(key);
+    };
+    rendered.then((result) => {
+      if (result === undefined) forget();
+    }, forget);
     return rendered;
   }
 }

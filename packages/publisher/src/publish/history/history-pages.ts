@@ -4,6 +4,8 @@ import { type FormatName, parseElementId, streamResources } from '@rdf-stream/pr
 import type { EventLog } from '../../log/event-log.js';
 import { pageFirstSeq, pageLastSeq, pageOf } from '../../log/log-pages.js';
 import { ns, prov, rdf, rdfStream, turtlePrefixes, xsd } from '../../model/vocabulary.js';
+import type { Encoding } from '../../render/compress.js';
+import { codedEntityTag } from '../../render/headers/etag.js';
 import type { JsonLdWriter } from '../../render/jsonld-writer.js';
 import { type LoggedElement, writeRdf } from '../../render/render-element.js';
 import type { StreamDefinition } from '../stream-hub.js';
@@ -108,17 +110,26 @@ export function pageSeqRange(position: LogPosition, page: number): { readonly fi
 }
 
 /**
- * Strong ETags. A closed page never changes: `"{epoch}-p{n}-{format}"`. The open page and a
+ * What names a history document in `format`, whatever its content coding (the ETag without
+ * quotes and coding). A closed page never changes: `{epoch}-p{n}-{format}`. The open page and a
  * page being removed change with the log: their tags name the newest element too. The root
  * changes only when a page is removed or a page receives its first element: its tag names the
  * oldest and the newest page.
  */
-export function historyEntityTag(position: LogPosition, state: PageState | 'root', format: FormatName): string {
+export function historyTag(position: LogPosition, state: PageState | 'root', format: FormatName): string {
   const { epoch, latestSeq } = position;
-  if (state === 'root') return `"${epoch}-h${oldestPage(position)}-${newestPage(position)}-${format}"`;
-  if (state.kind === 'closed' && state.immutable) return `"${epoch}-p${state.page}-${format}"`;
-  if (state.kind === 'closed' || state.kind === 'open') return `"${epoch}-p${state.page}-${latestSeq}-${format}"`;
+  if (state === 'root') return `${epoch}-h${oldestPage(position)}-${newestPage(position)}-${format}`;
+  if (state.kind === 'closed' && state.immutable) return `${epoch}-p${state.page}-${format}`;
+  if (state.kind === 'closed' || state.kind === 'open') return `${epoch}-p${state.page}-${latestSeq}-${format}`;
   throw new RangeError(`a ${state.kind} page has no representation`);
+}
+
+/**
+ * Strong ETags, one per content coding as `/latest` has them: `"{historyTag}"` for the identity
+ * body, `"{historyTag}-br"` and `"{historyTag}-gzip"` for the compressed ones.
+ */
+export function historyEntityTag(position: LogPosition, state: PageState | 'root', format: FormatName, encoding: Encoding = 'identity'): string {
+  return codedEntityTag(historyTag(position, state, format), encoding);
 }
 
 /** What the history needs of an element. */

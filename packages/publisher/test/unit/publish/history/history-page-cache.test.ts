@@ -1,7 +1,8 @@
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { MemoryEventLog } from '../../../../src/log/memory-event-log.js';
 import { loadBundledContext } from '../../../../src/model/bundled-context.js';
-import { HistoryPageCache, type HistorySource } from '../../../../src/publish/history/history-page-cache.js';
+import { historyBodyBytes, HistoryPageCache, type HistorySource } from '../../../../src/publish/history/history-page-cache.js';
 import { logPosition, pageState } from '../../../../src/publish/history/history-pages.js';
 import { JsonLdWriter } from '../../../../src/render/jsonld-writer.js';
 import { loggedElement } from '../../../support/logged-element.js';
@@ -40,16 +41,16 @@ describe('HistoryPageCache', () => {
     const cache = new HistoryPageCache(jsonLd, 0);
     const first = await cache.root(stream, logPosition(log), 'nquads');
     expect(asked).toEqual([1, 2, 3]);
-    expect(first?.body.toString().match(/tree#relation>/g)).toHaveLength(3);
+    expect(first?.bodies.identity.toString().match(/tree#relation>/g)).toHaveLength(3);
     // Element 8 joins page 3: the same root.
     await log.append(loggedElement(8));
-    expect((await cache.root(stream, logPosition(log), 'nquads'))?.body).toBe(first?.body);
+    expect((await cache.root(stream, logPosition(log), 'nquads'))?.bodies.identity).toBe(first?.bodies.identity);
     // Element 10 starts page 4: only its start is read.
     await log.append(loggedElement(9));
     await log.append(loggedElement(10));
     const second = await cache.root(stream, logPosition(log), 'nquads');
     expect(asked).toEqual([1, 2, 3, 4]);
-    expect(second?.body.toString().match(/tree#relation>/g)).toHaveLength(4);
+    expect(second?.bodies.identity.toString().match(/tree#relation>/g)).toHaveLength(4);
   });
 
   it('renders a closed page once per format, also for concurrent requests', async () => {
@@ -59,9 +60,9 @@ describe('HistoryPageCache', () => {
     const [first, second] = await Promise.all([1, 2].map(() => cache.page(stream, position, readable(log, 1), 'turtle')));
     const third = await cache.page(stream, position, readable(log, 1), 'turtle');
     expect(reads.count).toBe(1);
-    expect(second?.body).toBe(first?.body);
-    expect(third?.body).toBe(first?.body);
-    expect(first?.body.toString()).toContain('turtle element 3');
+    expect(second?.bodies.identity).toBe(first?.bodies.identity);
+    expect(third?.bodies.identity).toBe(first?.bodies.identity);
+    expect(first?.bodies.identity.toString()).toContain('turtle element 3');
     await cache.page(stream, position, readable(log, 1), 'ntriples');
     expect(reads.count).toBe(2);
     expect(cache.cachedBytes).toBeGreaterThan(0);
@@ -88,7 +89,7 @@ describe('HistoryPageCache', () => {
     await log.append(loggedElement(8));
     const moved = await cache.page(stream, logPosition(log), readable(log, 3), 'turtle');
     expect(reads.count).toBe(2);
-    expect(moved?.body.toString()).toContain('turtle element 8');
+    expect(moved?.bodies.identity.toString()).toContain('turtle element 8');
   });
 
   it('answers undefined for a page retention removed after the position was taken', async () => {
@@ -97,5 +98,57 @@ describe('HistoryPageCache', () => {
     const state = readable(log, 1);
     for (let seq = 8; seq <= 200; seq++) await log.append(loggedElement(seq));
     expect(await new HistoryPageCache(jsonLd, 1024 * 1024).page(stream, position, state, 'turtle')).toBeUndefined();
+  });
+
+  it('compresses the root, a full, an open and a removed page once, to br and gzip bodies that decompress to the identity body', async () => {
+    const { stream, log } = await source(7);
+    const cache = new HistoryPageCache(jsonLd, 1024 * 1024);
+    const position = logPosition(log);
+    for (const rendered of [
+      await cache.root(stream, position, 'trig'),
+      await cache.page(stream, position, readable(log, 1), 'nquads'),
+      await cache.page(stream, position, readable(log, 3), 'nquads'),
+      await cache.removedPage(stream, position, 0, 'turtle'),
+    ]) {
+      expect(rendered?.compressed).toBe(true);
+      const { identity, br, gzip } = rendered!.bodies;
+      expect(br.equals(identity)).toBe(false);
+      expect(brotliDecompressSync(br).equals(identity)).toBe(true);
+      expect(gunzipSync(gzip).equals(identity)).toBe(true);
+    }
+  });
+
+  it('counts every coding of a closed page in its bytes, and keeps no more than its limit', async () => {
+    const { stream, log, reads } = await source(7);
+    const overheadBytes = 256;
+    const unbounded = new HistoryPageCache(jsonLd, 1024 * 1024);
+    const page1 = await unbounded.page(stream, logPosition(log), readable(log, 1), 'nquads');
+    const { identity, br, gzip } = page1!.bodies;
+    const entryBytes = identity.length + br.length + gzip.length + overheadBytes;
+    expect(historyBodyBytes(page1!)).toBe(identity.length + br.length + gzip.length);
+    expect(unbounded.cachedBytes).toBe(entryBytes);
+
+    // Exactly one entry's bytes: it stays; a limit of one byte less than identity + br + gzip keeps nothing.
+    const atLimit = new HistoryPageCache(jsonLd, entryBytes);
+    await atLimit.page(stream, logPosition(log), readable(log, 1), 'nquads');
+    await atLimit.page(stream, logPosition(log), readable(log, 1), 'nquads');
+    expect(atLimit.cachedBytes).toBe(entryBytes);
+    const below = new HistoryPageCache(jsonLd, entryBytes - 1);
+    reads.count = 0;
+    await below.page(stream, logPosition(log), readable(log, 1), 'nquads');
+    await below.page(stream, logPosition(log), readable(log, 1), 'nquads');
+    expect(below.cachedBytes).toBe(0);
+    expect(reads.count).toBe(2);
+  });
+
+  it('renders and compresses the open page once for concurrent first requests', async () => {
+    const { stream, log, reads } = await source(7);
+    const cache = new HistoryPageCache(jsonLd, 1024 * 1024);
+    const position = logPosition(log);
+    const [first, second] = await Promise.all([1, 2].map(() => cache.page(stream, position, readable(log, 3), 'nquads')));
+    expect(reads.count).toBe(1);
+    expect(second).toBe(first);
+    const roots = await Promise.all([1, 2].map(() => cache.root(stream, position, 'nquads')));
+    expect(roots[1]).toBe(roots[0]);
   });
 });

@@ -8,6 +8,7 @@ import { elementGraphIri, type StreamElement } from '../../../../src/model/strea
 import {
   historyDocument,
   historyEntityTag,
+  historyTag,
   historyPageQuads,
   historyRootQuads,
   type LogPosition,
@@ -88,6 +89,15 @@ describe('pageState', () => {
     expect(historyEntityTag(position, { kind: 'closed', page: 2, immutable: true }, 'trig')).toBe('"e1-p2-trig"');
     expect(historyEntityTag(position, { kind: 'open', page: 4 }, 'trig')).toBe('"e1-p4-10-trig"');
     expect(historyEntityTag(position, 'root', 'nquads')).toBe('"e1-h2-4-nquads"');
+  });
+
+  it('tags each content coding apart, as /latest does: the coding follows the identity tag', () => {
+    const full = { kind: 'closed', page: 2, immutable: true } as const;
+    expect(historyEntityTag(position, full, 'trig', 'br')).toBe('"e1-p2-trig-br"');
+    expect(historyEntityTag(position, full, 'trig', 'gzip')).toBe('"e1-p2-trig-gzip"');
+    expect(historyEntityTag(position, { kind: 'open', page: 4 }, 'trig', 'gzip')).toBe('"e1-p4-10-trig-gzip"');
+    expect(historyEntityTag(position, 'root', 'nquads', 'br')).toBe('"e1-h2-4-nquads-br"');
+    expect(historyTag(position, full, 'trig')).toBe('e1-p2-trig');
   });
 
   it("the root's tag changes when a page receives its first element or is removed, not with each element", () => {
