@@ -169,9 +169,11 @@ describe('installed with npm into an outside project', () => {
       expect(lock.packages[`node_modules/@rdf-stream/${name}`]!.resolved).toMatch(/^file:.+\.tgz$/);
     }
     expect(tree).not.toMatch(/"invalid"|"missing"/);
-    // The client's query engine is an optional peer dependency: not installed unless asked for.
-    // (The publisher's SHACL engine brings a lighter Comunica of its own.)
-    expect(Object.keys(lock.packages).filter((path) => path.endsWith('node_modules/@comunica/query-sparql-rdfjs'))).toEqual([]);
+    // The publisher's SPARQL endpoint brings the query engine (one copy, which the client's
+    // optional peer dependency then finds); the client alone goes without it (below).
+    expect(Object.keys(lock.packages).filter((path) => path.endsWith('node_modules/@comunica/query-sparql-rdfjs'))).toEqual([
+      'node_modules/@comunica/query-sparql-rdfjs',
+    ]);
   }, COMMAND_TIMEOUT_MS);
 
   it('imports every entry with plain Node', async () => {
@@ -369,10 +371,22 @@ describe('installed with npm into an outside project', () => {
     }, COMMAND_TIMEOUT_MS);
 
     describe('continuous queries, whose engine is an optional peer dependency', () => {
-      it('without it, `rdf-stream query` says which package to install, and exits 2', async () => {
+      it('without it (the client installed alone), `rdf-stream query` says which package to install, and exits 2', async () => {
+        // The publisher depends on the engine for its SPARQL endpoint: a project with the client
+        // and the protocol only is one without the engine.
+        const clientOnlyDir = join(workDir, 'client-only-project');
+        mkdirSync(clientOnlyDir);
+        const clientTarballs = Object.fromEntries((['protocol', 'client'] as const).map((name) => [`@rdf-stream/${name}`, `file:${tarballs.get(name)}`]));
+        writeFileSync(
+          join(clientOnlyDir, 'package.json'),
+          JSON.stringify({ name: 'client-only-project', private: true, type: 'module', dependencies: clientTarballs, overrides: clientTarballs }, null, 2),
+        );
+        await npm(['install', '--no-audit', '--no-fund'], clientOnlyDir);
+        const lock = JSON.parse(readFileSync(join(clientOnlyDir, 'package-lock.json'), 'utf8')) as { packages: Record<string, unknown> };
+        expect(Object.keys(lock.packages).filter((path) => path.includes('@comunica/'))).toEqual([]);
         const query = join(repositoryDir, 'packages', 'client', 'examples', 'average-free-spaces.rq');
-        const failure = await run(join(consumerDir, 'node_modules', '.bin', 'rdf-stream'), ['query', '--query', query, '--count', '1'], {
-          cwd: consumerDir,
+        const failure = await run(join(clientOnlyDir, 'node_modules', '.bin', 'rdf-stream'), ['query', '--query', query, '--count', '1'], {
+          cwd: clientOnlyDir,
           timeout: COMMAND_TIMEOUT_MS,
         }).then(
           () => undefined,
@@ -380,7 +394,7 @@ describe('installed with npm into an outside project', () => {
         );
         expect(failure?.code).toBe(2);
         expect(failure?.stderr).toMatch(/npm install @comunica\/query-sparql-rdfjs@\^5\.4\.1/);
-      }, COMMAND_TIMEOUT_MS);
+      }, SETUP_TIMEOUT_MS);
 
       it("with it installed next to the client, the repository's examples/query.mjs prints a result", async () => {
         await npm(['install', '--no-audit', '--no-fund', '@comunica/query-sparql-rdfjs@^5.4.1'], consumerDir);
