@@ -3,6 +3,7 @@ import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
+import { browserBundle } from './browser-bundle.js';
 import { buildClientFile } from './build-client-file.js';
 import { buildQueryWorker } from './build-query-worker.js';
 
@@ -30,15 +31,8 @@ export async function buildPage(outputDirectory: string = defaultOutputDirectory
   const queryWorker = await buildQueryWorker(pageDirectory, staging);
   const result = await build({
     entryPoints: { page: join(pageDirectory, 'main.ts') },
-    bundle: true,
+    ...browserBundle,
     splitting: true,
-    format: 'esm',
-    platform: 'browser',
-    target: ['chrome120', 'firefox120', 'safari17'],
-    minify: true,
-    sourcemap: false,
-    metafile: true,
-    entryNames: '[name]-[hash]',
     chunkNames: '[name]-[hash]',
     assetNames: '[name]-[hash]',
     loader: { '.rq': 'text' },

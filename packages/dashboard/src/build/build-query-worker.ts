@@ -1,5 +1,6 @@
 import { basename, join } from 'node:path';
 import { build } from 'esbuild';
+import { browserBundle } from './browser-bundle.js';
 
 /**
  * Bundles the page's query worker (`src/page/query-worker.ts`: the client library with Comunica)
@@ -11,15 +12,7 @@ import { build } from 'esbuild';
 export async function buildQueryWorker(pageDirectory: string, outdir: string): Promise<string> {
   const result = await build({
     entryPoints: { 'query-worker': join(pageDirectory, 'query-worker.ts') },
-    bundle: true,
-    format: 'esm',
-    platform: 'browser',
-    // As the page's script: a browser that runs the page starts its module worker.
-    target: ['chrome120', 'firefox120', 'safari17'],
-    minify: true,
-    sourcemap: false,
-    metafile: true,
-    entryNames: '[name]-[hash]',
+    ...browserBundle,
     // A dependency of Comunica takes its globals from `window` when there is one, else from Node's
     // `global`: a worker has neither.
     define: { global: 'globalThis' },

@@ -7,15 +7,15 @@
  *   2. the latency (generation to receipt) of `--subscribers` SSE subscribers for `--seconds`
  *      without queries, then as long again while `--concurrency` clients query the last 1 000
  *      elements back to back (the query thread always busy).
- * Usage: flock /tmp/bench.lock node --import tsx scripts/sparql-cost.ts [--subscribers 500] [--seconds 20]
+ * Usage: flock /tmp/bench.lock pnpm exec tsx packages/bench/scripts/sparql-cost.ts [--subscribers 500] [--seconds 20]
  */
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { get } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { createParser } from 'eventsource-parser';
-import { freePort, syntheticHistory } from '../src/testing.js';
+import { freePort, syntheticHistory } from '@rdf-stream/publisher/testing';
+import { PublisherProcess } from '../src/process/publisher-process.js';
 
 const { values } = parseArgs({
   options: {
@@ -29,13 +29,11 @@ const { values } = parseArgs({
 const port = await freePort();
 const base = `http://127.0.0.1:${port}`;
 const { dataDir } = await syntheticHistory(Number(values.history), base);
-const publisher = spawn(
-  process.execPath,
-  ['--import', 'tsx', 'src/cli.ts', '--port', String(port), '--log', 'file', '--data-dir', dataDir, '--log-level', 'warn', '--interval', '1', '--max-event-loop-turn-ms', '0'],
-  { stdio: ['ignore', 'inherit', 'inherit'] },
-);
+const publisher = await PublisherProcess.start({
+  port,
+  flags: ['--log', 'file', '--data-dir', dataDir, '--log-level', 'warn', '--interval', '1', '--max-event-loop-turn-ms', '0'],
+});
 try {
-  await until(async () => (await fetch(`${base}/health`).catch(() => undefined))?.ok === true);
   const query = readFileSync(new URL('../../../examples/average-free-spaces.rq', import.meta.url), 'utf8');
   const endpoint = `${base}/streams/parking/sparql`;
   const timed = async (params: string) => {
@@ -71,7 +69,7 @@ try {
   console.log(`SSE latency, ${subscribers.length} subscribers, ${queried} queries over 1 000 elements meanwhile: ${summary(latencies.splice(0))}`);
   for (const close of subscribers) close();
 } finally {
-  publisher.kill('SIGTERM');
+  await publisher.stop();
 }
 
 /** An SSE subscriber recording each element's latency (receipt − prov:generatedAtTime); resolves once connected. */
@@ -100,12 +98,4 @@ function summary(samples: number[]): string {
   const sorted = [...samples].sort((a, b) => a - b);
   const at = (quantile: number) => sorted[Math.min(sorted.length - 1, Math.floor(quantile * sorted.length))]?.toFixed(1) ?? '–';
   return `n=${sorted.length} min ${at(0)} · p50 ${at(0.5)} · p95 ${at(0.95)} · p99 ${at(0.99)} · max ${at(1)} ms`;
-}
-
-async function until(ready: () => Promise<boolean>): Promise<void> {
-  for (let attempt = 0; attempt < 300; attempt++) {
-    if (await ready()) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error('the publisher did not start within 30 s');
 }
