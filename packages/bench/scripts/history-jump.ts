@@ -6,7 +6,7 @@
  * query's warm start do) and reports, for each run, the requests sent and the milliseconds
  * until the first element of that window arrived, and until the replay ended. The first run
  * meets a publisher that has read nothing yet (cold), the others what it kept (warm). Also
- * reports the size of the history root and of one full page.
+ * reports the size of the history root, of its time index and of one full page.
  *
  *   flock /tmp/bench.lock pnpm exec tsx packages/bench/scripts/history-jump.ts --elements 100000
  */
@@ -75,10 +75,13 @@ for (let index = 0; index < Number(values.runs); index++) {
 
 const sizeOf = async (url: string, accept: string) => (await (await fetch(url, { headers: { accept } })).arrayBuffer()).byteLength;
 const root = `${streamUrl}/history`;
-const firstPage = /<([^>]*\/history\/[^>]+)>/.exec(await (await fetch(root, { headers: { accept: 'application/n-quads' } })).text())?.[1];
+const index = `${root}/index`;
+const firstPage = /<([^>]*\/history\/[a-z0-9]+-\d+)>/.exec(await (await fetch(root, { headers: { accept: 'application/n-quads' } })).text())?.[1];
 const sizes = {
   rootTrigBytes: await sizeOf(root, 'application/trig'),
   rootNquadsBytes: await sizeOf(root, 'application/n-quads'),
+  indexTrigBytes: await sizeOf(index, 'application/trig'),
+  indexNquadsBytes: await sizeOf(index, 'application/n-quads'),
   pageNquadsBytes: firstPage === undefined ? undefined : await sizeOf(firstPage, 'application/n-quads'),
 };
 await publisher.stop();

@@ -144,6 +144,12 @@ export const streamTerms = Object.freeze({
   generatedAtTime: 'http://www.w3.org/ns/prov#generatedAtTime',
   /** `rdf-stream:sequenceNumber` (this project's vocabulary) of a history page's member, an `xsd:integer`. */
   sequenceNumber: `${RDF_STREAM_VOCABULARY}sequenceNumber`,
+  /**
+   * `rdf-stream:timeIndex` (this project's vocabulary): from the history's root node to its time
+   * index (`history/index`), a `tree:Node` with a relation to every retained page. Not a
+   * `tree:relation`, so that a TREE client walking the history from the root does not follow it.
+   */
+  timeIndex: `${RDF_STREAM_VOCABULARY}timeIndex`,
 } as const);
 
 /**
@@ -352,6 +358,12 @@ export const streamPath = (id: string, resource?: StreamResource): string =>
 /** The IRI of stream `id` of the publisher at `baseUrl` (no trailing slash): `{base}/streams/{id}`. */
 export const streamIri = (baseUrl: string, id: string): string => `${baseUrl}${streamPath(id)}`;
 
+/**
+ * The segment after `history/` that names the time index. A page id is `{epoch}-{n}`: it never
+ * reads `index`.
+ */
+export const HISTORY_INDEX_SEGMENT = 'index';
+
 /** Every resource URL of one stream. */
 export interface StreamResources {
   /** The stream's IRI, its descriptor (trailing slashes removed). */
@@ -363,6 +375,11 @@ export interface StreamResources {
   readonly webSocket: string;
   /** The LDES view: the root node of the history pages. */
   readonly history: string;
+  /**
+   * The history's time index, `history/index`: a `tree:Node` with a `tree:GreaterThanOrEqualToRelation`
+   * on `prov:generatedAtTime` to every retained page, for a client to go to the page holding an instant.
+   */
+  readonly historyIndex: string;
   /** A history page, `history/{epoch}-{n}`. */
   historyPage(pageId: string): string;
   /** An element, `elements/{epoch}-{seq}`: the name of its graph. */
@@ -386,6 +403,7 @@ export function streamResources(streamIri: string): StreamResources {
     patches: at('patches'),
     webSocket: at('webSocket').replace(/^http/, 'ws'),
     history: at('history'),
+    historyIndex: `${at('history')}/${HISTORY_INDEX_SEGMENT}`,
     historyPage: (pageId: string) => `${at('history')}/${pageId}`,
     element: (id: string) => `${at('elements')}/${id}`,
     sensor: (local: string) => `${at('sensors')}/${local}`,

@@ -3,8 +3,8 @@ import { Parser, Writer } from 'n3';
 import { elementId, elementIdOfIri, mediaTypes, namespaces, streamTerms } from '@rdf-stream/protocol';
 
 /**
- * One LDES/TREE document of the publisher's history (`{stream}/history` or a page
- * `{stream}/history/{epoch}-{n}`), split into what a reader needs: its members, each with its
+ * One LDES/TREE document of the publisher's history (`{stream}/history`, its time index
+ * `{stream}/history/index` or a page `{stream}/history/{epoch}-{n}`), split into what a reader needs: its members, each with its
  * own quads written back as an N-Quads document that the element decoder reads like a live
  * element, and the node the history goes on at. Pure: no I/O.
  */
@@ -41,12 +41,13 @@ export interface HistoryPage {
   readonly members: readonly HistoryMember[];
   /**
    * The document's relations to other nodes, oldest `tree:value` first (those without a value
-   * last): a page has one, to the next page; the root one to every retained page.
+   * last): a page has one, to the next page; the root one, to the oldest page; the time index one
+   * to every retained page. The root's link to the index (`rdf-stream:timeIndex`) is no relation.
    */
   readonly relations: readonly HistoryRelation[];
   /**
    * The node to read next: the target of the relation with the smallest value, or undefined on
-   * the newest page and on the root of an empty log.
+   * the newest page and on the root (or index) of an empty log.
    */
   readonly next: string | undefined;
 }

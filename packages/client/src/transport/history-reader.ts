@@ -1,4 +1,4 @@
-import { formatOfContentType, mediaTypes } from '@rdf-stream/protocol';
+import { formatOfContentType, HISTORY_INDEX_SEGMENT, mediaTypes } from '@rdf-stream/protocol';
 import { type BackoffOptions, backoffDelay, delay } from './backoff.js';
 import { networkFailure } from './network-error.js';
 import { type HistoryDocumentFormat, type HistoryMember, type HistoryPage, type HistoryRelation, parseHistoryPage } from './history-page.js';
@@ -35,15 +35,16 @@ export interface HistoryPosition {
 
 /**
  * A 410 says retention removed a page between the link to it and the request: the walk starts
- * again from the root this many times in a row (with no element read in between) before giving up.
+ * again from the root (or the index) this many times in a row (with no element read in between) before giving up.
  */
 const maxRestartsWithoutProgress = 1;
 
 /**
- * Replays a stream's history (`{stream}/history`, an LDES/TREE view): reads the root, goes to
- * the page holding `from` when it is a time (the last page the root's relations say started
- * before it; else the oldest), follows each page's `GreaterThanOrEqualToRelation` to the next
- * page, and yields every member from `from` on,
+ * Replays a stream's history (`{stream}/history`, an LDES/TREE view): when `from` is a time,
+ * reads the time index (`{stream}/history/index`, `streamResources(…).historyIndex`) and goes to
+ * the page holding it (the last page the index's relations say started before it); else reads
+ * the root, whose one relation leads to the oldest page. Then follows each page's
+ * `GreaterThanOrEqualToRelation` to the next page, and yields every member from `from` on,
  * once, in sequence order, as an N-Quads element (`format: 'nquads'`, `id: {epoch}-{seq}`), like
  * a live transport. Returns the position live delivery resumes after.
  *
@@ -68,15 +69,28 @@ export async function* historyReader(historyUrl: string, options: HistoryReaderO
       : member.epoch !== startEpoch || member.seq >= fromSeq;
   let restarts = 0;
 
+  const indexUrl = `${historyUrl}/${HISTORY_INDEX_SEGMENT}`;
+  /** A publisher from before the index answers 404 there: its root relates to every page. */
+  let hasIndex = true;
+
   walks: for (;;) {
-    let url: string | undefined = historyUrl;
+    // By time (after a restart: from the newest element read), from the index; else from the root.
+    const startMs = newest?.generatedAt?.getTime() ?? fromMs;
+    let startUrl = startMs !== undefined && hasIndex ? indexUrl : historyUrl;
+    let url: string | undefined = startUrl;
     const visited = new Set<string>();
     let firstOfWalk = true;
     // A cycle of relations would loop for ever: each node is read once per walk.
     while (url !== undefined && !visited.has(url)) {
       visited.add(url);
-      const fetched: Fetched = yield* fetchDocument(url, url === historyUrl, options);
+      const role: DocumentRole = url === startUrl ? (url === indexUrl ? 'index' : 'root') : 'page';
+      const fetched: Fetched = yield* fetchDocument(url, role, options);
       if (fetched.kind === 'aborted') break walks;
+      if (fetched.kind === 'end' && role === 'index') {
+        hasIndex = false;
+        startUrl = url = historyUrl;
+        continue;
+      }
       if (fetched.kind === 'end') break;
       if (fetched.kind === 'gone') {
         if (restarts++ >= maxRestartsWithoutProgress) {
@@ -84,10 +98,9 @@ export async function* historyReader(historyUrl: string, options: HistoryReaderO
         }
         continue walks;
       }
-      if (url === historyUrl) {
-        // The root: the page to start at. Pages before it hold nothing wanted.
-        // After a restart, from the newest element read rather than from the start.
-        const start = startNode(fetched.page.relations, newest?.generatedAt?.getTime() ?? fromMs);
+      if (url === startUrl) {
+        // The root or the index: the page to start at. Pages before it hold nothing wanted.
+        const start = startNode(fetched.page.relations, startMs);
         if (start !== fetched.page.next) firstOfWalk = false;
         url = start;
       } else {
@@ -98,7 +111,7 @@ export async function* historyReader(historyUrl: string, options: HistoryReaderO
       for (const member of fetched.page.members) {
         const oldestRetained = firstOfWalk;
         firstOfWalk = false;
-        // Read already, before a restart from the root.
+        // Read already, before a restart from the root or the index.
         if (newest !== undefined && member.epoch === newest.epoch && member.seq <= newest.seq) continue;
         if (newest === undefined) startEpoch = member.epoch;
         const gap = gapBefore(member, newest, { fromSeq, fromMs, oldestRetained });
@@ -116,9 +129,9 @@ export async function* historyReader(historyUrl: string, options: HistoryReaderO
 }
 
 /**
- * Where a walk from the root goes first: for a time, the last node whose relation says it
- * started before `fromMs` (a node that started at `fromMs` exactly may follow one ending then),
- * else the oldest; without a time, the oldest.
+ * Where a walk from the index (or the root) goes first: for a time, the last node whose relation
+ * says it started before `fromMs` (a node that started at `fromMs` exactly may follow one ending
+ * then), else the oldest; without a time, the oldest.
  */
 export function startNode(relations: readonly HistoryRelation[], fromMs: number | undefined): string | undefined {
   const oldest = relations[0]?.node;
@@ -133,7 +146,7 @@ export function startNode(relations: readonly HistoryRelation[], fromMs: number 
 
 /**
  * The gap, if any, between what was read or asked for and `member`, the next element of the
- * walk; `oldestRetained` when it is the first element of a walk from the root.
+ * walk; `oldestRetained` when it is the first element of a walk from the root or the index.
  */
 function gapBefore(
   member: HistoryMember,
@@ -158,12 +171,15 @@ type Fetched =
   | { readonly kind: 'page'; readonly page: HistoryPage; readonly receivedAt: number }
   /** A page retention removed (410). */
   | { readonly kind: 'gone' }
-  /** A page beyond the newest one (404): nothing more yet. */
+  /** A page beyond the newest one (404): nothing more yet; no time index (404). */
   | { readonly kind: 'end' }
   | { readonly kind: 'aborted' };
 
+/** What a document is to the walk: the root, the time index (404 from a publisher without one), or a page. */
+type DocumentRole = 'root' | 'index' | 'page';
+
 /** Reads one history document, retrying network errors, 5xx and unparsable bodies with backoff. */
-async function* fetchDocument(url: string, isRoot: boolean, options: HistoryReaderOptions): AsyncGenerator<ReconnectEvent, Fetched, undefined> {
+async function* fetchDocument(url: string, role: DocumentRole, options: HistoryReaderOptions): AsyncGenerator<ReconnectEvent, Fetched, undefined> {
   const { stats, signal, fetch: fetchImpl = fetch } = options;
   let attempt = 0;
   while (!signal?.aborted) {
@@ -172,8 +188,8 @@ async function* fetchDocument(url: string, isRoot: boolean, options: HistoryRead
     let waitMs: number | undefined;
     try {
       stats.requests++;
-      const response = await fetchImpl(url, { headers: { accept: isRoot ? rootAccept : mediaTypes.nquads }, signal: signal ?? null });
-      if (!isRoot && (response.status === 410 || response.status === 404)) {
+      const response = await fetchImpl(url, { headers: { accept: role === 'page' ? mediaTypes.nquads : nodeAccept }, signal: signal ?? null });
+      if ((role === 'page' && response.status === 410) || (role !== 'root' && response.status === 404)) {
         await response.body?.cancel();
         return { kind: response.status === 410 ? 'gone' : 'end' };
       }
@@ -202,8 +218,8 @@ async function* fetchDocument(url: string, isRoot: boolean, options: HistoryRead
   return { kind: 'aborted' };
 }
 
-/** The root lists every page: TriG writes it in about half the bytes of N-Quads. */
-const rootAccept = `${mediaTypes.trig}, ${mediaTypes.nquads};q=0.9`;
+/** The index lists every page: TriG writes it in about half the bytes of N-Quads. */
+const nodeAccept = `${mediaTypes.trig}, ${mediaTypes.nquads};q=0.9`;
 
 /** N-Quads when the server does not say (it was asked for); TriG also keeps graphs apart. */
 function documentFormat(contentType: string | null): HistoryDocumentFormat | undefined {

@@ -201,7 +201,7 @@ describe('subscribe from the history, then live', () => {
     expect(subscription.stats.requests).toBe(1 + 3 + 1);
   });
 
-  it('SSE, from a time deep in a long history: the root, the page holding it and the pages after it, no other', async () => {
+  it('SSE, from a time deep in a long history: the time index, the page holding it and the pages after it, no other (not the root)', async () => {
     // 60 elements on pages of 3: page 19 holds 55–57, page 20 58–60, page 21 is open and empty.
     running = await startTestPublisher({ flags: ['--page-elements', '3'] });
     for (let seq = 1; seq <= 60; seq++) await running.push([seq], new Date(startMs - 60_000 + seq * 1_000));
@@ -216,7 +216,8 @@ describe('subscribe from the history, then live', () => {
     await collected.next(5);
     expect(collected.updates().map((update) => update.seq)).toEqual([56, 57, 58, 59, 60]);
     const epoch = running.hub.log.epoch;
-    expect(historyRequests).toEqual(['/streams/parking/history', ...[19, 20, 21].map((page) => `/streams/parking/history/${epoch}-${page}`)]);
+    // Two requests to the page holding the instant: the index (its path is known), then the page.
+    expect(historyRequests).toEqual(['/streams/parking/history/index', ...[19, 20, 21].map((page) => `/streams/parking/history/${epoch}-${page}`)]);
   });
 
   it('polling: 2..8 from the history pages, then 9 (published during the hand-over) and 10 live, each exactly once', async () => {

@@ -85,6 +85,7 @@ describe('formats', () => {
     expect(streamTerms).toEqual({
       generatedAtTime: 'http://www.w3.org/ns/prov#generatedAtTime',
       sequenceNumber: 'https://w3id.org/rdf-stream/vocab#sequenceNumber',
+      timeIndex: 'https://w3id.org/rdf-stream/vocab#timeIndex',
     });
   });
 
@@ -226,6 +227,7 @@ describe('the resources of a stream', () => {
       patches: `${stream}/patches`,
       webSocket: 'wss://data.example/streams/parking/ws',
       history: `${stream}/history`,
+      historyIndex: `${stream}/history/index`,
       historyPage: expect.any(Function),
       element: expect.any(Function),
       sensor: expect.any(Function),
@@ -323,10 +325,11 @@ describe('the terms and contexts clients read', () => {
 
 describe("this project's own IRIs", () => {
   it('are under one w3id.org namespace, the vocabulary included', () => {
-    for (const iri of [...Object.values(ontologyIris), streamTerms.sequenceNumber, ...Object.values(resourceTerms)]) {
+    for (const iri of [...Object.values(ontologyIris), streamTerms.sequenceNumber, streamTerms.timeIndex, ...Object.values(resourceTerms)]) {
       expect(iri.startsWith(RDF_STREAM_IRI_BASE)).toBe(true);
     }
     expect(streamTerms.sequenceNumber).toBe(`${namespaces.rdfStream}sequenceNumber`);
+    expect(streamTerms.timeIndex).toBe(`${namespaces.rdfStream}timeIndex`);
   });
 
   it('are served below /ontologies/, by the path below the namespace, without the fragment', () => {

@@ -55,7 +55,7 @@ export const ConfigSchema = Type.Object(
     historyGraceSeconds: integer(
       0,
       86_400,
-      'Seconds a history page removed by retention still leads to the oldest retained page before 410; also the longest a cache may keep the history root (0: none)',
+      'Seconds a history page removed by retention still leads to the oldest retained page before 410; also the longest a cache may keep the history root and time index (0: none)',
     ),
     logRetentionIntervalMs: integer(100, 86_400_000, 'Milliseconds between background retention passes'),
     catchUpBatchElements: integer(1, 100_000, 'Elements read at a time for a catching-up SSE or WebSocket subscriber (count)'),

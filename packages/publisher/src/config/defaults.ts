@@ -39,8 +39,8 @@ export const defaults = Object.freeze({
   historyCacheBytes: 32 * 1024 * 1024,
   /**
    * Seconds a history page removed by retention still answers (a node leading to the oldest
-   * retained page) before 410, and the longest a cache may keep the history root: a root read
-   * from a cache never leads a client to a 410.
+   * retained page) before 410, and the longest a cache may keep the history root and time
+   * index: a root or index read from a cache never leads a client to a 410.
    */
   historyGraceSeconds: 3_600,
   /** Milliseconds between background retention passes. */

@@ -60,6 +60,8 @@ export const prov = {
  */
 export const rdfStream = {
   sequenceNumber: streamTerms.sequenceNumber,
+  /** From the history's root to its time index. */
+  timeIndex: streamTerms.timeIndex,
 } as const;
 
 export const datex = {

@@ -57,6 +57,8 @@ export function descriptorQuads(stream: StreamDefinition): Quad[] {
     quad(subject, ldes('sequencePath'), namedNode(rdfStream.sequenceNumber)),
     // Exactly one view: LDES clients follow the first tree:view they find.
     quad(subject, namedNode(`${ns.tree}view`), namedNode(links.history)),
+    // The view's time index, as its root links to it (no tree:relation: TREE clients would walk it).
+    quad(namedNode(links.history), namedNode(rdfStream.timeIndex), namedNode(links.historyIndex)),
     quad(subject, dcterms('conformsTo'), namedNode(ontologyIris.profile)),
     ...memberShapeQuads(stream.iri),
   ];

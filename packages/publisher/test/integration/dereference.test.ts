@@ -235,7 +235,7 @@ describe('every IRI answers', () => {
     return iris.map((term) => term.value).filter((iri) => iri.startsWith(`${running.url}/`) || iri.startsWith(RDF_STREAM_IRI_BASE));
   }
 
-  it('dereferences every IRI of /latest, of the descriptions it leads to, and the shape and vocabulary the descriptor names', async () => {
+  it('dereferences every IRI of /latest, of the history root, of the descriptions they lead to, and the shape and vocabulary the descriptor names', async () => {
     await running.push([7, 8]);
     const descriptor = await parseRdf('turtle', await (await fetch(running.streamUrl)).text());
     const named = descriptor
@@ -243,7 +243,9 @@ describe('every IRI answers', () => {
       .filter((q) => ['https://w3id.org/tree#shape', 'http://purl.org/dc/terms/conformsTo', 'https://w3id.org/ldes#sequencePath'].includes(q.predicate.value))
       .map((q) => q.object.value);
     const latest = await parseRdf('nquads', await (await fetch(`${running.streamUrl}/latest`, { headers: { accept: mediaTypes.nquads } })).text());
-    const pending = [...new Set([...ownIris(latest), ...named])];
+    // The history's root: its pages, its time index and the vocabulary of its link to it.
+    const history = await parseRdf('nquads', await (await fetch(`${running.streamUrl}/history`, { headers: { accept: mediaTypes.nquads } })).text());
+    const pending = [...new Set([...ownIris(latest), ...named, ...ownIris(history)])];
     const answered = new Map<string, number>();
     while (pending.length > 0) {
       const iri = pending.shift() as string;
@@ -264,6 +266,7 @@ describe('every IRI answers', () => {
       minted.featureOfInterest('p1'),
       minted.featureOfInterest('p2'),
       running.streamUrl,
+      `${running.streamUrl}/history/index`,
       `${running.url}${ontologyPath(ontologyIris.vocabulary)}`,
       `${running.url}${ontologyPath(ontologyIris.profile)}`,
       `${running.url}${ontologyPath(ontologyIris.shapes)}`,

@@ -21,6 +21,7 @@ const decoded = (coding: Coding, bytes: Buffer) =>
 describe('history documents in br, gzip and identity (20 elements a page, 45 published)', () => {
   let running: TestPublisher;
   let root: string;
+  let index: string;
   let fullPage: string;
   let openPage: string;
 
@@ -37,6 +38,7 @@ describe('history documents in br, gzip and identity (20 elements a page, 45 pub
     for (let seq = 1; seq <= 45; seq++) await running.push(undefined, new Date(startMs + seq * 1000));
     const { epoch } = running.hub.log;
     root = `${running.hub.definition.iri}/history`;
+    index = `${root}/index`;
     fullPage = `${root}/${epoch}-1`;
     openPage = `${root}/${epoch}-3`;
   });
@@ -44,6 +46,7 @@ describe('history documents in br, gzip and identity (20 elements a page, 45 pub
 
   it.each([
     ['the root', () => root],
+    ['the time index', () => index],
     ['a full page', () => fullPage],
     ['the open page', () => openPage],
   ])('%s: each coding decodes to the identity body, with Content-Encoding, Vary and an ETag of its own', async (_name, url) => {
@@ -75,8 +78,8 @@ describe('history documents in br, gzip and identity (20 elements a page, 45 pub
     expect((await raw(fullPage, 'deflate')).headers['content-encoding']).toBeUndefined();
   });
 
-  it.each(codings)('a full page and the root revalidate with 304 and the %s ETag, also from another coding of the same document', async (coding) => {
-    for (const url of [fullPage, root]) {
+  it.each(codings)('a full page, the root and the index revalidate with 304 and the %s ETag, also from another coding of the same document', async (coding) => {
+    for (const url of [fullPage, root, index]) {
       const first = await raw(url, coding);
       const etag = String(first.headers.etag);
       const again = await raw(url, coding, { 'if-none-match': etag });

@@ -8,6 +8,7 @@ import { manualClock, startTestPublisher, type TestPublisher } from '../../src/t
 
 const TREE = 'https://w3id.org/tree#';
 const SEQUENCE_NUMBER = 'https://w3id.org/rdf-stream/vocab#sequenceNumber';
+const TIME_INDEX = 'https://w3id.org/rdf-stream/vocab#timeIndex';
 
 /** Elements generated a second apart, well in the past: distinct, increasing timestamps. */
 const startMs = Date.now() - 3_600_000;
@@ -78,16 +79,36 @@ describe('history pages (3 elements a page, 7 published)', () => {
     expect(response.headers.get('link')).toContain(`<${stream}/history>; rel="https://w3id.org/tree#view"`);
   });
 
-  it('the root links to every page from the time of its first element and holds no member; it changes when a page starts', async () => {
+  it('the root relates to the oldest page only, links to the time index by no relation, and holds no member', async () => {
     const { response, quads } = await document(`${stream}/history`);
-    expect(relationTargets(quads, `${stream}/history`)).toEqual([page(1), page(2), page(3)]);
-    expect(relationValues(quads, `${stream}/history`)).toEqual([1, 4, 7].map((seq) => new Date(startMs + seq * 1000).toISOString()));
+    expect(relationTargets(quads, `${stream}/history`)).toEqual([page(1)]);
+    expect(relationValues(quads, `${stream}/history`)).toEqual([new Date(startMs + 1000).toISOString()]);
+    expect(quads.filter((q) => q.subject.value === `${stream}/history` && q.predicate.value === TIME_INDEX).map((q) => q.object.value)).toEqual([
+      page('index'),
+    ]);
     expect(members(quads, stream)).toEqual([]);
     expect(response.headers.get('cache-control')).not.toContain('immutable');
     expect(response.headers.get('vary')).toBe('Accept, Accept-Encoding');
     const etag = response.headers.get('etag')!;
     expect(etag).toBe(`"${epoch}-h1-3-nquads"`);
     expect((await get(`${stream}/history`, 'nquads', { 'if-none-match': etag })).status).toBe(304);
+  });
+
+  it('the time index relates to every page from the time of its first element and holds no member; it changes when a page starts', async () => {
+    const { response, quads } = await document(page('index'));
+    expect(relationTargets(quads, page('index'))).toEqual([page(1), page(2), page(3)]);
+    expect(relationValues(quads, page('index'))).toEqual([1, 4, 7].map((seq) => new Date(startMs + seq * 1000).toISOString()));
+    expect(members(quads, stream)).toEqual([]);
+    expect(response.headers.get('cache-control')).toMatch(/^public, max-age=\d+/);
+    expect(response.headers.get('cache-control')).not.toContain('immutable');
+    expect(response.headers.get('vary')).toBe('Accept, Accept-Encoding');
+    const etag = response.headers.get('etag')!;
+    expect(etag).toBe(`"${epoch}-i1-3-nquads"`);
+    expect((await get(page('index'), 'nquads', { 'if-none-match': etag })).status).toBe(304);
+    const trig = await get(page('index'), 'trig', { 'accept-encoding': 'br' });
+    expect(trig.headers.get('content-encoding')).toBe('br');
+    expect(trig.headers.get('etag')).toBe(`"${epoch}-i1-3-trig-br"`);
+    await trig.arrayBuffer();
   });
 
   it('a full page is immutable, with a strong ETag, and revalidates with 304', async () => {
@@ -116,9 +137,11 @@ describe('history pages (3 elements a page, 7 published)', () => {
     expect(stale.status).toBe(200);
     const after = await parseRdf('nquads', await stale.text());
     expect(members(after, stream)).toEqual([element(7), element(8)]);
-    // The root names no element of the open page but its first: still the same.
+    // The root and the index name no element of the open page but its first: still the same.
     const root = await get(`${stream}/history`, 'nquads', { 'if-none-match': `"${epoch}-h1-3-nquads"` });
     expect(root.status).toBe(304);
+    const index = await get(page('index'), 'nquads', { 'if-none-match': `"${epoch}-i1-3-nquads"` });
+    expect(index.status).toBe(304);
   });
 
   it('once full, the open page closes and links to the next, empty, open page', async () => {
@@ -131,13 +154,14 @@ describe('history pages (3 elements a page, 7 published)', () => {
     expect(open.response.headers.get('cache-control')).not.toContain('immutable');
   });
 
-  it('every page and the root parse in every format, with the same members', async () => {
-    for (const url of [`${stream}/history`, page(1), page(2), page(3), page(4)]) {
+  it('every page, the root and the index parse in every format, with the same members and relations', async () => {
+    for (const url of [`${stream}/history`, page('index'), page(1), page(2), page(3), page(4)]) {
       const expected = members((await document(url, 'nquads')).quads, stream);
       for (const format of formatNames) {
         const { response, quads } = await document(url, format);
         expect(response.headers.get('content-type')).toContain(formats[format].mediaType);
         expect(members(quads, stream), `${url} as ${format}`).toEqual(expected);
+        expect(relationTargets(quads, url), `${url} as ${format}`).toEqual(relationTargets((await document(url, 'nquads')).quads, url));
       }
     }
   });
@@ -184,9 +208,11 @@ describe('history pages under retention (3 elements a page, 4 retained)', () => 
   });
   afterAll(() => running.close());
 
-  it('the root links to the retained pages only', async () => {
+  it('the root links to the oldest retained page, the index to the retained pages only', async () => {
     const { quads } = await document(`${stream}/history`);
-    expect(relationTargets(quads, `${stream}/history`)).toEqual([3, 4].map((n) => `${stream}/history/${epoch}-${n}`));
+    expect(relationTargets(quads, `${stream}/history`)).toEqual([`${stream}/history/${epoch}-3`]);
+    const index = await document(`${stream}/history/index`);
+    expect(relationTargets(index.quads, `${stream}/history/index`)).toEqual([3, 4].map((n) => `${stream}/history/${epoch}-${n}`));
   });
 
   it('without a grace period, a page removed by retention is 410 Gone at once', async () => {
@@ -213,6 +239,7 @@ describe('history grace period (3 elements a page, 4 retained, historyGraceSecon
   const time = manualClock(Date.now());
   const page = (n: number) => `${stream}/history/${epoch}-${n}`;
   let cachedRoot: string[];
+  let cachedIndex: string[];
   let removedAtMs: number;
 
   beforeAll(async () => {
@@ -226,8 +253,9 @@ describe('history grace period (3 elements a page, 4 retained, historyGraceSecon
     epoch = running.hub.log.epoch;
     const base = Date.now();
     for (let seq = 1; seq <= 6; seq++) await running.push(undefined, new Date(base + seq));
-    // The root as a cache keeps it: pages 1 and 2.
+    // The root and the index as a cache keeps them: page 1; pages 1 and 2.
     cachedRoot = relationTargets((await document(`${stream}/history`)).quads, `${stream}/history`).filter((url) => url !== undefined);
+    cachedIndex = relationTargets((await document(`${stream}/history/index`)).quads, `${stream}/history/index`).filter((url) => url !== undefined);
     // 7–11: retention (of the memory log, as it appends) removes pages 1 and 2.
     time.advanceBy(1_000);
     removedAtMs = time.now();
@@ -235,15 +263,18 @@ describe('history grace period (3 elements a page, 4 retained, historyGraceSecon
   });
   afterAll(() => running.close());
 
-  it("bounds the root's freshness by the grace period, not the open page's", async () => {
+  it("bounds the root's and the index's freshness by the grace period, not the open page's", async () => {
     const root = await get(`${stream}/history`);
     expect(root.headers.get('cache-control')).toBe(`public, max-age=${graceSeconds}`);
+    const index = await get(`${stream}/history/index`);
+    expect(index.headers.get('cache-control')).toBe(`public, max-age=${graceSeconds}`);
     const open = await get(page(4));
     expect(Number(/max-age=(\d+)/.exec(open.headers.get('cache-control')!)![1])).toBeGreaterThan(graceSeconds);
   });
 
   it('a page removed less than the grace period ago leads to the oldest retained page; at the grace period it is 410', async () => {
-    expect(cachedRoot).toEqual([page(1), page(2)]);
+    expect(cachedRoot).toEqual([page(1)]);
+    expect(cachedIndex).toEqual([page(1), page(2)]);
     expect(running.hub.log.oldestSeq).toBe(7);
     time.advanceTo(removedAtMs + graceSeconds * 1000 - 1);
     for (const n of [1, 2]) {

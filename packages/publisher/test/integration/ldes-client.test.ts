@@ -70,11 +70,11 @@ describe('ldes-client 0.3.0 against the publisher', () => {
   });
   afterAll(() => running.close());
 
-  const clientFor = (polling: boolean) => {
+  const clientFor = (polling: boolean, fetchImpl: typeof fetch = fetch) => {
     stateDir = mkdtempSync(join(tmpdir(), 'ldes-client-state-'));
     handlersBefore = handlerCounts();
     return ldes.replicateLDES(
-      ldes.intoConfig({ url: running.hub.definition.iri, polling, pollInterval: 50, statePath: stateDir }),
+      ldes.intoConfig({ url: running.hub.definition.iri, polling, pollInterval: 50, statePath: stateDir, fetch: fetchImpl }),
       'ascending',
     );
   };
@@ -90,17 +90,27 @@ describe('ldes-client 0.3.0 against the publisher', () => {
     expect(handlerCounts()).toEqual(handlersBefore);
   });
 
-  it('replays every retained element exactly once, in order, named by its IRI, then ends, though the root relates to every page as well as each page to the next', async () => {
-    // The root names all four pages: a client following every relation reaches each twice.
-    const root = await parseRdf('nquads', await (await fetch(`${running.hub.definition.iri}/history`, { headers: { accept: 'application/n-quads' } })).text());
-    const fromRoot = root.filter((q) => q.subject.value === `${running.hub.definition.iri}/history` && q.predicate.value === 'https://w3id.org/tree#relation');
-    expect(fromRoot).toHaveLength(4);
-    const client = clientFor(false);
+  it('replays every retained element exactly once, in order, named by its IRI, then ends, reading each page once and never the time index', async () => {
+    // The root relates to the oldest page only; the time index, relating to all four, is linked by no relation.
+    const history = `${running.hub.definition.iri}/history`;
+    const root = await parseRdf('nquads', await (await fetch(history, { headers: { accept: 'application/n-quads' } })).text());
+    const fromRoot = root.filter((q) => q.subject.value === history && q.predicate.value === 'https://w3id.org/tree#relation');
+    expect(fromRoot).toHaveLength(1);
+    expect(root.some((q) => q.subject.value === history && q.object.value === `${history}/index`)).toBe(true);
+    const requested: string[] = [];
+    const recording: typeof fetch = (input, init) => {
+      requested.push(String(input instanceof Request ? input.url : input));
+      return fetch(input, init);
+    };
+    const client = clientFor(false, recording);
     const reader = client.stream({ highWaterMark: 10 }).getReader() as ReadableStreamDefaultReader<Member>;
     try {
       const members = await read(reader, Number.POSITIVE_INFINITY);
       const expected = await Promise.all([1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map((seq) => sseElementIri(running, seq)));
       expect(members.map((member) => member.id.value)).toEqual(expected);
+      const epoch = running.hub.log.epoch;
+      const pages = requested.filter((url) => url.startsWith(`${history}/`));
+      expect(pages.sort()).toEqual([1, 2, 3, 4].map((n) => `${history}/${epoch}-${n}`));
       expect(members.map((member) => new Date(member.timestamp!).getTime())).toEqual(
         [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map((seq) => startMs + seq * 1000),
       );
@@ -143,11 +153,13 @@ describe('ldes-client 0.3.0 with a root from a cache, within the grace period', 
     rmSync(stateDir, { recursive: true, force: true });
   });
 
-  it('a root naming pages retention removed since still leads to every retained element, exactly once, in order', async () => {
+  it('a root naming an oldest page retention removed since still leads to every retained element, exactly once, in order', async () => {
     await publish(running, 6);
     const rootUrl = `${running.hub.definition.iri}/history`;
     const cached = await (await fetch(rootUrl, { headers: { accept: 'application/n-quads' } })).text();
-    // 7–11: retention removes pages 1 and 2, the only pages the cached root names.
+    const named = (await parseRdf('nquads', cached)).filter((q) => q.predicate.value === 'https://w3id.org/tree#node').map((q) => q.object.value);
+    expect(named).toEqual([`${rootUrl}/${running.hub.log.epoch}-1`]);
+    // 7–11: retention removes pages 1 and 2; page 1 is the only page the cached root names.
     await publish(running, 5);
     expect(running.hub.log.oldestSeq).toBe(7);
     const fromCache: typeof fetch = (input, init) =>

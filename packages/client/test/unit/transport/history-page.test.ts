@@ -79,6 +79,21 @@ describe('parseHistoryPage', () => {
     expect([...subjects][0]).not.toBe(iri);
   });
 
+  it("the root's link to the time index is no relation: its one relation leads to the oldest page", () => {
+    const text = [
+      `<${stream}/history> <https://w3id.org/rdf-stream/vocab#timeIndex> <${stream}/history/index> .`,
+      `<${stream}/history> <${TREE}relation> _:r .`,
+      `_:r <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <${TREE}GreaterThanOrEqualToRelation> .`,
+      `_:r <${TREE}value> "2026-11-22T16:00:01Z"^^<http://www.w3.org/2001/XMLSchema#dateTime> .`,
+      `_:r <${TREE}node> <${pageIri(3)}> .`,
+    ].join('\n');
+    expect(parseHistoryPage(text, { baseIri: `${stream}/history` })).toEqual({
+      members: [],
+      relations: [{ node: pageIri(3), fromMs: Date.parse('2026-11-22T16:00:01Z') }],
+      next: pageIri(3),
+    });
+  });
+
   it('the root of an empty log has no member and no next page', () => {
     const text = `<${stream}> <${TREE}view> <${stream}/history> .\n<${stream}/history> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <${TREE}Node> .`;
     expect(parseHistoryPage(text, { baseIri: `${stream}/history` })).toEqual({ members: [], relations: [], next: undefined });

@@ -15,8 +15,9 @@ const dateTime = (date: Date) => `"${date.toISOString()}"^^<${XSD}dateTime>`;
 
 /**
  * The publisher's history contract, in memory: pages of `pageElements`, page n holding seqs
- * (n-1)·P+1..n·P, the root linking to every retained page from its first element's time, a full
- * page linking to the next; 410 below the oldest page (or, with `graceAnswers`, a node leading
+ * (n-1)·P+1..n·P, the root linking to the oldest retained page, the time index (`history/index`;
+ * 404 with `noIndex`, as from a publisher before it) to every retained page from its first
+ * element's time, a full page linking to the next; 410 below the oldest page (or, with `graceAnswers`, a node leading
  * to the oldest retained page), 404 beyond the open one. `before(url)` runs before each answer,
  * so a test can move the log between two requests.
  */
@@ -29,6 +30,8 @@ class FakeHistory {
   before: (url: string) => void = () => {};
   /** Removed pages answer a node leading to the oldest retained page (within the grace period). */
   graceAnswers = false;
+  /** The index answers 404, as from a publisher that has none (its root then relates to every page). */
+  noIndex = false;
   /** Answers instead of the history, by URL, once each. */
   readonly overrides = new Map<string, () => Response>();
 
@@ -45,7 +48,8 @@ class FakeHistory {
       this.overrides.delete(url);
       return override();
     }
-    if (url === `${stream}/history`) return this.#nquads(this.#root());
+    if (url === `${stream}/history`) return this.#nquads(this.noIndex ? this.index(`${stream}/history`) : this.root());
+    if (url === `${stream}/history/index`) return this.noIndex ? new Response('', { status: 404 }) : this.#nquads(this.index());
     const match = /\/history\/([a-z0-9]+)-(\d+)$/.exec(url);
     if (match === null) return new Response('', { status: 404 });
     const page = Number(match[2]);
@@ -70,19 +74,23 @@ class FakeHistory {
     return `<${node}> <${TREE}relation> ${r} .\n${r} <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <${TREE}GreaterThanOrEqualToRelation> .\n${r} <${TREE}path> <${PROV}generatedAtTime> .\n${r} <${TREE}value> ${dateTime(value)} .\n${r} <${TREE}node> <${target}> .\n`;
   }
 
-  /** The root as it is now (a test may keep one to answer later, as a cache would). */
+  /** The root as it is now (a test may keep one to answer later, as a cache would): a relation to the oldest page. */
   root() {
-    if (this.latestSeq < this.oldestSeq) return `<${stream}/history> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <${TREE}Node> .\n`;
+    const node = `<${stream}/history> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <${TREE}Node> .\n<${stream}/history> <https://w3id.org/rdf-stream/vocab#timeIndex> <${stream}/history/index> .\n`;
+    if (this.latestSeq < this.oldestSeq) return node;
+    const oldest = Math.ceil(this.oldestSeq / this.pageElements);
+    return node + this.#relation(`${stream}/history`, timeOf(this.oldestSeq), this.#pageIri(oldest), `p${oldest}`);
+  }
+
+  /** The time index as it is now (`node`: as a publisher before it wrote its root). */
+  index(node = `${stream}/history/index`) {
+    if (this.latestSeq < this.oldestSeq) return `<${node}> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <${TREE}Node> .\n`;
     let text = '';
     for (let page = Math.ceil(this.oldestSeq / this.pageElements); page <= Math.ceil(this.latestSeq / this.pageElements); page++) {
       const first = Math.max((page - 1) * this.pageElements + 1, this.oldestSeq);
-      text += this.#relation(`${stream}/history`, timeOf(first), this.#pageIri(page), `p${page}`);
+      text += this.#relation(node, timeOf(first), this.#pageIri(page), `p${page}`);
     }
     return text;
-  }
-
-  #root() {
-    return this.root();
   }
 
   #page(page: number) {
@@ -154,14 +162,29 @@ describe('historyReader', () => {
     expect((await read(history, new Date(timeOf(5).getTime() - 1))).events).toEqual(ids('e1', 5, 8));
   });
 
-  it('from a time: goes from the root straight to the last page that started before it, then walks forward', async () => {
+  it('from a time: goes from the time index, not the root, straight to the last page that started before it, then walks forward', async () => {
     const history = new FakeHistory(3);
     history.latestSeq = 30;
     const { events, stats } = await read(history, timeOf(20));
     expect(events).toEqual(ids('e1', 20, 30));
     // Page 7 holds 19–21; 8, 9 and 10 follow (10 is full: it links to the empty open page 11).
-    expect(history.requests).toEqual([`${stream}/history`, ...[7, 8, 9, 10, 11].map((page) => `${stream}/history/e1-${page}`)]);
+    expect(history.requests).toEqual([`${stream}/history/index`, ...[7, 8, 9, 10, 11].map((page) => `${stream}/history/e1-${page}`)]);
     expect(stats.requests).toBe(6);
+  });
+
+  it('from a sequence number: from the root, whose one relation leads to the oldest page; never the index', async () => {
+    const history = new FakeHistory(3);
+    history.latestSeq = 7;
+    expect((await read(history, 2)).events).toEqual(ids('e1', 2, 7));
+    expect(history.requests).toEqual([`${stream}/history`, ...[1, 2, 3].map((page) => `${stream}/history/e1-${page}`)]);
+  });
+
+  it('from a time, from a publisher without a time index (404): its root, which relates to every page', async () => {
+    const history = new FakeHistory(3);
+    history.latestSeq = 30;
+    history.noIndex = true;
+    expect((await read(history, timeOf(20))).events).toEqual(ids('e1', 20, 30));
+    expect(history.requests.slice(0, 3)).toEqual([`${stream}/history/index`, `${stream}/history`, `${stream}/history/e1-7`]);
   });
 
   it('from a time at which a page starts: reads the page before it too (it may end at that very time)', async () => {
@@ -179,17 +202,30 @@ describe('historyReader', () => {
     expect(history.requests[1]).toBe(`${stream}/history/e1-3`);
   });
 
-  it('a cached root naming a page removed within the grace period: the page leads to the oldest retained one, `expired` is said once', async () => {
+  it('a cached index naming a page removed within the grace period: the page leads to the oldest retained one, `expired` is said once', async () => {
     const history = new FakeHistory(3);
     history.latestSeq = 30;
-    const cachedRoot = history.root();
-    // Retention removes pages 1–8 after the root was cached; the removed pages still answer.
+    const cachedIndex = history.index();
+    // Retention removes pages 1–8 after the index was cached; the removed pages still answer.
     history.oldestSeq = 25;
     history.graceAnswers = true;
-    history.overrides.set(`${stream}/history`, () => history.nquads(cachedRoot));
+    history.overrides.set(`${stream}/history/index`, () => history.nquads(cachedIndex));
     const { events } = await read(history, timeOf(20));
     expect(events).toEqual([{ type: 'gap', afterSeq: undefined, resumedAtSeq: 25, reason: 'expired' }, ...ids('e1', 25, 30)]);
-    expect(history.requests).toEqual([`${stream}/history`, `${stream}/history/e1-7`, `${stream}/history/e1-9`, `${stream}/history/e1-10`, `${stream}/history/e1-11`]);
+    expect(history.requests).toEqual([`${stream}/history/index`, `${stream}/history/e1-7`, `${stream}/history/e1-9`, `${stream}/history/e1-10`, `${stream}/history/e1-11`]);
+  });
+
+  it('a cached root naming an oldest page removed within the grace period: the page leads to the oldest retained one, `expired` is said once', async () => {
+    const history = new FakeHistory(3);
+    history.latestSeq = 6;
+    const cachedRoot = history.root();
+    history.oldestSeq = 7;
+    history.latestSeq = 11;
+    history.graceAnswers = true;
+    history.overrides.set(`${stream}/history`, () => history.nquads(cachedRoot));
+    const { events } = await read(history, 1);
+    expect(events).toEqual([{ type: 'gap', afterSeq: 0, resumedAtSeq: 7, reason: 'expired' }, ...ids('e1', 7, 11)]);
+    expect(history.requests).toEqual([`${stream}/history`, `${stream}/history/e1-1`, `${stream}/history/e1-3`, `${stream}/history/e1-4`]);
   });
 
   it('a page removed within the grace period in the middle of a walk: `expired` between what was read and the oldest retained page', async () => {
@@ -237,7 +273,7 @@ describe('historyReader', () => {
     expect((await read(history, timeOf(5))).events).toEqual(ids('e1', 5, 8));
   });
 
-  it('a 410 (retention removed the page after the root linked to it): starts again from the root once, with no duplicate', async () => {
+  it('a 410 (retention removed the page after the root linked to it): starts again once, from the index at the newest element read, with no duplicate', async () => {
     const history = new FakeHistory(2);
     history.latestSeq = 6;
     history.before = (url) => {
@@ -246,7 +282,8 @@ describe('historyReader', () => {
     };
     const { events } = await read(history, 1);
     expect(events).toEqual([...ids('e1', 1, 2), { type: 'gap', afterSeq: 2, resumedAtSeq: 5, reason: 'expired' }, ...ids('e1', 5, 6)]);
-    expect(history.requests.filter((url) => url.endsWith('/history'))).toHaveLength(2);
+    expect(history.requests.filter((url) => url.endsWith('/history'))).toHaveLength(1);
+    expect(history.requests.filter((url) => url.endsWith('/history/index'))).toHaveLength(1);
   });
 
   it('a 410 again right after the restart is a SubscriptionError, not a loop', async () => {

@@ -1,9 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { type FormatName, streamPath } from '@rdf-stream/protocol';
+import { type FormatName, HISTORY_INDEX_SEGMENT, streamPath } from '@rdf-stream/protocol';
 import { PublisherError } from '../../errors.js';
 import { type HistoryBody, HistoryPageCache, type HistorySource } from '../../publish/history/history-page-cache.js';
 import {
   historyEntityTag,
+  type HistoryNode,
   historyTag,
   type LogPosition,
   logPosition,
@@ -32,9 +33,10 @@ const removedPageCacheControl = 'no-cache';
 const vary = 'Accept, Accept-Encoding';
 
 /**
- * The LDES history (`GET /streams/{id}/history` and its pages `…/history/{epoch}-{n}`), read
- * from the log. Full pages are immutable; the root and the open page are cacheable like
- * `/latest`, until the next element (the root: never longer than `historyGraceSeconds`). A page
+ * The LDES history (`GET /streams/{id}/history`, its time index `…/history/index` and its pages
+ * `…/history/{epoch}-{n}`), read from the log. Full pages are immutable; the root, the index and
+ * the open page are cacheable like `/latest`, until the next element (the root and the index:
+ * never longer than `historyGraceSeconds`). A page
  * retention removed less than `historyGraceSeconds` ago leads to the oldest retained page, so
  * that a client holding a cached root never meets a 410.
  */
@@ -63,8 +65,9 @@ export function historyRoute(app: FastifyInstance, context: AppContext): void {
   }
 
   /**
-   * Freshness of a document that changes with the next element (the root, the open page). The
-   * root's is bounded by the grace period: no cache keeps it longer than a page it names answers.
+   * Freshness of a document that changes with the next element (the root, the index, the open
+   * page). The root's and the index's is bounded by the grace period: no cache keeps them longer
+   * than a page they name answers.
    */
   const changingHeaders = (source: HistorySource, nowMs: number, limitSeconds?: number): Record<string, string> => {
     const latest = source.log.latest();
@@ -78,20 +81,25 @@ export function historyRoute(app: FastifyInstance, context: AppContext): void {
     return { ...cacheHeaders(freshness, nowMs) };
   };
 
-  app.get<{ Params: { id: string } }>(streamPath(':id', 'history'), async (request, reply) => {
+  /** The root or the time index, which change only when a page is removed or starts. */
+  const node = async (request: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply, kind: HistoryNode) => {
     const hub = hubOf(context, request.params.id);
     const format = negotiatedFormat(request, negotiation);
     const encoding = negotiatedEncoding(request, negotiation);
     removedPagesOf(hub);
     for (let attempt = 1; ; attempt++) {
       const position = logPosition(hub.log);
-      const tag = historyTag(position, 'root', format);
-      reply.headers({ ...changingHeaders(hub, Date.now(), config.historyGraceSeconds), etag: historyEntityTag(position, 'root', format, encoding), vary });
+      const tag = historyTag(position, kind, format);
+      reply.headers({ ...changingHeaders(hub, Date.now(), config.historyGraceSeconds), etag: historyEntityTag(position, kind, format, encoding), vary });
       if (ifNoneMatchNamesFile(request.headers['if-none-match'], tag)) return reply.code(304).send();
-      const rendered = await pages.root(hub, position, format);
+      const rendered = kind === 'root' ? await pages.root(hub, position, format) : await pages.index(hub, position, format);
       if (rendered !== undefined || attempt === maxReadAttempts) return send(request, reply, rendered, format, encoding, tag);
     }
-  });
+  };
+
+  app.get<{ Params: { id: string } }>(streamPath(':id', 'history'), (request, reply) => node(request, reply, 'root'));
+  // A static segment: the router prefers it to the page id parameter below.
+  app.get<{ Params: { id: string } }>(`${streamPath(':id', 'history')}/${HISTORY_INDEX_SEGMENT}`, (request, reply) => node(request, reply, 'index'));
 
   app.get<{ Params: { id: string; pageId: string } }>(`${streamPath(':id', 'history')}/:pageId`, async (request, reply) => {
     const hub = hubOf(context, request.params.id);

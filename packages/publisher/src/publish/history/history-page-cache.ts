@@ -5,6 +5,7 @@ import { compressOnce, type EncodedBodies } from '../../render/compress.js';
 import type { JsonLdWriter } from '../../render/jsonld-writer.js';
 import {
   historyDocument,
+  historyIndexQuads,
   historyPageQuads,
   historyRootQuads,
   type LogPosition,
@@ -28,7 +29,7 @@ export interface HistoryBody {
   readonly bodies: EncodedBodies;
   /** False if compression failed: only the identity coding may be served. */
   readonly compressed: boolean;
-  /** When a page's newest element was generated; undefined for the root and an empty page. */
+  /** When a page's newest element was generated; undefined for the root, the index and an empty page. */
   readonly lastModified: Date | undefined;
 }
 
@@ -53,11 +54,12 @@ export function historyBodyBytes({ bodies }: HistoryBody): number {
  * Reads history documents from the logs and renders each immutable page at most once per
  * format while it is cached, and compresses each rendering once (br and gzip, on the thread
  * pool, as `/latest` is): a bounded LRU of `maxBytes` for all streams together, counting every
- * coding's bytes (0: none), which also shares one rendering among concurrent requests. The root
- * and the pages that still change are memoised per stream and format until the log moves (the
- * root: until a page is removed or starts); concurrent requests for one version share its
- * rendering too. When each retained page started is kept per stream (one date a retained
- * page), so that the root reads only the pages that are new since it was last rendered.
+ * coding's bytes (0: none), which also shares one rendering among concurrent requests. The root,
+ * the time index and the pages that still change are memoised per stream and format until the
+ * log moves (the root and the index: until a page is removed or starts); concurrent requests for
+ * one version share its rendering too. When each retained page started is kept per stream (one
+ * date a retained page), so that the index reads only the pages that are new since it was last
+ * rendered.
  */
 export class HistoryPageCache {
   readonly #jsonLd: JsonLdWriter;
@@ -91,6 +93,23 @@ export class HistoryPageCache {
     const { definition } = source;
     const version = `${position.epoch}-${oldestPage(position)}-${newestPage(position)}`;
     return this.#memoised(`${definition.id}\nroot\n${format}`, version, async () => {
+      let oldest: PageStart | undefined;
+      if (newestPage(position) >= oldestPage(position)) {
+        oldest = await this.#pageStart(source, this.#startsOf(source, position), oldestPage(position));
+        if (oldest === undefined) return undefined;
+      }
+      return this.#encoded(historyDocument(historyRootQuads(definition, position.epoch, oldest), [], format, this.#jsonLd), undefined);
+    });
+  }
+
+  /**
+   * The time index at `position`; undefined if retention removed a page since `position` was
+   * taken (take a new one and ask again).
+   */
+  async index(source: HistorySource, position: LogPosition, format: FormatName): Promise<HistoryBody | undefined> {
+    const { definition } = source;
+    const version = `${position.epoch}-${oldestPage(position)}-${newestPage(position)}`;
+    return this.#memoised(`${definition.id}\nindex\n${format}`, version, async () => {
       const known = this.#startsOf(source, position);
       const starts: PageStart[] = [];
       for (let page = oldestPage(position); page <= newestPage(position); page++) {
@@ -98,7 +117,7 @@ export class HistoryPageCache {
         if (start === undefined) return undefined;
         starts.push(start);
       }
-      return this.#encoded(historyDocument(historyRootQuads(definition, position.epoch, starts), [], format, this.#jsonLd), undefined);
+      return this.#encoded(historyDocument(historyIndexQuads(definition, position.epoch, starts), [], format, this.#jsonLd), undefined);
     });
   }
 

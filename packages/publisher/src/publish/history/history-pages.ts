@@ -12,11 +12,14 @@ import type { StreamDefinition } from '../stream-hub.js';
 
 /**
  * The stream's history as an LDES 1.0 / TREE view, built from the log's pages (`log-pages.ts`):
- * a root node `{stream}/history` with one relation to every retained page, each saying when the
- * page's first element was generated (so that a client finds the page holding any instant in
- * one request), and pages `{stream}/history/{epoch}-{n}`, each linking to the next once it is
- * full. A page links only forward, so that a client following every relation still reads each
- * page once, in order. Everything here is pure: `HistoryPageCache` reads the log and calls it.
+ * a root node `{stream}/history` with one relation, to the oldest retained page, pages
+ * `{stream}/history/{epoch}-{n}`, each linking to the next once it is full, and a time index
+ * `{stream}/history/index` with one relation to every retained page, each saying when the page's
+ * first element was generated (so that a client finds the page holding any instant in one
+ * request). The root links to the index by `rdf-stream:timeIndex`, not by a relation: a TREE
+ * client replaying from the root follows every relation, and reads each page once only if every
+ * page is reached by one path. Everything here is pure: `HistoryPageCache` reads the log and
+ * calls it.
  */
 
 const { namedNode, literal, quad, blankNode } = DataFactory;
@@ -109,16 +112,21 @@ export function pageSeqRange(position: LogPosition, page: number): { readonly fi
   };
 }
 
+/** The documents of the history that are no page. */
+export type HistoryNode = 'root' | 'index';
+
 /**
  * What names a history document in `format`, whatever its content coding (the ETag without
  * quotes and coding). A closed page never changes: `{epoch}-p{n}-{format}`. The open page and a
  * page being removed change with the log: their tags name the newest element too. The root
- * changes only when a page is removed or a page receives its first element: its tag names the
- * oldest and the newest page.
+ * (`h`) and the index (`i`) change only when a page is removed or a page receives its first
+ * element: their tags name the oldest and the newest page.
  */
-export function historyTag(position: LogPosition, state: PageState | 'root', format: FormatName): string {
+export function historyTag(position: LogPosition, state: PageState | HistoryNode, format: FormatName): string {
   const { epoch, latestSeq } = position;
-  if (state === 'root') return `${epoch}-h${oldestPage(position)}-${newestPage(position)}-${format}`;
+  if (state === 'root' || state === 'index') {
+    return `${epoch}-${state === 'root' ? 'h' : 'i'}${oldestPage(position)}-${newestPage(position)}-${format}`;
+  }
   if (state.kind === 'closed' && state.immutable) return `${epoch}-p${state.page}-${format}`;
   if (state.kind === 'closed' || state.kind === 'open') return `${epoch}-p${state.page}-${latestSeq}-${format}`;
   throw new RangeError(`a ${state.kind} page has no representation`);
@@ -128,7 +136,7 @@ export function historyTag(position: LogPosition, state: PageState | 'root', for
  * Strong ETags, one per content coding as `/latest` has them: `"{historyTag}"` for the identity
  * body, `"{historyTag}-br"` and `"{historyTag}-gzip"` for the compressed ones.
  */
-export function historyEntityTag(position: LogPosition, state: PageState | 'root', format: FormatName, encoding: Encoding = 'identity'): string {
+export function historyEntityTag(position: LogPosition, state: PageState | HistoryNode, format: FormatName, encoding: Encoding = 'identity'): string {
   return codedEntityTag(historyTag(position, state, format), encoding);
 }
 
@@ -165,24 +173,22 @@ function relationQuads(node: string, target: string, from: Date, label: string):
 
 /**
  * The root node: the event stream and its paths, the retention policy (the oldest element
- * still retained and the configured age limit) and one relation to each retained page that
- * holds an element, `pages`, oldest first: its members, and those of every page after it, were
- * generated at or after the page's first element. A client looking for an instant starts at the
- * last page that started before it; one following every relation reaches each page once (each
- * page links to the next, and relations only point forward). Without pages (an empty log)
- * there is no relation yet.
+ * still retained and the configured age limit), the link to the time index and a relation to
+ * the oldest retained page that holds an element, `oldest`: its members, and those of every page
+ * after it, were generated at or after its first element. Without `oldest` (an empty log) there
+ * is no relation yet.
  */
-export function historyRootQuads(stream: HistoryStream, epoch: string, pages: readonly PageStart[]): Quad[] {
+export function historyRootQuads(stream: HistoryStream, epoch: string, oldest: PageStart | undefined): Quad[] {
   const streamNode = namedNode(stream.iri);
-  const root = streamResources(stream.iri).history;
+  const { history: root, historyIndex } = streamResources(stream.iri);
   const quads: Quad[] = [
     quad(streamNode, a, ldes('EventStream')),
     quad(streamNode, ldes('timestampPath'), namedNode(prov.generatedAtTime)),
     quad(streamNode, ldes('sequencePath'), namedNode(rdfStream.sequenceNumber)),
     quad(streamNode, tree('view'), namedNode(root)),
     quad(namedNode(root), a, tree('Node')),
+    quad(namedNode(root), namedNode(rdfStream.timeIndex), namedNode(historyIndex)),
   ];
-  const oldest = pages[0];
   if (oldest !== undefined || stream.retainedSeconds > 0) {
     const policy = blankNode('retention');
     quads.push(quad(namedNode(root), ldes('retentionPolicy'), policy));
@@ -191,7 +197,20 @@ export function historyRootQuads(stream: HistoryStream, epoch: string, pages: re
       quads.push(quad(policy, ldes('fullLogDuration'), literal(`PT${stream.retainedSeconds}S`, namedNode(`${ns.xsd}duration`))));
     }
   }
-  for (const { page, startedAt } of pages) quads.push(...relationQuads(root, historyPageIri(stream.iri, epoch, page), startedAt, `p${page}`));
+  if (oldest !== undefined) quads.push(...relationQuads(root, historyPageIri(stream.iri, epoch, oldest.page), oldest.startedAt, 'relation'));
+  return quads;
+}
+
+/**
+ * The time index: a node with one relation to each retained page that holds an element,
+ * `pages`, oldest first: its members, and those of every page after it, were generated at or
+ * after the page's first element. A client looking for an instant goes to the last page that
+ * started before it. Without pages (an empty log) there is no relation yet.
+ */
+export function historyIndexQuads(stream: HistoryStream, epoch: string, pages: readonly PageStart[]): Quad[] {
+  const index = streamResources(stream.iri).historyIndex;
+  const quads: Quad[] = [quad(namedNode(index), a, tree('Node'))];
+  for (const { page, startedAt } of pages) quads.push(...relationQuads(index, historyPageIri(stream.iri, epoch, page), startedAt, `p${page}`));
   return quads;
 }
 

@@ -18,6 +18,9 @@ describe('descriptorQuads', () => {
   it('describes an LDES event stream with exactly one view, the root of its history', () => {
     expect(objects(quads, iri, `${ns.rdf}type`)).toEqual(expect.arrayContaining([`${ns.ldes}EventStream`, `${ns.vocals}RDFStream`, dcat('Dataset')]));
     expect(objects(quads, iri, `${ns.tree}view`)).toEqual([`${iri}/history`]);
+    // Its time index, by no tree:relation.
+    expect(objects(quads, `${iri}/history`, 'https://w3id.org/rdf-stream/vocab#timeIndex')).toEqual([`${iri}/history/index`]);
+    expect(quads.some((q) => q.predicate.value === `${ns.tree}relation`)).toBe(false);
     expect(objects(quads, iri, `${ns.ldes}timestampPath`)).toEqual(['http://www.w3.org/ns/prov#generatedAtTime']);
   });
 

@@ -59,18 +59,26 @@ describe('GET /streams/{id}/history/{page}', () => {
   });
 });
 
-describe('GET /streams/{id}/history', () => {
+describe.each([
+  ['GET /streams/{id}/history', history],
+  ['GET /streams/{id}/history/index', `${history}/index`],
+])('%s', (_name, url) => {
   it('answers 304 to its entity tag until a page starts or is removed', async () => {
-    const first = await publisher.app.inject({ url: history, headers: { accept: 'text/turtle' } });
+    const first = await publisher.app.inject({ url, headers: { accept: 'text/turtle' } });
     expect(first.statusCode).toBe(200);
     expect(first.headers.vary).toBe('Accept, Accept-Encoding');
     const etag = String(first.headers.etag);
-    const unchanged = await publisher.app.inject({ url: history, headers: { accept: 'text/turtle', 'if-none-match': etag } });
+    const unchanged = await publisher.app.inject({ url, headers: { accept: 'text/turtle', 'if-none-match': etag } });
     expect(unchanged.statusCode).toBe(304);
-    // Element 6 fills page 3 and makes retention (of 2 elements) remove page 2.
-    await publish(6);
-    const changed = await publisher.app.inject({ url: history, headers: { accept: 'text/turtle', 'if-none-match': etag } });
+    // The next element fills the open page and makes retention (of 2 elements) remove the oldest page.
+    await publish(hub().log.latestSeq + 1);
+    const changed = await publisher.app.inject({ url, headers: { accept: 'text/turtle', 'if-none-match': etag } });
     expect(changed.statusCode).toBe(200);
     expect(changed.headers.etag).not.toBe(etag);
+  });
+
+  it('answers 406 when no content coding is acceptable', async () => {
+    const refused = await publisher.app.inject({ url, headers: { accept: 'text/turtle', 'accept-encoding': 'identity;q=0, *;q=0' } });
+    expect(refused.statusCode).toBe(406);
   });
 });

@@ -30,7 +30,7 @@ const readable = (log: MemoryEventLog, page: number) => {
 };
 
 describe('HistoryPageCache', () => {
-  it("reads when each page started once, not at each rendering of the root, and renders the root again only when a page starts", async () => {
+  it('reads when each page started once, not at each rendering of the index, and renders the index again only when a page starts', async () => {
     const { stream, log } = await source(7);
     const asked: number[] = [];
     const pageStartedAt = log.pageStartedAt.bind(log);
@@ -39,18 +39,37 @@ describe('HistoryPageCache', () => {
       return pageStartedAt(page);
     };
     const cache = new HistoryPageCache(jsonLd, 0);
-    const first = await cache.root(stream, logPosition(log), 'nquads');
+    const first = await cache.index(stream, logPosition(log), 'nquads');
     expect(asked).toEqual([1, 2, 3]);
     expect(first?.bodies.identity.toString().match(/tree#relation>/g)).toHaveLength(3);
-    // Element 8 joins page 3: the same root.
+    // Element 8 joins page 3: the same index.
     await log.append(loggedElement(8));
-    expect((await cache.root(stream, logPosition(log), 'nquads'))?.bodies.identity).toBe(first?.bodies.identity);
+    expect((await cache.index(stream, logPosition(log), 'nquads'))?.bodies.identity).toBe(first?.bodies.identity);
     // Element 10 starts page 4: only its start is read.
     await log.append(loggedElement(9));
     await log.append(loggedElement(10));
-    const second = await cache.root(stream, logPosition(log), 'nquads');
+    const second = await cache.index(stream, logPosition(log), 'nquads');
     expect(asked).toEqual([1, 2, 3, 4]);
     expect(second?.bodies.identity.toString().match(/tree#relation>/g)).toHaveLength(4);
+  });
+
+  it('the root has one relation, to the oldest retained page, and reads no other page start', async () => {
+    const { stream, log } = await source(7);
+    const asked: number[] = [];
+    const pageStartedAt = log.pageStartedAt.bind(log);
+    log.pageStartedAt = (page) => {
+      asked.push(page);
+      return pageStartedAt(page);
+    };
+    const cache = new HistoryPageCache(jsonLd, 0);
+    const root = (await cache.root(stream, logPosition(log), 'nquads'))?.bodies.identity.toString() ?? '';
+    expect(asked).toEqual([1]);
+    expect(root.match(/tree#relation>/g)).toHaveLength(1);
+    expect(root).toContain('<http://127.0.0.1:8080/streams/parking/history/testepoch-1>');
+    expect(root).toContain('<http://127.0.0.1:8080/streams/parking/history> <https://w3id.org/rdf-stream/vocab#timeIndex> <http://127.0.0.1:8080/streams/parking/history/index>');
+    // Element 8 joins page 3: the same root.
+    await log.append(loggedElement(8));
+    expect((await cache.root(stream, logPosition(log), 'nquads'))?.bodies.identity.toString()).toBe(root);
   });
 
   it('renders a closed page once per format, also for concurrent requests', async () => {
@@ -100,12 +119,13 @@ describe('HistoryPageCache', () => {
     expect(await new HistoryPageCache(jsonLd, 1024 * 1024).page(stream, position, state, 'turtle')).toBeUndefined();
   });
 
-  it('compresses the root, a full, an open and a removed page once, to br and gzip bodies that decompress to the identity body', async () => {
+  it('compresses the root, the index, a full, an open and a removed page once, to br and gzip bodies that decompress to the identity body', async () => {
     const { stream, log } = await source(7);
     const cache = new HistoryPageCache(jsonLd, 1024 * 1024);
     const position = logPosition(log);
     for (const rendered of [
       await cache.root(stream, position, 'trig'),
+      await cache.index(stream, position, 'trig'),
       await cache.page(stream, position, readable(log, 1), 'nquads'),
       await cache.page(stream, position, readable(log, 3), 'nquads'),
       await cache.removedPage(stream, position, 0, 'turtle'),

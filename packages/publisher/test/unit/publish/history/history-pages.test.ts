@@ -8,6 +8,7 @@ import { elementGraphIri, type StreamElement } from '../../../../src/model/strea
 import {
   historyDocument,
   historyEntityTag,
+  historyIndexQuads,
   historyTag,
   historyPageQuads,
   historyRootQuads,
@@ -28,6 +29,7 @@ const stream = { iri: streamIri, retainedSeconds: 0 };
 const jsonLd = new JsonLdWriter(loadBundledContext().document, `${base}/contexts/sosa-stream.jsonld`);
 
 const TREE = 'https://w3id.org/tree#';
+const TIME_INDEX = 'https://w3id.org/rdf-stream/vocab#timeIndex';
 const LDES = 'https://w3id.org/ldes#';
 const RDF_TYPE = 'http://www.w3.org/1999/02/22-rdf-syntax-ns#type';
 const SEQUENCE_NUMBER = 'https://w3id.org/rdf-stream/vocab#sequenceNumber';
@@ -85,10 +87,11 @@ describe('pageState', () => {
     expect(pageState({ ...position, oldestSeq: 5 }, { epoch: 'e1', page: 2 })).toEqual({ kind: 'closed', page: 2, immutable: false });
   });
 
-  it('tags a closed page by epoch, page and format; the open page by the newest element too; the root by its oldest and newest page', () => {
+  it('tags a closed page by epoch, page and format; the open page by the newest element too; the root and the index by their oldest and newest page', () => {
     expect(historyEntityTag(position, { kind: 'closed', page: 2, immutable: true }, 'trig')).toBe('"e1-p2-trig"');
     expect(historyEntityTag(position, { kind: 'open', page: 4 }, 'trig')).toBe('"e1-p4-10-trig"');
     expect(historyEntityTag(position, 'root', 'nquads')).toBe('"e1-h2-4-nquads"');
+    expect(historyEntityTag(position, 'index', 'nquads')).toBe('"e1-i2-4-nquads"');
   });
 
   it('tags each content coding apart, as /latest does: the coding follows the identity tag', () => {
@@ -97,16 +100,21 @@ describe('pageState', () => {
     expect(historyEntityTag(position, full, 'trig', 'gzip')).toBe('"e1-p2-trig-gzip"');
     expect(historyEntityTag(position, { kind: 'open', page: 4 }, 'trig', 'gzip')).toBe('"e1-p4-10-trig-gzip"');
     expect(historyEntityTag(position, 'root', 'nquads', 'br')).toBe('"e1-h2-4-nquads-br"');
+    expect(historyEntityTag(position, 'index', 'trig', 'gzip')).toBe('"e1-i2-4-trig-gzip"');
     expect(historyTag(position, full, 'trig')).toBe('e1-p2-trig');
   });
 
-  it("the root's tag changes when a page receives its first element or is removed, not with each element", () => {
-    const tag = (latestSeq: number, oldestSeq = 4) => historyEntityTag({ ...position, latestSeq, oldestSeq }, 'root', 'nquads');
+  it.each(['root', 'index'] as const)("the %s's tag changes when a page receives its first element or is removed, not with each element", (node) => {
+    const tag = (latestSeq: number, oldestSeq = 4) => historyEntityTag({ ...position, latestSeq, oldestSeq }, node, 'nquads');
     expect(tag(11)).toBe(tag(10));
     expect(tag(12)).toBe(tag(10));
     expect(tag(13)).not.toBe(tag(12));
     expect(tag(13, 7)).not.toBe(tag(13));
-    expect(historyEntityTag({ epoch: 'e1', pageElements: 3, oldestSeq: undefined, latestSeq: 0 }, 'root', 'nquads')).toBe('"e1-h1-0-nquads"');
+    expect(historyEntityTag({ epoch: 'e1', pageElements: 3, oldestSeq: undefined, latestSeq: 0 }, node, 'nquads')).toBe(`"e1-${node === 'root' ? 'h' : 'i'}1-0-nquads"`);
+  });
+
+  it('the root and the index never share a tag', () => {
+    expect(historyTag(position, 'root', 'trig')).not.toBe(historyTag(position, 'index', 'trig'));
   });
 });
 
@@ -120,8 +128,9 @@ describe('parsePageId', () => {
   });
 });
 
-describe('historyRootQuads', () => {
+describe('historyRootQuads and historyIndexQuads', () => {
   const root = `${streamIri}/history`;
+  const index = `${streamIri}/history/index`;
 
   const dateTime = (date: Date) => literal(date.toISOString(), namedNode('http://www.w3.org/2001/XMLSchema#dateTime'));
   const since = (page: number, startedAt: Date) => ({
@@ -130,38 +139,50 @@ describe('historyRootQuads', () => {
     value: dateTime(startedAt),
     node: `${root}/e1-${page}`,
   });
+  const links = (quads: readonly Quad[]) => quads.filter((q) => q.subject.value === root && q.predicate.value === TIME_INDEX).map((q) => q.object.value);
 
-  it('links the stream to the root and the root to every retained page, from the time its first element was generated', () => {
-    const quads = historyRootQuads(stream, 'e1', [
-      { page: 2, startedAt: at(4) },
-      { page: 3, startedAt: at(7) },
-      { page: 4, startedAt: at(10) },
-    ]);
+  it('links the stream to the root, the root to the oldest retained page only and, by no relation, to the index', () => {
+    const quads = historyRootQuads(stream, 'e1', { page: 2, startedAt: at(4) });
     expect(quads.some((q) => q.subject.value === streamIri && q.predicate.value === `${TREE}view` && q.object.value === root)).toBe(true);
     expect(quads.some((q) => q.subject.value === streamIri && q.predicate.value === `${LDES}sequencePath` && q.object.value === SEQUENCE_NUMBER)).toBe(true);
-    expect(relations(quads, root)).toEqual([since(2, at(4)), since(3, at(7)), since(4, at(10))]);
+    expect(relations(quads, root)).toEqual([since(2, at(4))]);
+    expect(links(quads)).toEqual([index]);
+    expect(quads.some((q) => q.predicate.value === `${TREE}node` && q.object.value === index)).toBe(false);
     const startingFrom = quads.find((q) => q.predicate.value === `${LDES}startingFrom`);
     expect(startingFrom?.object.value).toBe('2026-11-22T16:20:04.123Z');
     expect(quads.some((q) => q.predicate.value === `${TREE}member`)).toBe(false);
   });
 
+  it('the index relates to every retained page, from the time its first element was generated', () => {
+    const quads = historyIndexQuads(stream, 'e1', [
+      { page: 2, startedAt: at(4) },
+      { page: 3, startedAt: at(7) },
+      { page: 4, startedAt: at(10) },
+    ]);
+    expect(relations(quads, index)).toEqual([since(2, at(4)), since(3, at(7)), since(4, at(10))]);
+    expect(quads.some((q) => q.subject.value === index && q.predicate.value === RDF_TYPE && q.object.value === `${TREE}Node`)).toBe(true);
+    expect(quads.some((q) => q.predicate.value === `${TREE}member`)).toBe(false);
+  });
+
   it('keeps the relations of 1000 pages apart in every format (each its own blank node)', async () => {
-    const pages = Array.from({ length: 1000 }, (_, index) => ({ page: index + 1, startedAt: new Date(at(0).getTime() + index * 500_000) }));
-    const quads = historyRootQuads(stream, 'e1', pages);
+    const pages = Array.from({ length: 1000 }, (_, n) => ({ page: n + 1, startedAt: new Date(at(0).getTime() + n * 500_000) }));
+    const quads = historyIndexQuads(stream, 'e1', pages);
     for (const format of formatNames) {
       const parsed = flatten(await parseRdf(format, historyDocument(quads, [], format, jsonLd).toString()));
-      const found = relations(parsed, root);
+      const found = relations(parsed, index);
       expect(found).toHaveLength(1000);
       expect(new Set(found.map((relation) => relation.node)).size).toBe(1000);
       expect(found.find((relation) => relation.node === `${root}/e1-777`)?.value?.value).toBe(pages[776]!.startedAt.toISOString());
     }
   });
 
-  it('has no relation while the log is empty, and states the age limit when there is one', () => {
-    const quads = historyRootQuads({ ...stream, retainedSeconds: 86_400 }, 'e1', []);
+  it('have no relation while the log is empty; the root states the age limit when there is one', () => {
+    const quads = historyRootQuads({ ...stream, retainedSeconds: 86_400 }, 'e1', undefined);
     expect(relations(quads, root)).toEqual([]);
+    expect(links(quads)).toEqual([index]);
     expect(quads.find((q) => q.predicate.value === `${LDES}fullLogDuration`)?.object.value).toBe('PT86400S');
     expect(quads.some((q) => q.predicate.value === `${LDES}startingFrom`)).toBe(false);
+    expect(relations(historyIndexQuads(stream, 'e1', []), index)).toEqual([]);
   });
 });
 
