@@ -71,7 +71,9 @@ async function gzipEventBytes(eventsUrl: string, epoch: string, latestSeq: numbe
   if (latestSeq < 3) return null;
   const one = await wireBytesUntil(eventsUrl, `${epoch}-${latestSeq - 1}`, 1);
   const two = await wireBytesUntil(eventsUrl, `${epoch}-${latestSeq - 2}`, 2);
-  return two - one;
+  // A chunk can carry more than the events counted (a heartbeat, a newer element published
+  // between the two reads): then the difference is not one event's size, and it stays unknown.
+  return two > one ? two - one : null;
 }
 
 /** The body bytes received (compressed) by the time `events` elements have been decoded. */
