@@ -24,12 +24,6 @@ export async function runServer(configured: PublisherConfig): Promise<Publisher 
     throw error;
   });
   const { app } = publisher;
-  // Listen first: a web-API source may poll this very publisher (examples/smart-city.yaml).
-  // Until a stream's first element, its /latest answers 503 with Retry-After: 1.
-  const address = await publisher.listen(bound);
-  warnIfBacklogCapped(publisher, config.listenBacklog);
-  await publisher.start();
-
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) {
@@ -49,9 +43,14 @@ export async function runServer(configured: PublisherConfig): Promise<Publisher 
       },
     );
   };
-  // Before announcing the start: a supervisor may signal as soon as it reads that line.
+  // Before listening: a supervisor may signal as soon as /health answers, or it reads the line below.
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
+  // Listen first: a web-API source may poll this very publisher (examples/smart-city.yaml).
+  // Until a stream's first element, its /latest answers 503 with Retry-After: 1.
+  const address = await publisher.listen(bound);
+  warnIfBacklogCapped(publisher, config.listenBacklog);
+  await publisher.start();
   app.log.info(
     {
       address,
