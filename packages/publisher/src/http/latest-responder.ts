@@ -7,7 +7,7 @@ import { cacheHeaders, maxAgeSeconds } from '../render/headers/cache-headers.js'
 import type { Encoding } from '../render/compress.js';
 import { elementNotModified } from '../render/headers/etag.js';
 import { contentType } from '../render/output-formats.js';
-import { acceptsIdentity, type NegotiationCache } from '../render/headers/negotiate.js';
+import { acceptsIdentity, documentCodingsNotAcceptable, type NegotiationCache } from '../render/headers/negotiate.js';
 import { requestedFormat } from '../render/headers/requested-format.js';
 import { preferredWaitSeconds } from '../render/headers/prefer-wait.js';
 
@@ -79,11 +79,7 @@ export class LatestResponder {
       : acceptsIdentity(request['accept-encoding'])
         ? 'identity'
         : undefined;
-    if (encoding === undefined) {
-      throw new PublisherError('PUB_ERR_NOT_ACCEPTABLE', 'Acceptable content codings: br, gzip, identity', {
-        acceptable: ['br', 'gzip', 'identity'],
-      });
-    }
+    if (encoding === undefined) throw documentCodingsNotAcceptable();
     const headers = this.#headers(hub, latest, format, encoding, nowMs);
     if (!elementNotModified(request, hub.log.epoch, latest.seq, format, latest.generatedAt.getTime())) {
       return { kind: 'send', status: 200, headers: headers.ok, body: latest.bodies[format][encoding] };

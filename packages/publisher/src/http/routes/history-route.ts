@@ -18,7 +18,7 @@ import { RemovedPages } from '../../publish/history/removed-pages.js';
 import { cacheHeaders } from '../../render/headers/cache-headers.js';
 import type { Encoding } from '../../render/compress.js';
 import { ifNoneMatchNamesFile } from '../../render/headers/etag.js';
-import { acceptsIdentity, type NegotiationCache } from '../../render/headers/negotiate.js';
+import { acceptsIdentity, documentCodingsNotAcceptable, type NegotiationCache } from '../../render/headers/negotiate.js';
 import { contentType } from '../../render/output-formats.js';
 import { type AppContext, hubOf } from '../app-context.js';
 import { negotiatedFormat } from '../static-document-reply.js';
@@ -134,15 +134,10 @@ export function historyRoute(app: FastifyInstance, context: AppContext): void {
   });
 }
 
-const acceptableCodings = () =>
-  new PublisherError('PUB_ERR_NOT_ACCEPTABLE', 'Acceptable content codings: br, gzip, identity', {
-    acceptable: ['br', 'gzip', 'identity'],
-  });
-
 /** The content coding `Accept-Encoding` asks for (406 when it refuses all three), as `/latest` negotiates it. */
 function negotiatedEncoding(request: FastifyRequest, negotiation: NegotiationCache): Encoding {
   const encoding = negotiation.encoding(request.headers['accept-encoding']);
-  if (encoding === undefined) throw acceptableCodings();
+  if (encoding === undefined) throw documentCodingsNotAcceptable();
   return encoding;
 }
 
@@ -161,7 +156,7 @@ function send(
   if (rendered === undefined) throw new Error('the history kept changing while it was read');
   let coding = encoding;
   if (!rendered.compressed && coding !== 'identity') {
-    if (!acceptsIdentity(request.headers['accept-encoding'])) throw acceptableCodings();
+    if (!acceptsIdentity(request.headers['accept-encoding'])) throw documentCodingsNotAcceptable();
     coding = 'identity';
     if (tag !== undefined) reply.header('etag', `"${tag}"`);
   }

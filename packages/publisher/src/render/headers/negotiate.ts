@@ -1,6 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import Negotiator from 'negotiator';
 import { type FormatName, formatNames, mediaTypeAliases, mediaTypes } from '@rdf-stream/protocol';
+import { PublisherError } from '../../errors.js';
 import { type Encoding, encodings } from '../compress.js';
 import { type SseEncoding, sseEncodings } from '../event-stream-encoder.js';
 import { parseAccept, preferredMediaType } from './media-range.js';
@@ -50,6 +51,10 @@ function negotiateAmong<T extends string>(acceptEncoding: string | undefined, av
   const [best] = byPreference.call(negotiator, [...available], { preferred: [...available] });
   return best as T | undefined;
 }
+
+/** The 406 for a document (`/latest`, history) whose every coding the request refuses. */
+export const documentCodingsNotAcceptable = (): PublisherError =>
+  new PublisherError('PUB_ERR_NOT_ACCEPTABLE', `Acceptable content codings: ${encodings.join(', ')}`, { acceptable: [...encodings] });
 
 /** Whether `Accept-Encoding` allows an uncompressed body (RFC 9110 §12.5.3: unless refused). */
 export function acceptsIdentity(acceptEncoding: string | undefined): boolean {
