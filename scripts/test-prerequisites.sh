@@ -19,6 +19,9 @@
 # | varnishd          | varnish        | the same, through Varnish                                       |
 # | mosquitto         | mosquitto      | the MQTT source's tests (a broker on 127.0.0.1:1883, and private ones) |
 # | mosquitto_passwd  | mosquitto      | an MQTT broker that requires a password                         |
+# | valkey-server     | valkey-server  | the shared log (Redis Streams), private servers with AOF on     |
+# |                   |                | (Debian 12: from bookworm-backports, added when missing)        |
+# | redis-server      | redis-server   | a server older than 7.2 (Debian 12's 7.0), which the publisher refuses |
 # | ss                | iproute2       | the listen backlog the kernel applies                           |
 # | pgrep             | procps         | the cluster's worker processes                                  |
 #
@@ -42,10 +45,10 @@ esac
 log() { printf 'test-prerequisites: %s\n' "$*" >&2; }
 
 # program → Debian package, in the order the table above gives them.
-readonly programs=(chromium nginx varnishd mosquitto mosquitto_passwd ss pgrep)
+readonly programs=(chromium nginx varnishd mosquitto mosquitto_passwd valkey-server redis-server ss pgrep)
 declare -A package_of=(
   [chromium]=chromium [nginx]=nginx [varnishd]=varnish [mosquitto]=mosquitto
-  [mosquitto_passwd]=mosquitto [ss]=iproute2 [pgrep]=procps
+  [mosquitto_passwd]=mosquitto [valkey-server]=valkey-server [redis-server]=redis-server [ss]=iproute2 [pgrep]=procps
 )
 
 # Debian puts some daemons in /usr/sbin, which is not on every user's PATH.
@@ -78,6 +81,12 @@ if [[ -n $missing ]]; then
     exit 1
   fi
   log "installing Debian packages: $missing"
+  # Valkey is in Debian from 13 (trixie) on; Debian 12 (bookworm) has it in its backports.
+  if [[ " $missing " == *" valkey-server "* ]] && grep -qs '^VERSION_CODENAME=bookworm$' /etc/os-release \
+    && ! grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+    log "adding Debian's bookworm-backports (valkey-server)"
+    echo 'deb http://deb.debian.org/debian bookworm-backports main' >/etc/apt/sources.list.d/bookworm-backports.list
+  fi
   apt-get -o DPkg::Lock::Timeout=300 update -qq
   # RUNLEVEL=1: the packages' own services (nginx on :80, varnish on :6081, mosquitto on :1883)
   # must not start; the tests start each program themselves, on their own ports.
@@ -86,7 +95,12 @@ if [[ -n $missing ]]; then
   read -r -a wanted <<<"$missing"
   with_recommends=()
   for package in "${wanted[@]}"; do
-    [[ $package == varnish ]] || with_recommends+=("$package")
+    [[ $package == varnish ]] && continue
+    # Backports are never chosen by default: ask for them by name where they are the source.
+    if [[ $package == valkey-server ]] && grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+      package=valkey-server/bookworm-backports
+    fi
+    with_recommends+=("$package")
   done
   if [[ ${#with_recommends[@]} -gt 0 ]]; then
     RUNLEVEL=1 apt-get -o DPkg::Lock::Timeout=300 install -y -qq "${with_recommends[@]}" >/dev/null
@@ -112,3 +126,5 @@ log "chromium: $(chromium --version 2>/dev/null | head -n 1)"
 log "nginx: $(version nginx -v)"
 log "varnish: $(version varnishd -V)"
 log "mosquitto: $(version /usr/sbin/mosquitto -h | sed -n 1p)"
+log "valkey: $(version valkey-server --version)"
+log "redis: $(version redis-server --version)"

@@ -38,9 +38,26 @@ export const ConfigSchema = Type.Object(
     }),
     facilities: integer(1, 10_000, 'Park-and-ride facilities in the demo stream (one observation each)'),
     seed: integer(0, 2 ** 31 - 1, 'Seed of the demo stream random walk'),
-    log: Type.Union([Type.Literal('file'), Type.Literal('memory')], {
-      description: 'Where streams are kept: file (durable, under --data-dir) or memory (lost at exit)',
+    log: Type.Union([Type.Literal('file'), Type.Literal('memory'), Type.Literal('redis')], {
+      description:
+        'Where streams are kept: file (durable, under --data-dir), memory (lost at exit), or redis (Redis or Valkey Streams at --redis-url, shared by every instance that names the same server)',
     }),
+    redisUrl: Type.String({
+      pattern: '^rediss?://\\S+$',
+      description: 'Redis ≥ 7.2 or Valkey ≥ 7.2 server of the logs when log is redis: redis://[[user]:password@]host[:port][/db], rediss:// for TLS',
+    }),
+    redisKeyPrefix: Type.String({
+      pattern: '^[A-Za-z0-9_.:-]{1,64}$',
+      description: "First part of every Redis key the publisher uses (a stream's keys are {prefix}:{stream-id}:…): publishers sharing a prefix serve the same streams",
+    }),
+    redisWaitReplicas: integer(0, 64, 'Replicas that must confirm an append is on their disk (WAITAOF) before ingest answers 201, besides the server itself (count)'),
+    redisAppendTimeoutMs: integer(10, 600_000, 'Milliseconds an append may wait for Redis to confirm it is on disk (WAITAOF) before ingest answers 503'),
+    redisReadBlockMs: integer(10, 60_000, "Milliseconds one blocking read of a stream's log (XREAD BLOCK) waits for new elements before it is sent again"),
+    sourceLeaseMs: integer(
+      200,
+      3_600_000,
+      "Milliseconds a publisher instance holds the lease of a stream's source without renewing it (log redis): another instance takes the source over within this time after the holder dies",
+    ),
     dataDir: Type.String({
       minLength: 1,
       description: "Directory of the durable logs (one folder per stream); in a configuration file, relative to the file's folder",
@@ -160,6 +177,7 @@ export const optionGroups: Readonly<Record<string, readonly OptionKey[]>> = {
   'Log output': ['logLevel', 'logFormat'],
   'Demo stream': ['streamId', 'streamTitle', 'intervalSeconds', 'facilities', 'seed'],
   'Stream logs': ['log', 'dataDir', 'retainedElements', 'retainedSeconds', 'pageElements', 'logSyncIntervalMs', 'logMaxPendingBytes', 'logCacheBytes', 'historyCacheBytes', 'historyGraceSeconds', 'logRetentionIntervalMs'],
+  'Shared logs (Redis, Valkey)': ['redisUrl', 'redisKeyPrefix', 'redisWaitReplicas', 'redisAppendTimeoutMs', 'redisReadBlockMs', 'sourceLeaseMs'],
   'SSE and notifications': [
     'catchUpBatchElements',
     'heartbeatMs',

@@ -19,8 +19,23 @@ export const defaults = Object.freeze({
   facilities: 13,
   seed: 1,
 
-  /** `file`: every stream's log on disk under `dataDir`; `memory`: lost at exit (tests, demos). */
+  /**
+   * `file`: every stream's log on disk under `dataDir`; `memory`: lost at exit (tests, demos);
+   * `redis`: in Redis or Valkey Streams at `redisUrl`, shared by every instance on that server.
+   */
   log: 'file',
+  /** The server of the shared logs (`log: redis`): Redis or Valkey 7.2 or later (WAITAOF). */
+  redisUrl: 'redis://127.0.0.1:6379',
+  /** A stream's keys are `{redisKeyPrefix}:{stream-id}:…` (one hash tag per stream: `{…}`). */
+  redisKeyPrefix: 'rdf-stream',
+  /** Replicas that must have an append on disk (WAITAOF) before ingest answers, besides the server (count). */
+  redisWaitReplicas: 0,
+  /** Milliseconds an append waits for WAITAOF before ingest answers 503 (the element may still be kept: a retry with its Idempotency-Key finds it). */
+  redisAppendTimeoutMs: 5_000,
+  /** Milliseconds one XREAD BLOCK of a stream's log waits; finite, so that a lost connection is found. */
+  redisReadBlockMs: 2_000,
+  /** Milliseconds a source's lease lasts unrenewed (renewed every third of it): the fail-over time. */
+  sourceLeaseMs: 5_000,
   /** Where the logs live (one folder per stream), relative to the working directory (or to the configuration file that sets it). */
   dataDir: 'data',
   /** Elements a stream's log keeps at least (count): about a week at the default interval, ~180 MB. */
