@@ -329,8 +329,8 @@ export class RedisEventLog implements EventLog {
     })).map(String);
     if (status === 'fenced') throw new LogAppendError("this instance no longer holds the stream's source lease", 'FENCED');
     if (status === 'duplicate') {
-      const [epoch = '', seq = '0', , fingerprint = ''] = (rest[0] ?? '').split(' ');
-      throw new IdempotencyKeyTakenError(epoch, Number(seq), fingerprint);
+      const [epoch = '', seq = '0', generatedAtMs = '0', fingerprint = ''] = (rest[0] ?? '').split(' ');
+      throw new IdempotencyKeyTakenError(epoch, Number(seq), Number(generatedAtMs), fingerprint);
     }
     if (status === 'conflict') {
       const [epoch = '', seq = '0'] = rest;
