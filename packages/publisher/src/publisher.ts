@@ -350,6 +350,7 @@ async function openRedisLog(
 ): Promise<RedisEventLog> {
   const log = await RedisEventLog.open({
     streamId: stream.id,
+    baseUrl: config.baseUrl,
     keys: streamKeys(config.redisKeyPrefix, stream.id),
     client,
     formats: formatNames,
