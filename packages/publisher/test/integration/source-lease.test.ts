@@ -1,9 +1,10 @@
 import { createClient } from 'redis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { streamKeys } from '../../src/log/redis/redis-keys.js';
-import { type LeaseCommands, type LeaseLossReason, SourceLease, type SourceLeaseOptions } from '../../src/log/redis/source-lease.js';
+import { type LeaseLossReason, SourceLease, type SourceLeaseOptions } from '../../src/log/redis/source-lease.js';
 import { manualClock } from '../../src/testing/manual-clock.js';
 import { PrivateRedis } from '../support/private-redis.js';
+import { countedLeaseCommands } from '../support/counted-lease-commands.js';
 import { RedisRelay } from '../support/redis-relay.js';
 import { RecordingLogger } from '../support/source-recorder.js';
 
@@ -37,35 +38,6 @@ async function openClient(url = redis.url) {
   return client;
 }
 
-/**
- * The client's commands, passed through, counting the answers (and failures): a test awaits
- * "Redis answered the n-th command and the lease has seen it" instead of sleeping.
- */
-function counted(client: LeaseCommands) {
-  let answered = 0;
-  const waiters: Array<{ count: number; resolve: () => void }> = [];
-  const settle = () => {
-    answered += 1;
-    for (const waiter of waiters.filter((w) => w.count <= answered)) {
-      waiters.splice(waiters.indexOf(waiter), 1);
-      // After the lease's own continuation has run.
-      setImmediate(waiter.resolve);
-    }
-  };
-  const commands: LeaseCommands = {
-    set: (key, value, options) => client.set(key, value, options).finally(settle),
-    eval: (script, options) => client.eval(script, options).finally(settle),
-  };
-  return {
-    commands,
-    get answered() {
-      return answered;
-    },
-    /** Resolves once `count` commands have been answered in all. */
-    until: (count: number) => new Promise<void>((resolve) => (count <= answered ? setImmediate(resolve) : waiters.push({ count, resolve }))),
-  };
-}
-
 function lease(options: Omit<SourceLeaseOptions, 'streamId' | 'logger'> & { logger?: RecordingLogger }): SourceLease {
   const created = new SourceLease({ streamId: 'parking', logger: new RecordingLogger(), ...options });
   cleanups.push(() => created.stop());
@@ -80,7 +52,7 @@ describe('SourceLease', () => {
     const key = nextKey();
     const probe = await openClient();
     const [clockA, clockB] = [manualClock(), manualClock()];
-    const [redisA, redisB] = [counted(await openClient()), counted(await openClient())];
+    const [redisA, redisB] = [countedLeaseCommands(await openClient()), countedLeaseCommands(await openClient())];
     const a = lease({ redis: redisA.commands, key, leaseMs: LONG_LEASE_MS, clock: clockA.clock });
     const b = lease({ redis: redisB.commands, key, leaseMs: LONG_LEASE_MS, clock: clockB.clock });
     a.start();
@@ -108,7 +80,7 @@ describe('SourceLease', () => {
     const aAcquired = acquired(a);
     a.start();
     await aAcquired;
-    const redisB = counted(await openClient());
+    const redisB = countedLeaseCommands(await openClient());
     const b = lease({ redis: redisB.commands, key, leaseMs: SHORT_LEASE_MS });
     const bAcquired = acquired(b);
     let aTokenWhenBAcquired: string | undefined = 'not acquired yet';
@@ -168,7 +140,7 @@ describe('SourceLease', () => {
     const aToken = await aAcquired;
     const aLost = lost(a);
 
-    const redisB = counted(await openClient());
+    const redisB = countedLeaseCommands(await openClient());
     const b = lease({ redis: redisB.commands, key, leaseMs: SHORT_LEASE_MS });
     const bAcquired = acquired(b);
     let aTokenWhenBAcquired: string | undefined = 'not acquired yet';
@@ -192,7 +164,7 @@ describe('SourceLease', () => {
     const aAcquired = acquired(a);
     a.start();
     await aAcquired;
-    const redisB = counted(await openClient());
+    const redisB = countedLeaseCommands(await openClient());
     const b = lease({ redis: redisB.commands, key, leaseMs: LONG_LEASE_MS, clock: clockB.clock });
     b.start();
     await redisB.until(1);
