@@ -156,6 +156,32 @@ describe('SourceLease', () => {
     expect(bToken).not.toBe(aToken);
   });
 
+  it('gives back a lease that a renewal answered too late extended, so that no instance waits a whole lease for it', async () => {
+    const key = nextKey();
+    const probe = await openClient();
+    const relay = await RedisRelay.start(redis.port);
+    cleanups.push(() => relay.close());
+    const clock = manualClock();
+    const redisA = countedLeaseCommands(await openClient(relay.url));
+    const a = lease({ redis: redisA.commands, key, leaseMs: LONG_LEASE_MS, clock: clock.clock });
+    const aAcquired = acquired(a);
+    a.start();
+    const token = await aAcquired;
+    await redisA.until(1);
+
+    relay.freeze();
+    const aLost = lost(a);
+    clock.advanceBy(a.retryMs); // the renewal is sent, and held
+    clock.advanceBy(LONG_LEASE_MS);
+    expect(await aLost).toBe('unrenewed');
+    expect(await probe.get(key)).toBe(token);
+
+    // The partition ends: the renewal reaches Redis and extends the lease, which A no longer runs.
+    relay.thaw();
+    await redisA.until(3); // acquisition, the late renewal, the release
+    expect(await probe.exists(key)).toBe(0);
+  });
+
   it('releases on stop: the other instance acquires at its next attempt, long before the lease would lapse', async () => {
     const key = nextKey();
     const probe = await openClient();

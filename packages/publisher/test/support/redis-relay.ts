@@ -4,12 +4,15 @@ import { createServer, type AddressInfo, type Server, type Socket, connect } fro
 /**
  * A TCP relay in front of a Redis server that a test can freeze: from then on nothing passes in
  * either direction and no connection closes, as when a network partition leaves a client's
- * commands unanswered while the server, and the leases it keeps, go on.
+ * commands unanswered while the server, and the leases it keeps, go on. Thawed, what was held
+ * passes, late.
  */
 export class RedisRelay {
   readonly #server: Server;
   readonly #sockets = new Set<Socket>();
   #frozen = false;
+  /** What arrived while frozen, in order, with where it goes. */
+  readonly #held: Array<{ readonly to: Socket; readonly chunk: Buffer }> = [];
 
   private constructor(server: Server) {
     this.#server = server;
@@ -28,9 +31,15 @@ export class RedisRelay {
     return `redis://127.0.0.1:${(this.#server.address() as AddressInfo).port}`;
   }
 
-  /** Stops forwarding anything, and accepts no new connection's bytes either. */
+  /** Stops forwarding anything, new connections' bytes too: what arrives is held. */
   freeze(): void {
     this.#frozen = true;
+  }
+
+  /** Forwards again, starting with what was held. */
+  thaw(): void {
+    this.#frozen = false;
+    for (const { to, chunk } of this.#held.splice(0)) if (!to.destroyed) to.write(chunk);
   }
 
   async close(): Promise<void> {
@@ -46,8 +55,9 @@ export class RedisRelay {
       socket.on('error', () => socket.destroy());
       socket.on('close', () => this.#sockets.delete(socket));
     }
-    client.on('data', (chunk) => this.#frozen || upstream.write(chunk));
-    upstream.on('data', (chunk) => this.#frozen || client.write(chunk));
+    const forward = (to: Socket) => (chunk: Buffer) => (this.#frozen ? this.#held.push({ to, chunk }) : to.write(chunk));
+    client.on('data', forward(upstream));
+    upstream.on('data', forward(client));
     client.on('close', () => upstream.destroy());
     upstream.on('close', () => client.destroy());
   }

@@ -88,6 +88,8 @@ export class LeasedSource implements ElementSource {
   }
 
   async #takeOver(): Promise<void> {
+    // Acquired while `stop` waits for the real source: the release follows.
+    if (this.#stopped) return;
     const run = {};
     this.#run = run;
     const { source, logger, streamId } = this.#options;

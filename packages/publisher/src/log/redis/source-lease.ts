@@ -186,8 +186,11 @@ export class SourceLease {
       return;
     }
     const deadlineAt = sentAt + this.#options.leaseMs - this.#safetyMarginMs;
-    // An answer this late leaves no time to run the source: let the key lapse.
-    if (this.#clock.now() >= deadlineAt) return;
+    // An answer this late leaves no time to run the source: give it back.
+    if (this.#clock.now() >= deadlineAt) {
+      await this.#release(token);
+      return;
+    }
     this.#state = { kind: 'holding', token, renewedAt: sentAt };
     this.#armDeadline(deadlineAt);
     this.#options.logger.info({ stream: this.#options.streamId, leaseMs: this.#options.leaseMs }, 'source lease acquired: this instance runs the source');
@@ -207,8 +210,12 @@ export class SourceLease {
       return;
     }
     this.#heard();
-    // Lost or stopped while the command was out: its answer changes nothing.
-    if (this.#state !== holding) return;
+    if (this.#state !== holding) {
+      // Counted lost (or stopped) while the command was out, yet Redis extended it: give it back
+      // rather than leave the source unrun for a whole lease.
+      if (reply === 1) await this.#release(holding.token);
+      return;
+    }
     if (reply === 1) {
       holding.renewedAt = sentAt;
       this.#armDeadline(sentAt + this.#options.leaseMs - this.#safetyMarginMs);
