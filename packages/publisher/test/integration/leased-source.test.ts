@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { createClient } from 'redis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { LeasedSource, runsOnOneInstance } from '../../src/log/redis/leased-source.js';
+import { LeasedSource, leaseIfGenerated, runsOnOneInstance } from '../../src/log/redis/leased-source.js';
 import { streamKeys } from '../../src/log/redis/redis-keys.js';
 import { type LeaseCommands, SourceLease } from '../../src/log/redis/source-lease.js';
 import { MemoryEventLog } from '../../src/log/memory-event-log.js';
@@ -187,5 +187,18 @@ describe('LeasedSource', () => {
     expect(runsOnOneInstance(new ParkingSimulator({ streamIri: `${BASE_URL}/streams/p`, facilities: 1, intervalMs: 1_000, seed: 1 }))).toBe(true);
     expect(runsOnOneInstance(new ManualSource(null, 'ingest'))).toBe(false);
     expect(runsOnOneInstance(new ManualSource(null))).toBe(false);
+  });
+
+  it('wraps a generated source in the lease of its stream, and leaves an ingest source as it is', async () => {
+    const settings = { redis: await openClient(), keyPrefix: 'wiring-test', leaseMs: LEASE_MS, streamId: STREAM_ID, latestElement: async () => undefined, logger: new RecordingLogger() };
+    const ingest = new ManualSource(null, 'ingest');
+    expect(leaseIfGenerated(ingest, settings)).toBe(ingest);
+    const leased = leaseIfGenerated(replay(), settings);
+    expect(leased).toBeInstanceOf(LeasedSource);
+    cleanups.push(() => leased.stop());
+    const acquired = new Promise<string>((resolve) => (leased as LeasedSource).lease.onAcquired(resolve));
+    leased.start(() => undefined);
+    expect(await (await openClient()).get(streamKeys('wiring-test', STREAM_ID).lease)).toBe(await acquired);
+    expect(leased.health()).toMatchObject({ leaseHolder: true });
   });
 });

@@ -4,7 +4,8 @@ import type { Observation } from '../../model/observation.js';
 import { parseN3 } from '../../model/rdf-input.js';
 import type { RenderedElement } from '../../model/stream-element.js';
 import type { ElementSource, ObservationSink, SourceHealth } from '../../source/element-source.js';
-import type { SourceLease } from './source-lease.js';
+import { streamKeys } from './redis-keys.js';
+import { type LeaseCommands, SourceLease } from './source-lease.js';
 
 /**
  * The kinds of source that generate elements, and so must run on one instance of a shared log at
@@ -16,6 +17,31 @@ const GENERATED_SOURCE_KINDS: ReadonlySet<string> = new Set(['simulator', 'repla
 /** True when `source` generates elements itself: with a shared log, it runs under a lease (`LeasedSource`). */
 export function runsOnOneInstance(source: ElementSource): boolean {
   return GENERATED_SOURCE_KINDS.has(source.kind);
+}
+
+/** What `leaseIfGenerated` needs besides the source: the shared log's connection and settings. */
+export interface SourceLeaseSettings {
+  /** A connection that runs no blocking reads (see `LeaseCommands`). */
+  readonly redis: LeaseCommands;
+  /** `redisKeyPrefix`. */
+  readonly keyPrefix: string;
+  /** `sourceLeaseMs`. */
+  readonly leaseMs: number;
+  readonly streamId: string;
+  readonly latestElement: () => Promise<RenderedElement | undefined>;
+  readonly logger: Logger;
+}
+
+/**
+ * A stream's source as a shared log runs it: `source` itself when every instance runs it (ingest,
+ * manual), else a `LeasedSource` over the stream's lease (`streamKeys(keyPrefix, streamId).lease`),
+ * whose `lease.token` is the fence of the stream's appends.
+ */
+export function leaseIfGenerated(source: ElementSource, settings: SourceLeaseSettings): ElementSource {
+  if (!runsOnOneInstance(source)) return source;
+  const { redis, keyPrefix, leaseMs, streamId, latestElement, logger } = settings;
+  const lease = new SourceLease({ redis, key: streamKeys(keyPrefix, streamId).lease, streamId, leaseMs, logger });
+  return new LeasedSource({ source, lease, latestElement, streamId, logger });
 }
 
 export interface LeasedSourceOptions {
@@ -56,6 +82,11 @@ export class LeasedSource implements ElementSource {
     this.expectedIntervalMs = options.source.expectedIntervalMs;
     options.lease.onAcquired(() => void this.#takeOver());
     options.lease.onLost(() => this.#standDown());
+  }
+
+  /** The stream's lease: its `token` fences the stream's appends. */
+  get lease(): SourceLease {
+    return this.#options.lease;
   }
 
   /** Competes for the lease; the real source starts once it is acquired (not before this resolves). */
