@@ -80,7 +80,9 @@ export class LeasedSource implements ElementSource {
     this.#options = options;
     this.kind = options.source.kind;
     this.expectedIntervalMs = options.source.expectedIntervalMs;
-    options.lease.onAcquired(() => void this.#takeOver());
+    options.lease.onAcquired(() =>
+      this.#takeOver().catch((error: unknown) => options.logger.error({ stream: options.streamId, err: error }, 'the source could not start on this instance')),
+    );
     options.lease.onLost(() => this.#standDown());
   }
 
@@ -132,7 +134,13 @@ export class LeasedSource implements ElementSource {
       logger.warn({ stream: streamId, err: error }, 'the log could not be read: the source starts from its beginning');
     }
     if (this.#run !== run) return;
-    if (latest !== undefined && source.resumeAfter !== undefined) source.resumeAfter(observationsOf(latest));
+    if (latest !== undefined && source.resumeAfter !== undefined) {
+      try {
+        source.resumeAfter(observationsOf(latest));
+      } catch (error) {
+        logger.warn({ stream: streamId, err: error, seq: latest.seq }, "the log's latest element could not be read: the source starts from its beginning");
+      }
+    }
     const sink = this.#sink!;
     logger.info({ stream: streamId, kind: source.kind, afterSeq: latest?.seq ?? 0 }, 'source started on this instance');
     source.start((observations, generatedAt) => {

@@ -159,9 +159,12 @@ export class SourceLease {
     const state = this.#state;
     const attempt = state.kind === 'holding' ? this.#renew(state) : state.kind === 'seeking' ? this.#acquire() : undefined;
     if (attempt === undefined) return;
-    const settled = attempt.finally(() => {
-      if (this.#inFlight === settled) this.#inFlight = undefined;
-    });
+    const settled = attempt
+      // Redis's failures are handled where they happen; this is a listener's own error.
+      .catch((error: unknown) => this.#options.logger.error({ stream: this.#options.streamId, err: error }, 'source lease listener failed'))
+      .finally(() => {
+        if (this.#inFlight === settled) this.#inFlight = undefined;
+      });
     this.#inFlight = settled;
   }
 
