@@ -14,6 +14,7 @@ import { lockDataDirectory } from './log/log-directory.js';
 import { MemoryEventLog } from './log/memory-event-log.js';
 import { connectRedis, type RedisConnection, redactedUrl } from './log/redis/redis-connection.js';
 import { RedisEventLog } from './log/redis/redis-event-log.js';
+import { LeasedSource, leaseIfGenerated } from './log/redis/leased-source.js';
 import { streamKeys } from './log/redis/redis-keys.js';
 import { loadBundledContext } from './model/bundled-context.js';
 import { loadBundledOntologies } from './model/bundled-ontologies.js';
@@ -96,11 +97,11 @@ export async function createPublisher(config: PublisherConfig, options: Publishe
   // Sources first: a recording or a mapping they refuse stops the start before any log (or the
   // data directory) is created.
   const sources = createSources(config, options, logger);
-  const storage = await openStorage(config, role, logger, options.epochs);
+  const storage = await openStorage(config, role, logger, options.epochs, sources);
   const metrics = new PrometheusMetrics(options.processMetrics ?? true);
   const context = loadBundledContext();
   const jsonLd = new JsonLdWriter(context.document, `${config.baseUrl}${CONTEXT_PATH}`);
-  const hubs = buildHubs(config, sources, options, role, { logs: storage.logs, jsonLd, metrics, logger });
+  const hubs = buildHubs(config, storage.sources, options, role, { logs: storage.logs, jsonLd, metrics, logger });
   const ingest = new Map(
     config.streams.filter((stream) => stream.source.kind === 'ingest').map((stream) => [stream.id, createIngestEndpoint(stream, config)] as const),
   );
@@ -185,6 +186,8 @@ interface Storage {
   readonly logs: ReadonlyMap<string, EventLog>;
   /** The connection to the shared logs' server (`log: redis`), which leases and channels use too. */
   readonly redis: RedisConnection | undefined;
+  /** The streams' sources; on a shared log, a generated one runs under its lease (`LeasedSource`). */
+  readonly sources: ReadonlyMap<string, ElementSource>;
   close(): Promise<void>;
 }
 
@@ -193,6 +196,7 @@ async function openStorage(
   role: 'writer' | 'replica',
   logger: Logger,
   epochs: ReadonlyMap<string, string> | undefined,
+  sources: ReadonlyMap<string, ElementSource>,
 ): Promise<Storage> {
   // One writer per data directory: a second publisher on it stops at start-up.
   const unlock = config.log === 'file' && role === 'writer' ? lockDataDirectory(config.dataDir) : () => {};
@@ -204,15 +208,31 @@ async function openStorage(
     unlock();
     if (redis !== undefined) await redis.close().catch(() => redis.destroy());
   };
+  const leased = new Map(sources);
   try {
     for (const stream of config.streams) {
-      logs.set(stream.id, redis === undefined ? await openLog(config, stream, role, logger, epochs?.get(stream.id)) : await openRedisLog(config, stream, redis, logger));
+      if (redis === undefined) {
+        logs.set(stream.id, await openLog(config, stream, role, logger, epochs?.get(stream.id)));
+        continue;
+      }
+      // A generated source runs on the holder of its lease, whose token fences the stream's appends.
+      const source = leaseIfGenerated(sources.get(stream.id) as ElementSource, {
+        redis,
+        keyPrefix: config.redisKeyPrefix,
+        leaseMs: config.sourceLeaseMs,
+        streamId: stream.id,
+        latestElement: () => (logs.get(stream.id) as RedisEventLog).readNewest(),
+        logger,
+      });
+      leased.set(stream.id, source);
+      const fencingToken = source instanceof LeasedSource ? () => source.lease.token : undefined;
+      logs.set(stream.id, await openRedisLog(config, stream, redis, logger, fencingToken));
     }
   } catch (error) {
     await close();
     throw error;
   }
-  return { logs, redis, close };
+  return { logs, redis, sources: leased, close };
 }
 
 /**
@@ -347,6 +367,7 @@ async function openRedisLog(
   stream: PublisherConfig['streams'][number],
   client: RedisConnection,
   logger: Logger,
+  fencingToken: (() => string | undefined) | undefined,
 ): Promise<RedisEventLog> {
   const log = await RedisEventLog.open({
     streamId: stream.id,
@@ -362,6 +383,7 @@ async function openRedisLog(
     readBlockMs: config.redisReadBlockMs,
     idempotencyTtlMs: config.idempotencyKeyTtlSeconds * 1000,
     retentionIntervalMs: config.logRetentionIntervalMs,
+    ...(fencingToken === undefined ? {} : { fencingToken }),
     logger,
   });
   logger.info({ stream: stream.id, redis: redactedUrl(config.redisUrl), epoch: log.epoch, oldestSeq: log.oldestSeq ?? null, latestSeq: log.latestSeq }, 'shared log opened');
