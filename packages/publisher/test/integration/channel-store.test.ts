@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { createClient } from 'redis';
+import { createClient, type RedisClientType } from 'redis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ChannelRecord, ChannelStore } from '../../src/publish/notifications/channel-store.js';
 import { MemoryChannelStore } from '../../src/publish/notifications/memory-channel-store.js';
@@ -10,7 +10,7 @@ import { PrivateRedis } from '../support/private-redis.js';
 const patience = { timeout: 10_000, interval: 10 };
 
 let redis: PrivateRedis;
-let client: ReturnType<typeof createClient>;
+let client: RedisClientType;
 beforeAll(async () => {
   redis = await PrivateRedis.start();
   client = createClient({ url: redis.url });

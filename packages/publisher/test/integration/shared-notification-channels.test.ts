@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { EventSource } from 'eventsource';
-import { createClient } from 'redis';
+import { createClient, type RedisClientType } from 'redis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryEventLog } from '../../src/log/memory-event-log.js';
 import { ChannelStoreUnavailableError } from '../../src/publish/notifications/channel-store.js';
@@ -14,7 +14,7 @@ import { loggedElement } from '../support/logged-element.js';
 import { PrivateRedis } from '../support/private-redis.js';
 import { readProblem } from '../support/problem.js';
 
-type RedisClient = ReturnType<typeof createClient>;
+type RedisClient = RedisClientType;
 
 /** A client as the composition root would hold it: connected, reconnecting on its own, its errors logged (here: kept). */
 async function connectedClient(redis: PrivateRedis): Promise<RedisClient> {
@@ -170,7 +170,8 @@ describe('NotificationChannels sharing one Valkey', () => {
       expect(sink.ended).toBe(false);
       expect(states(sink)).toEqual(['testepoch-1']);
       // Back with its data: the channel is there for every instance.
-      const ready = once(ownClient, 'ready');
+      // Not `once(…)`, which rejects at the client's first failed reconnection ('error').
+      const ready = new Promise((resolve) => ownClient.once('ready', resolve));
       await own.restart();
       await ready;
       expect(await a.get(channel.id)).toMatchObject({ id: channel.id });
@@ -207,6 +208,13 @@ describe('Two publishers sharing their notification channels through one Valkey,
       body: JSON.stringify({ '@context': [CONTEXT], type: 'EventSourceChannel2023', topic: `${publisher.url}/streams/parking` }),
     });
 
+  /** A channel's description, subscribed to on `publisher`. */
+  async function channelOn(publisher: TestPublisher): Promise<{ receiveFrom: string }> {
+    const answer = await subscribe(publisher);
+    if (answer.status !== 200) throw new Error(`subscription answered ${answer.status}: ${await answer.text()}`);
+    return (await answer.json()) as { receiveFrom: string };
+  }
+
   /** Behind one load balancer both would answer at one base URL: here, the channel's path at `publisher`. */
   const at = (publisher: TestPublisher, receiveFrom: string) => `${publisher.url}${new URL(receiveFrom).pathname}`;
 
@@ -232,7 +240,7 @@ describe('Two publishers sharing their notification channels through one Valkey,
 
   it('subscribes on one, receives on the other, and unsubscribes on either', async () => {
     const [a, b] = await twoPublishers();
-    const channel = (await (await subscribe(a)).json()) as { receiveFrom: string };
+    const channel = await channelOn(a);
     const listener = await listen(at(b, channel.receiveFrom));
     await b.push();
     expect(await listener.received(1)).toEqual([`${b.hub.log.epoch}-1`]);
@@ -258,7 +266,7 @@ describe('Two publishers sharing their notification channels through one Valkey,
     const ownClient = await connectedClient(own);
     try {
       const [a, b] = await twoPublishers(ownClient);
-      const channel = (await (await subscribe(a)).json()) as { receiveFrom: string };
+      const channel = await channelOn(a);
       const listener = await listen(at(b, channel.receiveFrom));
       await own.kill();
       const refused = await subscribe(a);

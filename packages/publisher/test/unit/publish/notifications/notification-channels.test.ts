@@ -6,6 +6,7 @@ import { notificationObject } from '../../../../src/publish/notifications/solid-
 import { FakeSink } from '../../../support/fake-sink.js';
 import { loggedElement } from '../../../support/logged-element.js';
 import { manualClock } from '../../../../src/testing/manual-clock.js';
+import { MemoryChannelStore } from '../../../../src/publish/notifications/memory-channel-store.js';
 
 const streamIri = 'http://127.0.0.1:8080/streams/parking';
 
@@ -13,16 +14,20 @@ function setup(limits: { maxNotificationChannels?: number; maxSubscriberQueueByt
   const log = new MemoryEventLog(100, { retainedElements: 1000, retainedSeconds: 0 }, { epoch: 'testepoch' });
   const time = manualClock();
   const errors: unknown[] = [];
-  const channels = new NotificationChannels({
+  const options = {
     logs: new Map([['parking', log]]),
     limits: {
       maxNotificationChannels: limits.maxNotificationChannels ?? 10,
       maxSubscriberQueueBytes: limits.maxSubscriberQueueBytes ?? 64 * 1024,
       subscriberStallTimeoutMs: limits.subscriberStallTimeoutMs ?? 10_000,
     },
-    onError: (error) => errors.push(error),
+    onError: (error: unknown) => errors.push(error),
     clock: time.clock,
-  });
+  };
+  const store = new MemoryChannelStore(time.clock);
+  const channels = new NotificationChannels({ ...options, store });
+  /** A second instance on the same store and log, as a second publisher of a shared log would be. */
+  const another = () => new NotificationChannels({ ...options, store });
   const append = (seq: number) => log.append(loggedElement(seq));
   const request = (extra: Partial<SubscriptionRequest> = {}): SubscriptionRequest => ({
     topic: { iri: streamIri, streamId: 'parking', kind: 'stream' },
@@ -32,7 +37,7 @@ function setup(limits: { maxNotificationChannels?: number; maxSubscriberQueueByt
   /** The states of the notifications a sink received. */
   const states = (sink: FakeSink) =>
     sink.received.flatMap((text) => [...text.matchAll(/^data: (.*)$/gm)].map((match) => (JSON.parse(match[1]!) as { state: string }).state));
-  return { log, time, channels, append, request, states, errors };
+  return { log, time, channels, another, append, request, states, errors };
 }
 
 describe('NotificationChannels', () => {
@@ -120,6 +125,40 @@ describe('NotificationChannels', () => {
     expect(stalled.destroyed).toBe(true);
     expect(slow.destroyed).toBe(false);
     expect(await channels.get(stalledChannel.id)).toBeDefined();
+  });
+
+  it('delete: ends the connection held here at once, and one held by another instance at its next heartbeat', async () => {
+    const { channels, another, request } = setup();
+    const elsewhere = another();
+    const here = new FakeSink();
+    const local = (await channels.open(request()))!;
+    channels.connect(local, here);
+    expect(await channels.delete(local.id)).toBe(true);
+    expect(here.received.join('')).toContain(': channel deleted');
+    expect(here.ended).toBe(true);
+
+    const remote = (await channels.open(request()))!;
+    const there = new FakeSink();
+    elsewhere.connect((await elsewhere.get(remote.id))!, there);
+    expect(await channels.delete(remote.id)).toBe(true);
+    expect(there.ended).toBe(false);
+    await elsewhere.heartbeat();
+    expect(there.ended).toBe(true);
+    expect(await channels.delete(remote.id)).toBe(false);
+  });
+
+  it('shutdown ends the connections and keeps the channels, with the state each receiver was told last', async () => {
+    const { channels, another, append, request, states } = setup();
+    const channel = (await channels.open(request()))!;
+    channels.connect(channel, new FakeSink());
+    await append(1);
+    await channels.closeAll(() => 1_000);
+    const restarted = another();
+    expect(await restarted.get(channel.id)).toMatchObject({ id: channel.id, knownState: 'testepoch-1' });
+    const sink = new FakeSink();
+    restarted.connect((await restarted.get(channel.id))!, sink);
+    await append(2);
+    expect(states(sink)).toEqual(['testepoch-2']);
   });
 
   it('gives each channel an unguessable id', async () => {
