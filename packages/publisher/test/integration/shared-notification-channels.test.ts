@@ -13,6 +13,7 @@ import { FakeSink } from '../support/fake-sink.js';
 import { loggedElement } from '../support/logged-element.js';
 import { PrivateRedis } from '../support/private-redis.js';
 import { readProblem } from '../support/problem.js';
+import { openWs, UpgradeRefused } from '../support/ws-client.js';
 
 type RedisClient = RedisClientType;
 
@@ -268,6 +269,13 @@ describe('Two publishers sharing their notification channels through one Valkey,
       const [a, b] = await twoPublishers(ownClient);
       const channel = await channelOn(a);
       const listener = await listen(at(b, channel.receiveFrom));
+      const webSocketChannel = (await (
+        await fetch(`${a.url}/notifications/websocket`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/ld+json' },
+          body: JSON.stringify({ '@context': [CONTEXT], type: 'WebSocketChannel2023', topic: `${a.url}/streams/parking` }),
+        })
+      ).json()) as { receiveFrom: string };
       await own.kill();
       const refused = await subscribe(a);
       expect(refused.status).toBe(503);
@@ -282,6 +290,10 @@ describe('Two publishers sharing their notification channels through one Valkey,
       const arriving = await fetch(at(a, channel.receiveFrom));
       expect(arriving.status).toBe(200);
       expect(await arriving.text()).toMatch(/^retry: \d+$/m);
+      // A WebSocket receiver is refused before the upgrade, as the subscription is.
+      const upgrade = (await openWs(webSocketChannel.receiveFrom).catch((error: unknown) => error)) as UpgradeRefused;
+      expect(upgrade).toBeInstanceOf(UpgradeRefused);
+      expect([upgrade.status, upgrade.problem.code]).toEqual([503, 'PUB_ERR_NOTIFICATION_STORE_UNAVAILABLE']);
     } finally {
       for (const source of sources.splice(0)) source.close();
       for (const publisher of running.splice(0)) await publisher.close();
