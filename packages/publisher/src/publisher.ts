@@ -20,6 +20,7 @@ import { loadBundledContext } from './model/bundled-context.js';
 import { loadBundledOntologies } from './model/bundled-ontologies.js';
 import { ns } from './model/vocabulary.js';
 import { catalogueQuads, descriptorQuads } from './publish/descriptor.js';
+import type { ChannelStore } from './publish/notifications/channel-store.js';
 import { NotificationChannels } from './publish/notifications/notification-channels.js';
 import { PushConnections } from './publish/push-connections.js';
 import { type StreamDefinition, StreamHub } from './publish/stream-hub.js';
@@ -54,6 +55,11 @@ export interface PublisherOptions {
   readonly epochs?: ReadonlyMap<string, string>;
   /** The time the history's grace period (`historyGraceSeconds`) is measured on; `Date.now` by default (tests: a manual clock). */
   readonly now?: () => number;
+  /**
+   * Where the Solid notification channels are described: this process's memory by default; a
+   * `RedisChannelStore` shares them with every instance on one Redis and keeps them across restarts.
+   */
+  readonly channelStore?: ChannelStore;
 }
 
 export interface Publisher {
@@ -122,6 +128,7 @@ export async function createPublisher(config: PublisherConfig, options: Publishe
     logs: storage.logs,
     limits: config,
     onError: (error) => logger.error({ err: error }, 'notification dispatch failed'),
+    ...(options.channelStore === undefined ? {} : { store: options.channelStore }),
   });
   const push = new PushConnections(
     [...[...hubs.values()].map((hub) => hub.broadcaster), notifications],
