@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { EventSource } from 'eventsource';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseElementId } from '@rdf-stream/protocol';
-import { freePort } from '../../src/testing.js';
+import { freePort, openSse } from '../../src/testing.js';
 import { PrivateRedis } from '../support/private-redis.js';
 
 const packageDir = fileURLToPath(new URL('../..', import.meta.url));
@@ -87,6 +87,10 @@ describe('two publishers on one log in Valkey, behind nginx (docker/compose.scal
     for (let index = 0; index < 2; index += 1) instances.push(startInstance(await freePort(), valkey.url, nginxUrl));
     await Promise.all(instances.map(publishing));
     execFileSync(proxyScript, ['start', 'nginx', ...instances.flatMap(({ port }) => ['--upstream', `127.0.0.1:${port}`]), '--port', String(nginxPort), '--dir', scratch], { stdio: 'pipe' });
+    // The log holds an element before any test asks for one (until then /latest answers 503).
+    const first = await openSse(`${nginxUrl}/streams/parking/events`);
+    await first.waitForEvents(1);
+    first.close();
   }, SCENARIO_TIMEOUT_MS);
 
   afterAll(async () => {
