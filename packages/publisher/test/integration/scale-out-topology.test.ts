@@ -122,22 +122,32 @@ describe('two publishers on one log in Valkey, behind nginx (docker/compose.scal
     'an SSE subscriber whose instance dies reconnects through nginx with Last-Event-ID and resumes on the other: no gap, no duplicate',
     async () => {
       const received: string[] = [];
-      /** The Last-Event-ID of each connection the EventSource opened (null: none, the first). */
-      const connections: (string | null)[] = [];
+      /** Each connection the EventSource opened: the Last-Event-ID it sent (null: none), and how many events had arrived before it. */
+      const connections: { lastEventId: string | null; receivedBefore: number }[] = [];
       const waiters: Array<() => void> = [];
+      let failed: string | undefined;
       const source = new EventSource(`${nginxUrl}/streams/parking/events`, {
         fetch: (input, init) => {
-          connections.push(new Headers(init?.headers).get('last-event-id'));
+          connections.push({ lastEventId: new Headers(init?.headers).get('last-event-id'), receivedBefore: received.length });
           return fetch(input, init);
         },
       });
-      source.onmessage = (event) => {
-        received.push(event.lastEventId);
+      const wakeAll = () => {
         for (const wake of waiters.splice(0)) wake();
       };
+      source.onmessage = (event) => {
+        received.push(event.lastEventId);
+        wakeAll();
+      };
+      // An EventSource gives up (no more reconnections) on an answer that is not an event stream.
+      source.onerror = (event) => {
+        if (source.readyState !== EventSource.CLOSED) return;
+        failed = `the EventSource gave up after ${received.length} events: ${event.message ?? 'no message'}`;
+        wakeAll();
+      };
       const untilReceived = (count: number) =>
-        new Promise<void>((resolve) => {
-          const check = () => (received.length >= count ? resolve() : waiters.push(check));
+        new Promise<void>((resolve, reject) => {
+          const check = () => (failed !== undefined ? reject(new Error(failed)) : received.length >= count ? resolve() : waiters.push(check));
           check();
         });
       try {
@@ -151,15 +161,16 @@ describe('two publishers on one log in Valkey, behind nginx (docker/compose.scal
         // A crash: no drain, no retry hint; nginx's stream to the client ends with the instance's.
         connected.child.kill('SIGKILL');
         await connected.exited;
-        const beforeCut = received.length;
-        await untilReceived(beforeCut + EVENTS_PER_INSTANCE);
+        await untilReceived(received.length + EVENTS_PER_INSTANCE);
         expect(await subscribersOf(survivor)).toBe(1);
         source.close();
 
-        // The reconnection went through nginx (which skipped the dead instance) with the last id received.
+        // It reconnected through nginx (which skipped the dead instance), each time with the id of
+        // the last event it had received.
         expect(connections.length).toBeGreaterThanOrEqual(2);
-        expect(connections[0]).toBeNull();
-        expect(connections.slice(1)).toContain(received[beforeCut - 1]);
+        expect(connections[0]).toEqual({ lastEventId: null, receivedBefore: 0 });
+        for (const { lastEventId, receivedBefore } of connections.slice(1)) expect(lastEventId).toBe(received[receivedBefore - 1]);
+        expect(connections.at(-1)!.receivedBefore).toBeGreaterThanOrEqual(EVENTS_PER_INSTANCE);
 
         // One epoch, every sequence number once, in order, across both instances.
         const ids = received.map(elementIdOf);
