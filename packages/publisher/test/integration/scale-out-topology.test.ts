@@ -59,11 +59,63 @@ function publishing(instance: Instance): Promise<void> {
 
 const running = (instance: Instance) => instance.child.exitCode === null && instance.child.signalCode === null;
 
-/** Push subscribers of the demo stream connected to one instance, asked directly (not through nginx). */
-async function subscribersOf(instance: Instance): Promise<number> {
-  const health = (await (await fetch(`http://127.0.0.1:${instance.port}/health`)).json()) as { streams: { parking: { subscribers: number } } };
-  return health.streams.parking.subscribers;
+/** What one instance says of the demo stream, asked directly (not through nginx). */
+async function streamHealth(instance: Instance): Promise<{ subscribers: number; leaseHolder: boolean }> {
+  const health = (await (await fetch(`http://127.0.0.1:${instance.port}/health`)).json()) as {
+    streams: { parking: { subscribers: number; source: { leaseHolder?: boolean } } };
+  };
+  const { subscribers, source } = health.streams.parking;
+  return { subscribers, leaseHolder: source.leaseHolder === true };
 }
+
+/** A real EventSource (the eventsource package), with every id it received and every connection it opened. */
+interface Subscription {
+  readonly received: string[];
+  /** Each connection: the Last-Event-ID it sent (null: none), and how many events had arrived before it. */
+  readonly connections: { readonly lastEventId: string | null; readonly receivedBefore: number }[];
+  /** Resolves once `count` events have arrived in all; rejects if the EventSource gives up. */
+  untilReceived(count: number): Promise<void>;
+  close(): void;
+}
+
+function subscribe(url: string): Subscription {
+  const received: string[] = [];
+  const connections: Subscription['connections'] = [];
+  const waiters: Array<() => void> = [];
+  let failed: string | undefined;
+  const wakeAll = () => {
+    for (const wake of waiters.splice(0)) wake();
+  };
+  const source = new EventSource(url, {
+    fetch: (input, init) => {
+      connections.push({ lastEventId: new Headers(init?.headers).get('last-event-id'), receivedBefore: received.length });
+      return fetch(input, init);
+    },
+  });
+  source.onmessage = (event) => {
+    received.push(event.lastEventId);
+    wakeAll();
+  };
+  // An EventSource gives up (no more reconnections) on an answer that is not an event stream.
+  source.onerror = (event) => {
+    if (source.readyState !== EventSource.CLOSED) return;
+    failed = `the EventSource gave up after ${received.length} events: ${event.message ?? 'no message'}`;
+    wakeAll();
+  };
+  return {
+    received,
+    connections,
+    untilReceived: (count) =>
+      new Promise<void>((resolve, reject) => {
+        const check = () => (failed !== undefined ? reject(new Error(failed)) : received.length >= count ? resolve() : waiters.push(check));
+        check();
+      }),
+    close: () => source.close(),
+  };
+}
+
+/** Most subscriptions opened to find one that nginx sent to the instance running the source (round-robin alternates: two suffice). */
+const MAX_SUBSCRIPTIONS = 4;
 
 /** The epoch and sequence number of an event's id (`{epoch}-{seq}`). */
 function elementIdOf(id: string): { epoch: string; seq: number } {
@@ -121,69 +173,65 @@ describe('two publishers on one log in Valkey, behind nginx (docker/compose.scal
   it(
     'an SSE subscriber whose instance dies reconnects through nginx with Last-Event-ID and resumes on the other: no gap, no duplicate',
     async () => {
-      const received: string[] = [];
-      /** Each connection the EventSource opened: the Last-Event-ID it sent (null: none), and how many events had arrived before it. */
-      const connections: { lastEventId: string | null; receivedBefore: number }[] = [];
-      const waiters: Array<() => void> = [];
-      let failed: string | undefined;
-      const source = new EventSource(`${nginxUrl}/streams/parking/events`, {
-        fetch: (input, init) => {
-          connections.push({ lastEventId: new Headers(init?.headers).get('last-event-id'), receivedBefore: received.length });
-          return fetch(input, init);
-        },
-      });
-      const wakeAll = () => {
-        for (const wake of waiters.splice(0)) wake();
-      };
-      source.onmessage = (event) => {
-        received.push(event.lastEventId);
-        wakeAll();
-      };
-      // An EventSource gives up (no more reconnections) on an answer that is not an event stream.
-      source.onerror = (event) => {
-        if (source.readyState !== EventSource.CLOSED) return;
-        failed = `the EventSource gave up after ${received.length} events: ${event.message ?? 'no message'}`;
-        wakeAll();
-      };
-      const untilReceived = (count: number) =>
-        new Promise<void>((resolve, reject) => {
-          const check = () => (failed !== undefined ? reject(new Error(failed)) : received.length >= count ? resolve() : waiters.push(check));
-          check();
-        });
+      const eventsUrl = `${nginxUrl}/streams/parking/events`;
+      // The hardest case: the instance that dies also runs the source, so that the survivor must
+      // take the source over (its lease) while the subscriber moves to it. Subscriptions are
+      // opened one at a time until nginx has sent one there; the instance that gained a
+      // subscriber with each is the one it is connected to.
+      const subscriptions: Subscription[] = [];
+      let target: { subscription: Subscription; instance: Instance } | undefined;
       try {
-        await untilReceived(EVENTS_PER_INSTANCE);
-        // Subscribed before its first event: exactly one instance counts the subscriber.
-        const counts = await Promise.all(instances.map(subscribersOf));
-        expect([...counts].sort()).toEqual([0, 1]);
-        const connected = instances[counts.indexOf(1)]!;
-        const survivor = instances[counts.indexOf(0)]!;
+        let counts = [0, 0];
+        while (target === undefined) {
+          if (subscriptions.length === MAX_SUBSCRIPTIONS) throw new Error(`nginx sent none of ${MAX_SUBSCRIPTIONS} subscriptions to the instance running the source`);
+          const subscription = subscribe(eventsUrl);
+          subscriptions.push(subscription);
+          // Subscribed before its first event: the instance counts it from then on.
+          await subscription.untilReceived(1);
+          const healths = await Promise.all(instances.map(streamHealth));
+          expect(healths.filter(({ leaseHolder }) => leaseHolder)).toHaveLength(1);
+          const gained = healths.map(({ subscribers }, index) => subscribers - counts[index]!);
+          expect([...gained].sort()).toEqual([0, 1]);
+          counts = healths.map(({ subscribers }) => subscribers);
+          const instance = instances[gained.indexOf(1)]!;
+          if (healths[gained.indexOf(1)]!.leaseHolder) target = { subscription, instance };
+        }
+        const { subscription, instance: connected } = target;
+        const survivor = instances.find((instance) => instance !== connected)!;
+        await subscription.untilReceived(EVENTS_PER_INSTANCE);
 
-        // A crash: no drain, no retry hint; nginx's stream to the client ends with the instance's.
+        // A crash: no drain, no retry hint, no release of the lease; nginx's stream to the client
+        // ends with the instance's.
         connected.child.kill('SIGKILL');
         await connected.exited;
-        await untilReceived(received.length + EVENTS_PER_INSTANCE);
-        expect(await subscribersOf(survivor)).toBe(1);
-        source.close();
+        await subscription.untilReceived(subscription.received.length + EVENTS_PER_INSTANCE);
+        const survivorHealth = await streamHealth(survivor);
+        expect(survivorHealth.leaseHolder).toBe(true);
+        expect(survivorHealth.subscribers).toBe(subscriptions.length);
+        for (const each of subscriptions) each.close();
 
         // It reconnected through nginx (which skipped the dead instance), each time with the id of
-        // the last event it had received.
-        expect(connections.length).toBeGreaterThanOrEqual(2);
-        expect(connections[0]).toEqual({ lastEventId: null, receivedBefore: 0 });
-        for (const { lastEventId, receivedBefore } of connections.slice(1)) expect(lastEventId).toBe(received[receivedBefore - 1]);
-        expect(connections.at(-1)!.receivedBefore).toBeGreaterThanOrEqual(EVENTS_PER_INSTANCE);
+        // the last event it had received; the others, on the survivor, never had to.
+        expect(subscription.connections.length).toBeGreaterThanOrEqual(2);
+        expect(subscription.connections.at(-1)!.receivedBefore).toBeGreaterThanOrEqual(EVENTS_PER_INSTANCE);
+        for (const each of subscriptions.filter((other) => other !== subscription)) expect(each.connections).toHaveLength(1);
 
-        // One epoch, every sequence number once, in order, across both instances.
-        const ids = received.map(elementIdOf);
-        expect(new Set(ids.map(({ epoch }) => epoch)).size).toBe(1);
-        const seqs = ids.map(({ seq }) => seq);
-        expect(seqs).toEqual(seqs.map((_, index) => seqs[0]! + index));
+        // Every subscriber: one epoch, every sequence number once, in order, across both instances.
+        for (const { received, connections } of subscriptions) {
+          expect(connections[0]).toEqual({ lastEventId: null, receivedBefore: 0 });
+          for (const { lastEventId, receivedBefore } of connections.slice(1)) expect(lastEventId).toBe(received[receivedBefore - 1]);
+          const ids = received.map(elementIdOf);
+          expect(new Set(ids.map(({ epoch }) => epoch)).size).toBe(1);
+          const seqs = ids.map(({ seq }) => seq);
+          expect(seqs).toEqual(seqs.map((_, index) => seqs[0]! + index));
+        }
 
         // Requests that are not streams: more than there are instances, so that round-robin
         // picks the dead one too; nginx passes each on to the survivor.
         const statuses = await Promise.all(Array.from({ length: 4 }, () => fetch(`${nginxUrl}/health`).then((response) => response.status)));
         expect(statuses).toEqual([200, 200, 200, 200]);
       } finally {
-        source.close();
+        for (const each of subscriptions) each.close();
       }
     },
     SCENARIO_TIMEOUT_MS,
