@@ -21,6 +21,7 @@ import { loadBundledOntologies } from './model/bundled-ontologies.js';
 import { ns } from './model/vocabulary.js';
 import { catalogueQuads, descriptorQuads } from './publish/descriptor.js';
 import type { ChannelStore } from './publish/notifications/channel-store.js';
+import { redisChannelStore } from './publish/notifications/redis-channel-store.js';
 import { NotificationChannels } from './publish/notifications/notification-channels.js';
 import { PushConnections } from './publish/push-connections.js';
 import { type StreamDefinition, StreamHub } from './publish/stream-hub.js';
@@ -128,7 +129,8 @@ export async function createPublisher(config: PublisherConfig, options: Publishe
     logs: storage.logs,
     limits: config,
     onError: (error) => logger.error({ err: error }, 'notification dispatch failed'),
-    ...(options.channelStore === undefined ? {} : { store: options.channelStore }),
+    // On a shared log, channels are shared too: receiveFrom works on any instance, and after a restart.
+    ...channelStoreOf(options, storage, config),
   });
   const push = new PushConnections(
     [...[...hubs.values()].map((hub) => hub.broadcaster), notifications],
@@ -186,6 +188,11 @@ function renderOntologies(jsonLd: JsonLdWriter): Map<string, StaticDocument> {
     for (const iri of ontology.iris) documents.set(ontologyPath(iri) as string, document);
   }
   return documents;
+}
+
+function channelStoreOf(options: PublisherOptions, storage: Storage, config: PublisherConfig): { store?: ChannelStore } {
+  if (options.channelStore !== undefined) return { store: options.channelStore };
+  return storage.redis === undefined ? {} : { store: redisChannelStore(storage.redis, config.redisKeyPrefix) };
 }
 
 /** The streams' logs, and the data directory's lock (a writer holds it while it runs). */

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { createClient, type RedisClientType } from 'redis';
+import { createClient, type RedisClientType } from '@redis/client';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ChannelRecord, ChannelStore } from '../../src/publish/notifications/channel-store.js';
 import { MemoryChannelStore } from '../../src/publish/notifications/memory-channel-store.js';

@@ -125,6 +125,32 @@ describe('two instances on one shared log', () => {
     expect((await readProblem(reused)).code).toBe('PUB_ERR_IDEMPOTENCY_KEY_REUSED');
     await served(a, 60);
   });
+
+  it('share Solid notification channels: subscribed on one, received from the other, and kept across a restart', async () => {
+    const [a, b] = (await instances(2)) as [Instance, Instance];
+    const answer = await fetch(`${a.direct}/notifications/eventsource`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/ld+json' },
+      body: JSON.stringify({ '@context': ['https://www.w3.org/ns/solid/notification/v1'], type: 'EventSourceChannel2023', topic: `${BASE_URL}/streams/parking` }),
+    });
+    expect(answer.status).toBe(200);
+    const { receiveFrom } = (await answer.json()) as { receiveFrom: string };
+    expect(receiveFrom.startsWith(`${BASE_URL}/`)).toBe(true);
+    const path = new URL(receiveFrom).pathname;
+    const onB = await openSse(`${b.direct}${path}`);
+    cleanups.push(() => onB.close());
+    await a.push();
+    const [notification] = await onB.waitForEvents(1);
+    expect(JSON.parse(notification!.data)).toMatchObject({ type: 'Add', object: `${BASE_URL}/streams/parking/elements/${a.hub.log.epoch}-1`, state: `${a.hub.log.epoch}-1` });
+    // A restarted instance still knows the channel.
+    onB.close();
+    await b.restart();
+    const again = await openSse(`${b.direct}${path}`);
+    cleanups.push(() => again.close());
+    await a.push();
+    const [next] = await again.waitForEvents(1);
+    expect(JSON.parse(next!.data)).toMatchObject({ state: `${a.hub.log.epoch}-2` });
+  });
 });
 
 describe('when the shared log server fails', () => {

@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { EventSource } from 'eventsource';
-import { createClient, type RedisClientType } from 'redis';
+import { createClient, type RedisClientType } from '@redis/client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryEventLog } from '../../src/log/memory-event-log.js';
 import { ChannelStoreUnavailableError } from '../../src/publish/notifications/channel-store.js';

@@ -1,4 +1,4 @@
-import type { RedisClientType } from 'redis';
+import type { RedisClientType } from '@redis/client';
 import { type Clock, realClock } from '../../clock-and-logger.js';
 import { type ChannelKeys, channelKeys } from '../../log/redis/redis-keys.js';
 import { type ChannelRecord, type ChannelStore, ChannelStoreUnavailableError } from './channel-store.js';
