@@ -523,6 +523,8 @@ export class RedisEventLog implements EventLog {
     this.#oldestSeq = undefined;
     this.#cache.clear();
     this.#pageStarts.clear();
+    // Appends of the lost life wait no longer for numbers that now name other elements: they end by their timeout.
+    this.#waiting.clear();
     this.#options.logger.error(
       { stream: this.#options.streamId, previousEpoch: previous, epoch: opened.epoch },
       'the shared log server lost this log: a new epoch starts, and subscribers get an explicit gap',
