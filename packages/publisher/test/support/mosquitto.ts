@@ -1,11 +1,11 @@
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { once } from 'node:events';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../../src/testing.js';
+import { ServerProcess } from './server-process.js';
 
 const mosquittoBinary = '/usr/sbin/mosquitto';
 const run = promisify(execFile);
@@ -27,8 +27,7 @@ function accepts(port: number): Promise<boolean> {
  * port (the shared broker on 1883 must not be disturbed). Call `close()` in `afterAll`.
  */
 export class PrivateMosquitto {
-  #child: ChildProcess | undefined;
-  #stderr = '';
+  readonly #process = new ServerProcess('mosquitto');
 
   private constructor(
     readonly port: number,
@@ -60,33 +59,13 @@ export class PrivateMosquitto {
   }
 
   /** Starts the broker (again) and resolves once its port accepts connections. */
-  async restart(): Promise<void> {
-    if (this.#child !== undefined) throw new Error('the broker is running');
-    this.#stderr = '';
-    const child = spawn(mosquittoBinary, ['-c', join(this.directory, 'mosquitto.conf')], { stdio: ['ignore', 'ignore', 'pipe'] });
-    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (this.#stderr += chunk));
-    this.#child = child;
-    let exited = false;
-    child.once('exit', () => {
-      exited = true;
-      if (this.#child === child) this.#child = undefined;
-    });
-    const deadline = Date.now() + 10_000;
-    // There is no event for "listening": probe the port until it answers (each probe is one round trip).
-    while (!(await accepts(this.port))) {
-      if (exited) throw new Error(`mosquitto exited before listening on ${this.port}: ${this.#stderr}`);
-      if (Date.now() > deadline) throw new Error(`mosquitto did not listen on ${this.port}: ${this.#stderr}`);
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+  restart(): Promise<void> {
+    return this.#process.start(mosquittoBinary, ['-c', join(this.directory, 'mosquitto.conf')], () => accepts(this.port), 10_000);
   }
 
   /** Kills the broker at once, as a crash would, and resolves once it has exited. */
-  async kill(): Promise<void> {
-    const child = this.#child;
-    if (child === undefined) return;
-    const exited = once(child, 'exit');
-    child.kill('SIGKILL');
-    await exited;
+  kill(): Promise<void> {
+    return this.#process.kill();
   }
 
   async close(): Promise<void> {

@@ -1,10 +1,9 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../../src/testing.js';
+import { ServerProcess } from './server-process.js';
 
 /** Valkey 8 (Debian bookworm-backports): the server the shared log is tested against. */
 export const VALKEY_SERVER = '/usr/bin/valkey-server';
@@ -45,8 +44,7 @@ function pong(port: number, password: string | undefined): Promise<boolean> {
  * `close()` in `afterAll`.
  */
 export class PrivateRedis {
-  #child: ChildProcess | undefined;
-  #output = '';
+  readonly #process = new ServerProcess('redis');
 
   private constructor(
     readonly port: number,
@@ -60,7 +58,7 @@ export class PrivateRedis {
   }
 
   get running(): boolean {
-    return this.#child !== undefined;
+    return this.#process.running;
   }
 
   static async start(options: PrivateRedisOptions = {}): Promise<PrivateRedis> {
@@ -71,40 +69,18 @@ export class PrivateRedis {
 
   /** Starts the server (again) on its port and directory; resolves once it answers PING with its data loaded. */
   async restart(): Promise<void> {
-    if (this.#child !== undefined) throw new Error('the server is running');
     const { binary = VALKEY_SERVER, password, appendfsync = 'always' } = this.options;
     const args = [
       '--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.directory,
       '--appendonly', 'yes', '--appendfsync', appendfsync, '--save', '', '--daemonize', 'no', '--logfile', '',
       ...(password === undefined ? [] : ['--requirepass', password]),
     ];
-    this.#output = '';
-    const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    const keep = (chunk: string) => (this.#output = (this.#output + chunk).slice(-4_000));
-    child.stdout?.setEncoding('utf8').on('data', keep);
-    child.stderr?.setEncoding('utf8').on('data', keep);
-    this.#child = child;
-    let exited = false;
-    child.once('exit', () => {
-      exited = true;
-      if (this.#child === child) this.#child = undefined;
-    });
-    const deadline = Date.now() + 15_000;
-    // There is no event for "ready": ask until it answers (each probe is one round trip).
-    while (!(await pong(this.port, password))) {
-      if (exited) throw new Error(`${binary} exited before serving on ${this.port}: ${this.#output}`);
-      if (Date.now() > deadline) throw new Error(`${binary} did not serve on ${this.port}: ${this.#output}`);
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    await this.#process.start(binary, args, () => pong(this.port, password), 15_000);
   }
 
   /** Kills the server at once (`SIGKILL`, as a crash would), keeping its data directory. */
-  async kill(): Promise<void> {
-    const child = this.#child;
-    if (child === undefined) return;
-    const exited = once(child, 'exit');
-    child.kill('SIGKILL');
-    await exited;
+  kill(): Promise<void> {
+    return this.#process.kill();
   }
 
   /** Kills the server and empties its data directory: it comes back as a new Redis would, knowing nothing. */
