@@ -1,5 +1,5 @@
 import type { EventLog } from '../log/event-log.js';
-import { isGap, LogCursor, type LogGap } from '../log/follow-log.js';
+import { follow, isGap, type LogGap } from '../log/follow-log.js';
 import type { LoggedElement } from '../render/render-element.js';
 
 /** What the writer tells a replica of its log, in the log's order: an element, or the elements it cannot send. */
@@ -22,7 +22,7 @@ export interface LogRelay {
  * `onError`; the next announcement retries from the same place.
  */
 export function relayLog(log: EventLog, send: (step: RelayedStep) => void, onError: (error: unknown) => void): LogRelay {
-  const cursor = new LogCursor(log, log.latestSeq);
+  const cursor = follow(log, log.latestSeq);
   let relaying = Promise.resolve();
   log.onAppended(() => {
     relaying = relaying

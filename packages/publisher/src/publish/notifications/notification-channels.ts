@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { elementId, webSocketCloseCodes } from '@rdf-stream/protocol';
 import { type Clock, realClock } from '../../clock-and-logger.js';
 import type { EventLog } from '../../log/event-log.js';
-import { isGap, LogCursor } from '../../log/follow-log.js';
+import { follow, isGap, type LogCursor } from '../../log/follow-log.js';
 import type { LoggedElement } from '../../render/render-element.js';
 import { notificationFrame, notificationObject, type NotificationSubject } from './solid-notification.js';
 import { sseFrame } from '../../render/sse-frame.js';
@@ -77,7 +77,7 @@ export class NotificationChannels {
     this.#options = options;
     this.#clock = options.clock ?? realClock;
     for (const [streamId, log] of options.logs) {
-      const cursor = new LogCursor(log, log.latestSeq);
+      const cursor = follow(log, log.latestSeq);
       log.onAppended(() => this.#appended(streamId, log, cursor));
     }
   }

@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { elementId } from '@rdf-stream/protocol';
 import type { EventLog } from '../../log/event-log.js';
-import { isGap, LogCursor } from '../../log/follow-log.js';
+import { follow, isGap, type LogCursor } from '../../log/follow-log.js';
 import type { LoggedElement } from '../../render/render-element.js';
 import { preparePatch } from './element-patches.js';
 import { type BroadcastMessage, HEARTBEAT, isElement, type PushSubscriber, type Transport } from './push-subscriber.js';
@@ -48,7 +48,7 @@ export class Broadcaster {
     this.#log = log;
     this.#options = options;
     this.#yield = options.yieldTurn ?? (() => nextTurn());
-    this.#cursor = new LogCursor(log, log.latestSeq);
+    this.#cursor = follow(log, log.latestSeq);
     this.#broadcastSeq = log.latestSeq;
     this.#broadcastEpoch = log.epoch;
   }
