@@ -3,7 +3,9 @@ import { once } from 'node:events';
 import { bindFreePort, boundPort } from './bind-free-port.js';
 import type { PublisherConfig } from './config/config-schema.js';
 import { withListeningPort } from './config/load-config.js';
+import type { LogGap } from './log/follow-log.js';
 import type { LatestElement } from './publish/latest/latest-element-cache.js';
+import { relayLog } from './publish/replica-relay.js';
 import { createPublisher, type Publisher } from './publisher.js';
 import type { LoggedElement } from './render/render-element.js';
 import type { SourceHealth } from './source/element-source.js';
@@ -30,6 +32,16 @@ interface ElementMessage {
   readonly element: LoggedElement;
 }
 
+/**
+ * Elements the writer made durable but can no longer send (retention removed them before they
+ * were relayed): the replica goes on after them, and its own readers get the gap.
+ */
+interface GapMessage {
+  readonly type: 'gap';
+  readonly streamId: string;
+  readonly gap: LogGap;
+}
+
 /** `/latest`'s representations of an element, compressed once by the writer. */
 interface LatestMessage {
   readonly type: 'latest';
@@ -44,7 +56,7 @@ interface HealthMessage {
   readonly health: SourceHealth;
 }
 
-type PrimaryMessage = ElementMessage | LatestMessage | HealthMessage;
+type PrimaryMessage = ElementMessage | GapMessage | LatestMessage | HealthMessage;
 
 /** Milliseconds between two source-health messages from the primary to its workers. */
 const HEALTH_RELAY_MS = 1_000;
@@ -117,26 +129,19 @@ const healthMessages = (writer: Publisher): HealthMessage[] =>
   [...writer.hubs.values()].map((hub) => ({ type: 'source-health', streamId: hub.definition.id, health: hub.source.health() }));
 
 /**
- * Sends every worker each element the writer makes durable, in order, and each `/latest` the
- * writer compresses. Returns the newest `/latest` message of each stream, for the workers that
+ * Sends every worker each element the writer makes durable, in order (or the gap of those it no
+ * longer has), and each `/latest` the writer compresses. Returns the newest `/latest` message of each stream, for the workers that
  * start later.
  */
 function relayWrites(writer: Publisher): ReadonlyMap<string, LatestMessage> {
   const latest = new Map<string, LatestMessage>();
   for (const hub of writer.hubs.values()) {
     const streamId = hub.definition.id;
-    let sentSeq = hub.log.latestSeq;
-    let sending = Promise.resolve();
-    hub.log.onAppended((latestSeq) => {
-      // One message per element, in order, even when a group commit made several durable at once.
-      sending = sending.then(async () => {
-        for (; sentSeq < latestSeq; ) {
-          const element = await hub.log.get(sentSeq + 1);
-          sentSeq++;
-          if (element !== undefined) broadcast({ type: 'element', streamId, element });
-        }
-      }).catch((error: unknown) => writer.app.log.error({ err: error, stream: streamId }, 'relaying an element failed'));
-    });
+    relayLog(
+      hub.log,
+      (step) => broadcast(step.kind === 'gap' ? { type: 'gap', streamId, gap: step } : { type: 'element', streamId, element: step.element }),
+      (error) => writer.app.log.error({ err: error, stream: streamId }, 'relaying an element failed'),
+    );
     hub.latestCache.onServed((served) => {
       const message: LatestMessage = { type: 'latest', streamId, latest: served };
       latest.set(streamId, message);
@@ -233,6 +238,10 @@ export async function runWorker(configured: PublisherConfig): Promise<void> {
     if (hub === undefined) return;
     if (message.type === 'source-health') sources.get(message.streamId)?.relayed(message.health);
     else if (message.type === 'latest') hub.replicateLatest(revivedLatest(message.latest));
+    else if (message.type === 'gap') {
+      // The replica's log takes the next element after the hole; its readers get the gap from it.
+      publisher.app.log.warn({ stream: message.streamId, gap: message.gap }, 'elements the writer no longer had were not relayed');
+    }
     else if (message.type === 'element') {
       hub.replicate(revivedElement(message.element)).catch((error: unknown) => {
         publisher.app.log.error({ err: error }, 'element from the writer refused');

@@ -26,7 +26,7 @@ export class MemoryEventLog implements EventLog {
     options: {
       readonly epoch?: string;
       readonly now?: () => number;
-      /** A cluster worker's copy: the first element may carry any number (the writer's). */
+      /** A cluster worker's copy: an element may carry any later number (the writer's). */
       readonly replica?: boolean;
     } = {},
   ) {
@@ -61,7 +61,14 @@ export class MemoryEventLog implements EventLog {
   }
 
   append(element: LoggedElement): Promise<void> {
-    if (this.#replica && this.#latestSeq === 0) this.#latestSeq = element.seq - 1;
+    if (this.#replica && element.seq > this.nextSeq) {
+      // The writer's numbers: a replica's first element may carry any, and after elements the
+      // writer could no longer relay (a gap) it goes on from the next one, holding only what
+      // follows, so that what it retains stays dense and its readers get the gap as `expired`.
+      this.#elements.clear();
+      this.#oldestSeq = undefined;
+      this.#latestSeq = element.seq - 1;
+    }
     if (element.seq !== this.nextSeq) {
       return Promise.reject(new RangeError(`Expected sequence number ${this.nextSeq}, got ${element.seq}`));
     }

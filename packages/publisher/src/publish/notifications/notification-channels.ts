@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { elementId, webSocketCloseCodes } from '@rdf-stream/protocol';
 import { type Clock, realClock } from '../../clock-and-logger.js';
 import type { EventLog } from '../../log/event-log.js';
+import { follow, isGap, type LogCursor } from '../../log/follow-log.js';
 import type { LoggedElement } from '../../render/render-element.js';
 import { notificationFrame, notificationObject, type NotificationSubject } from './solid-notification.js';
 import { sseFrame } from '../../render/sse-frame.js';
@@ -12,6 +13,9 @@ import { type ChannelType, EVENT_SOURCE_CHANNEL, WEB_SOCKET_CHANNEL } from './se
 import type { WebSocketSink } from '../sse/websocket-subscriber.js';
 import type { ChannelRecord, ChannelStore } from './channel-store.js';
 import { MemoryChannelStore } from './memory-channel-store.js';
+
+/** Elements read from the log at a time when several became durable together (count). */
+const notificationReadElements = 64;
 
 /** A notification as a channel sends it: an SSE message, or a WebSocket text message's frames. */
 type ChannelFrame = Buffer | WebSocketFrames;
@@ -84,8 +88,7 @@ export class NotificationChannels {
   /** The channels this process holds a connection of, by id. */
   readonly #live = new Map<string, LiveChannel>();
   readonly #byStream = new Map<string, Set<LiveChannel>>();
-  readonly #lastSeq = new Map<string, number>();
-  /** Per stream: reads of multi-element batches still running, so that notifications keep the log's order. */
+  /** Per stream: reads still running, so that notifications keep the log's order. */
   readonly #queues = new Map<string, Promise<void>>();
 
   constructor(options: NotificationChannelsOptions) {
@@ -93,8 +96,8 @@ export class NotificationChannels {
     this.#clock = options.clock ?? realClock;
     this.#store = options.store ?? new MemoryChannelStore(this.#clock);
     for (const [streamId, log] of options.logs) {
-      this.#lastSeq.set(streamId, log.latestSeq);
-      log.onAppended((latestSeq) => this.#appended(streamId, log, latestSeq));
+      const cursor = follow(log, log.latestSeq);
+      log.onAppended(() => this.#appended(streamId, log, cursor));
     }
   }
 
@@ -255,25 +258,38 @@ export class NotificationChannels {
     return log === undefined || latest === undefined ? undefined : elementId(log.epoch, latest.seq);
   }
 
-  #appended(streamId: string, log: EventLog, latestSeq: number): void {
-    const fromSeq = (this.#lastSeq.get(streamId) ?? 0) + 1;
-    this.#lastSeq.set(streamId, latestSeq);
-    if (!this.#byStream.get(streamId)?.size || fromSeq > latestSeq) return;
-    const latest = log.latest();
+  #appended(streamId: string, log: EventLog, cursor: LogCursor): void {
     const queued = this.#queues.get(streamId);
-    if (queued === undefined && fromSeq === latestSeq && latest?.seq === latestSeq) {
-      this.#dispatch(streamId, log, [latest]);
+    if (!this.#byStream.get(streamId)?.size) {
+      // Nobody to notify: these elements are nobody's (a read still running finishes its own).
+      if (queued === undefined) cursor.skipTo(log.latestSeq);
       return;
+    }
+    if (queued === undefined) {
+      const latest = cursor.nextLatest();
+      if (latest !== undefined) this.#dispatch(streamId, log, [latest]);
+      if (cursor.caughtUp) return;
     }
     // Several elements became durable together (group commit): read them, in order.
     const next = (queued ?? Promise.resolve())
-      .then(() => log.read(fromSeq, latestSeq - fromSeq + 1))
-      .then((elements) => this.#dispatch(streamId, log, elements))
+      .then(() => this.#readOn(streamId, log, cursor))
       .catch(this.#options.onError)
       .finally(() => {
         if (this.#queues.get(streamId) === next) this.#queues.delete(streamId);
       });
     this.#queues.set(streamId, next);
+  }
+
+  /**
+   * Notifies every element the cursor has not handed out yet. A gap (elements retention removed
+   * before they were read) has no notification of its own in the Solid protocol: the next
+   * notification carries the topic's newest state, which is all a receiver is promised.
+   */
+  async #readOn(streamId: string, log: EventLog, cursor: LogCursor): Promise<void> {
+    while (!cursor.caughtUp) {
+      const step = await cursor.next(notificationReadElements);
+      if (!isGap(step)) this.#dispatch(streamId, log, step);
+    }
   }
 
   #dispatch(streamId: string, log: EventLog, elements: readonly LoggedElement[]): void {

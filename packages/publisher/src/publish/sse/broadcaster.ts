@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { elementId } from '@rdf-stream/protocol';
 import type { EventLog } from '../../log/event-log.js';
+import { follow, isGap, type LogCursor } from '../../log/follow-log.js';
 import type { LoggedElement } from '../../render/render-element.js';
 import { preparePatch } from './element-patches.js';
 import { type BroadcastMessage, HEARTBEAT, isElement, type PushSubscriber, type Transport } from './push-subscriber.js';
@@ -16,11 +17,15 @@ export interface BroadcasterOptions {
   readonly yieldTurn?: () => Promise<unknown>;
 }
 
+/** Elements read from the log at a time when the broadcast is behind it (count). */
+const broadcastReadElements = 64;
+
 /**
  * Writes each logged element's pre-built frame to every live subscriber (SSE and WebSocket
  * alike, each in its transport's shared bytes), in order, in batches that yield to the event
- * loop. The log is the queue: the pump follows `log.latestSeq`, so
- * nothing is buffered here and elements published during a broadcast are sent right after it.
+ * loop. The log is the queue: the pump reads it through one `LogCursor`, so nothing is
+ * buffered here and elements published during a broadcast are sent right after it; an element
+ * the log no longer has reaches subscribers as the cursor's gap.
  * A subscriber whose unsent bytes would exceed its limit is evicted, never buffered further; one
  * that stops draining is evicted by its own stall timer (see `Subscriber`).
  */
@@ -33,14 +38,19 @@ export class Broadcaster {
   /** Subscribers fed patches (`/patches`): while there is one, each element's patch is built before it is written. */
   #patchSubscribers = 0;
   readonly #sizeListeners = new Set<() => void>();
-  #cursor: number;
+  #cursor: LogCursor;
+  /** The last element handed to every subscriber (or the end of the last gap), and its epoch. */
+  #broadcastSeq: number;
+  #broadcastEpoch: string;
   #pumping: Promise<void> | undefined;
 
   constructor(log: EventLog, options: BroadcasterOptions) {
     this.#log = log;
     this.#options = options;
     this.#yield = options.yieldTurn ?? (() => nextTurn());
-    this.#cursor = log.latestSeq;
+    this.#cursor = follow(log, log.latestSeq);
+    this.#broadcastSeq = log.latestSeq;
+    this.#broadcastEpoch = log.epoch;
   }
 
   get size(): number {
@@ -49,7 +59,7 @@ export class Broadcaster {
 
   /** Sequence number of the last element handed to every subscriber. */
   get broadcastSeq(): number {
-    return this.#cursor;
+    return this.#broadcastSeq;
   }
 
   /** Subscribers of one transport. */
@@ -97,26 +107,37 @@ export class Broadcaster {
   }
 
   async #pump(): Promise<void> {
-    while (this.#cursor < this.#log.latestSeq) {
-      const element = await this.#log.get(this.#cursor + 1);
-      if (element === undefined) {
-        // Retention is smaller than the backlog (or the element cannot be read): tell
-        // subscribers, continue from the oldest retained element, and past this one at least.
-        const resumeAt = Math.max(this.#log.oldestSeq ?? this.#log.latestSeq, this.#cursor + 2);
+    const cursor = this.#cursor;
+    while (!cursor.caughtUp) {
+      // Always through a read, even for the newest element (in memory): the append's other
+      // listeners (`/latest`'s compression) start before the broadcast's first batch.
+      const step = await cursor.next(broadcastReadElements);
+      if (isGap(step)) {
         const { epoch } = this.#log;
-        const gap: BroadcastMessage = { kind: 'gap', requestedId: elementId(epoch, this.#cursor), epoch, fromSeq: resumeAt, reason: 'expired' };
+        const gap: BroadcastMessage = {
+          kind: 'gap',
+          requestedId: elementId(this.#broadcastEpoch, this.#broadcastSeq),
+          epoch,
+          fromSeq: step.to + 1,
+          reason: step.reason,
+        };
         await this.#writeAll(() => gap);
-        this.#cursor = resumeAt - 1;
+        this.#broadcastSeq = step.to;
+        this.#broadcastEpoch = epoch;
         continue;
       }
-      const started = performance.now();
-      if (this.#patchSubscribers > 0) await preparePatch(element, this.#log);
-      const { written, cpuMicros } = await this.#writeAll((subscriber) =>
-        subscriber.lastSentSeq < element.seq ? element : undefined,
-      );
-      this.#cursor = element.seq;
-      this.#options.metrics.broadcastFinished(this.#options.streamId, (performance.now() - started) / 1000, written, cpuMicros / 1e6);
+      for (const element of step) await this.#broadcast(element);
     }
+  }
+
+  async #broadcast(element: LoggedElement): Promise<void> {
+    const started = performance.now();
+    if (this.#patchSubscribers > 0) await preparePatch(element, this.#log);
+    const { written, cpuMicros } = await this.#writeAll((subscriber) =>
+      subscriber.lastSentSeq < element.seq ? element : undefined,
+    );
+    this.#broadcastSeq = element.seq;
+    this.#options.metrics.broadcastFinished(this.#options.streamId, (performance.now() - started) / 1000, written, cpuMicros / 1e6);
   }
 
   /**
@@ -133,7 +154,9 @@ export class Broadcaster {
    * epoch, and gets the explicit `epoch` gap — and broadcasts the new life from its start.
    */
   async restart(retryMs: () => number): Promise<void> {
-    this.#cursor = this.#log.latestSeq;
+    this.#cursor = follow(this.#log, this.#log.latestSeq);
+    this.#broadcastSeq = this.#log.latestSeq;
+    this.#broadcastEpoch = this.#log.epoch;
     await this.closeAll(retryMs);
   }
 

@@ -7,6 +7,7 @@ import {
   sseEvents,
   streamGapHeaderValue,
 } from '@rdf-stream/protocol';
+import { type LogBounds, resumeFrom } from '../../log/follow-log.js';
 import { sseFrame } from '../../render/sse-frame.js';
 
 /** What a new SSE subscriber receives before live elements. */
@@ -44,21 +45,17 @@ export function parseLastEventId(raw: string | undefined): RequestedEventId | un
 }
 
 /** What `selectResume` needs to know of the log. */
-export interface ResumableLog {
-  readonly epoch: string;
-  readonly oldestSeq: number | undefined;
-  readonly latestSeq: number;
-}
+export type ResumableLog = LogBounds;
 
-/** Chooses how to resume a subscriber that last saw `lastEventId`, given what the log retains. */
+/**
+ * Chooses how to resume a subscriber that last saw `lastEventId`, given what the log retains:
+ * the log's one set of resume rules (`resumeFrom`), said in the terms of the protocol.
+ */
 export function selectResume(lastEventId: RequestedEventId | undefined, log: ResumableLog): ResumePlan {
   if (lastEventId === undefined) return { kind: 'live' };
-  const oldest = log.oldestSeq ?? log.latestSeq + 1;
-  const gap = (reason: GapReason): ResumePlan => ({ kind: 'gap', requestedId: lastEventId.raw, fromSeq: oldest, reason });
-  if (lastEventId.epoch !== log.epoch) return gap('epoch');
-  if (lastEventId.seq > log.latestSeq) return gap('unknown');
-  if (lastEventId.seq + 1 < oldest) return gap('expired');
-  return { kind: 'replay', fromSeq: lastEventId.seq + 1 };
+  const start = resumeFrom(lastEventId, log);
+  if ('afterSeq' in start) return { kind: 'replay', fromSeq: start.afterSeq + 1 };
+  return { kind: 'gap', requestedId: lastEventId.raw, fromSeq: start.to + 1, reason: start.reason };
 }
 
 /**

@@ -1,5 +1,6 @@
 import { elementId } from '@rdf-stream/protocol';
 import type { EventLog } from '../../log/event-log.js';
+import { follow, isGap } from '../../log/follow-log.js';
 import { Broadcaster } from './broadcaster.js';
 import { type Feed, preparePatch } from './element-patches.js';
 import type { CutReason, PushSubscriber } from './push-subscriber.js';
@@ -124,28 +125,27 @@ export class SubscriberRegistry {
   }
 
   /**
-   * Sends durable elements after `lastSentSeq` until none is left, then goes live (same turn).
-   * A reader that stops draining meanwhile is evicted by its stall timer, as a live one is.
+   * Sends durable elements after `lastSentSeq` until none is left, then goes live (same turn:
+   * `caughtUp` is read synchronously). An element the log no longer has reaches the subscriber
+   * as the cursor's gap, and catch-up goes on after it. A reader that stops draining meanwhile is
+   * evicted by its stall timer, as a live one is.
    */
   async #catchUp(subscriber: PushSubscriber): Promise<void> {
     const log = this.#log;
+    const cursor = follow(log, subscriber.lastSentSeq);
     while (!subscriber.closed) {
-      const seq = subscriber.lastSentSeq + 1;
-      if (seq > log.latestSeq) {
+      if (cursor.caughtUp) {
         subscriber.live = true;
         return;
       }
-      const elements = await log.read(seq, this.#limits.catchUpBatchElements);
+      const step = await cursor.next(this.#limits.catchUpBatchElements);
       if (subscriber.closed) return;
-      if (elements[0]?.seq !== seq) {
-        // Retention removed it meanwhile (or it cannot be read): say so, go on from the oldest
-        // retained element, and past this one at least, so that catch-up always progresses.
-        const resumeAt = Math.max(log.oldestSeq ?? log.latestSeq + 1, seq + 1);
-        subscriber.sendMessage({ kind: 'gap', requestedId: elementId(log.epoch, subscriber.lastSentSeq), epoch: log.epoch, fromSeq: resumeAt, reason: 'expired' });
-        subscriber.lastSentSeq = resumeAt - 1;
+      if (isGap(step)) {
+        subscriber.sendMessage({ kind: 'gap', requestedId: elementId(log.epoch, subscriber.lastSentSeq), epoch: log.epoch, fromSeq: step.to + 1, reason: step.reason });
+        subscriber.lastSentSeq = step.to;
         continue;
       }
-      for (const element of elements) {
+      for (const element of step) {
         if (subscriber.patches) await preparePatch(element, log);
         if (subscriber.closed) return;
         if (!subscriber.sendElement(element) && !(await subscriber.drained())) return;

@@ -146,6 +146,25 @@ describe('Broadcaster', () => {
     expect(broadcaster.broadcastSeq).toBe(3);
   });
 
+  it('tells live subscribers of elements retention removed before they were broadcast, once, then goes on from the oldest retained', async () => {
+    const log = new MemoryEventLog(1, { retainedElements: 2, retainedSeconds: 0 });
+    const broadcaster = new Broadcaster(log, { streamId: 's', batchSize: 1000, metrics: noMetrics });
+    const sink = new FakeSink();
+    const subscriber = new Subscriber(sink, 'turtle', new EventStreamEncoder('identity'), 0, roomy);
+    subscriber.live = true;
+    broadcaster.add(subscriber);
+    // Five elements before the broadcast reads: the log keeps only 4 and 5.
+    for (let seq = 1; seq <= 5; seq++) void log.append(element(seq));
+    await broadcaster.notify();
+    const text = sink.received.join('');
+    expect(text.match(/event: gap/g)).toHaveLength(1);
+    expect(text).toContain('"requestedId":"' + log.epoch + '-0"');
+    expect(text).toContain('"oldestRetained":"' + log.epoch + '-4"');
+    expect(text).toContain('"reason":"expired"');
+    expect(sink.ids()).toEqual([4, 5]);
+    expect(broadcaster.broadcastSeq).toBe(5);
+  });
+
   it('evicts a subscriber whose unsent bytes would exceed its limit, while others keep receiving', async () => {
     const evicted: string[] = [];
     const metrics = { ...noMetrics, subscriberEvicted: (_: string, reason: string) => void evicted.push(reason) };
