@@ -1,12 +1,18 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { formatNames, gapReasons } from '@rdf-stream/protocol';
 import type { EventLog } from '../../../src/log/event-log.js';
 import { FileEventLog } from '../../../src/log/file-event-log.js';
 import { follow, isGap, type LogCursor, type LogStep, resumeFrom } from '../../../src/log/follow-log.js';
 import { MemoryEventLog } from '../../../src/log/memory-event-log.js';
+import { connectRedis } from '../../../src/log/redis/redis-connection.js';
+import { RedisEventLog } from '../../../src/log/redis/redis-event-log.js';
+import { streamKeys } from '../../../src/log/redis/redis-keys.js';
+import { PrivateRedis } from '../../support/private-redis.js';
+
+const silent = { info: () => undefined, warn: () => undefined, error: () => undefined, debug: () => undefined };
 import { loggedElement } from '../../support/logged-element.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -40,14 +46,48 @@ const kinds: LogKind[] = [
         syncIntervalMs: 0,
         maxPendingBytes: 1024 * 1024,
         retentionIntervalMs: 3_600_000,
-        logger: { info: () => undefined, warn: () => undefined, error: () => undefined },
+        logger: silent,
       });
       cleanups.push(() => rmSync(directory, { recursive: true, force: true }));
       cleanups.push(() => log.close());
       return log;
     },
   },
+  {
+    // The shared log (a real Valkey): its elements arrive through its own follower (XREAD), and
+    // its append script applies retention by count at once.
+    name: 'RedisEventLog',
+    async open(pageElements, retainedElements) {
+      redis ??= await PrivateRedis.start();
+      const client = await connectRedis(redis.url, silent);
+      const log = await RedisEventLog.open({
+        streamId: 'parking',
+        baseUrl: 'http://127.0.0.1:8080',
+        keys: streamKeys(`follow${++redisLogs}`, 'parking'),
+        client,
+        formats: formatNames,
+        pageElements,
+        retention: { retainedElements, retainedSeconds: 0 },
+        cacheBytes: 2_000,
+        waitReplicas: 0,
+        appendTimeoutMs: 5_000,
+        readBlockMs: 200,
+        idempotencyTtlMs: 60_000,
+        retentionIntervalMs: 3_600_000,
+        logger: silent,
+      });
+      cleanups.push(() => client.close());
+      cleanups.push(() => log.close());
+      return log;
+    },
+  },
 ];
+
+let redis: PrivateRedis | undefined;
+let redisLogs = 0;
+afterAll(async () => {
+  await redis?.close();
+});
 
 /** Appends `from`…`to` in one event-loop turn (a file log commits them together). */
 const appendRange = (log: EventLog, from: number, to: number) =>
