@@ -10,6 +10,7 @@ import { benchCharts } from './charts.js';
 import { writeReport } from './html-report.js';
 import { gzipNote } from './gzip-note.js';
 import { runLabel } from './run-label.js';
+import { logComparison } from './log-comparison.js';
 
 /**
  * `summary.json` (schema in docs/bench.md), `latencies.csv` (the 10 % sample) and the report
@@ -38,6 +39,7 @@ export async function writeResults(
     runs: runs.map(({ samples: _samples, memory, ...run }) => ({ ...run, memory: memory === null ? null : (({ snapshots: _snapshots, ...rest }) => rest)(memory) })),
     memoryPerConnection: connectionMemoryRows(runs),
     ...(throughput ? { throughput: { ...throughput.publisher, ...(throughput.proxy ? { viaProxy: throughput.proxy, proxyRatio: Math.round((throughput.proxy.requestsPerSecond / throughput.publisher.requestsPerSecond) * 100) / 100 } : {}) } } : {}),
+    ...(logComparison(runs).length > 0 ? { logComparison: logComparison(runs) } : {}),
     capacityPlan: plan,
     ...(mal ? { mal } : {}),
   };
