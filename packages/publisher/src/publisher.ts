@@ -12,6 +12,9 @@ import type { EventLog } from './log/event-log.js';
 import { FileEventLog } from './log/file-event-log.js';
 import { lockDataDirectory } from './log/log-directory.js';
 import { MemoryEventLog } from './log/memory-event-log.js';
+import { connectRedis, type RedisConnection, redactedUrl } from './log/redis/redis-connection.js';
+import { RedisEventLog } from './log/redis/redis-event-log.js';
+import { streamKeys } from './log/redis/redis-keys.js';
 import { loadBundledContext } from './model/bundled-context.js';
 import { loadBundledOntologies } from './model/bundled-ontologies.js';
 import { ns } from './model/vocabulary.js';
@@ -179,6 +182,8 @@ function renderOntologies(jsonLd: JsonLdWriter): Map<string, StaticDocument> {
 /** The streams' logs, and the data directory's lock (a writer holds it while it runs). */
 interface Storage {
   readonly logs: ReadonlyMap<string, EventLog>;
+  /** The connection to the shared logs' server (`log: redis`), which leases and channels use too. */
+  readonly redis: RedisConnection | undefined;
   close(): Promise<void>;
 }
 
@@ -190,18 +195,23 @@ async function openStorage(
 ): Promise<Storage> {
   // One writer per data directory: a second publisher on it stops at start-up.
   const unlock = config.log === 'file' && role === 'writer' ? lockDataDirectory(config.dataDir) : () => {};
+  // Shared logs: one command connection for every stream (each log adds its own reader).
+  const redis = config.log === 'redis' ? await connectRedis(config.redisUrl, logger) : undefined;
   const logs = new Map<string, EventLog>();
   const close = async () => {
     await Promise.all([...logs.values()].map((log) => log.close()));
     unlock();
+    if (redis !== undefined) await redis.close().catch(() => redis.destroy());
   };
   try {
-    for (const stream of config.streams) logs.set(stream.id, await openLog(config, stream, role, logger, epochs?.get(stream.id)));
+    for (const stream of config.streams) {
+      logs.set(stream.id, redis === undefined ? await openLog(config, stream, role, logger, epochs?.get(stream.id)) : await openRedisLog(config, stream, redis, logger));
+    }
   } catch (error) {
     await close();
     throw error;
   }
-  return { logs, close };
+  return { logs, redis, close };
 }
 
 /**
@@ -327,6 +337,32 @@ async function withinTimeout(work: Promise<boolean>, timeoutMs: number): Promise
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** A stream's log in the shared logs' server (`log: redis`). */
+async function openRedisLog(
+  config: PublisherConfig,
+  stream: PublisherConfig['streams'][number],
+  client: RedisConnection,
+  logger: Logger,
+): Promise<RedisEventLog> {
+  const log = await RedisEventLog.open({
+    streamId: stream.id,
+    keys: streamKeys(config.redisKeyPrefix, stream.id),
+    client,
+    formats: formatNames,
+    pageElements: config.pageElements,
+    retention: { retainedElements: stream.retainedElements, retainedSeconds: stream.retainedSeconds },
+    cacheBytes: config.logCacheBytes,
+    waitReplicas: config.redisWaitReplicas,
+    appendTimeoutMs: config.redisAppendTimeoutMs,
+    readBlockMs: config.redisReadBlockMs,
+    idempotencyTtlMs: config.idempotencyKeyTtlSeconds * 1000,
+    retentionIntervalMs: config.logRetentionIntervalMs,
+    logger,
+  });
+  logger.info({ stream: stream.id, redis: redactedUrl(config.redisUrl), epoch: log.epoch, oldestSeq: log.oldestSeq ?? null, latestSeq: log.latestSeq }, 'shared log opened');
+  return log;
 }
 
 /** A stream's log: durable under `{dataDir}/streams/{id}` (read-only in a replica), or in memory. */

@@ -88,3 +88,35 @@ export interface RetentionPolicy {
   /** Remove whole pages whose newest element is older than this (seconds); 0: no age limit. */
   readonly retainedSeconds: number;
 }
+
+/**
+ * An append rendered for a sequence number (or epoch) that another writer of a shared log took
+ * first: nothing was kept. The element must be rendered again for `nextSeq` (its IRI carries its
+ * number) and appended again; `ElementWriter` does so.
+ */
+export class LogSeqConflictError extends Error {
+  override readonly name = 'LogSeqConflictError';
+  constructor(
+    /** The log's epoch and newest sequence number when the append was refused. */
+    readonly epoch: string,
+    readonly latestSeq: number,
+  ) {
+    super(`sequence number taken: the log is at ${epoch}-${latestSeq}`);
+  }
+}
+
+/**
+ * An ingest append whose `Idempotency-Key` a shared log already holds (another instance, or an
+ * earlier life of this one, appended it): nothing was appended; the key's element is named.
+ */
+export class IdempotencyKeyTakenError extends Error {
+  override readonly name = 'IdempotencyKeyTakenError';
+  constructor(
+    readonly epoch: string,
+    readonly seq: number,
+    /** The fingerprint of the body that created the element. */
+    readonly fingerprint: string,
+  ) {
+    super(`Idempotency-Key already used for element ${epoch}-${seq}`);
+  }
+}

@@ -1,12 +1,19 @@
 import type { Quad } from '@rdfjs/types';
 import { elementId, GENID_PATH } from '@rdf-stream/protocol';
-import type { EventLog } from '../log/event-log.js';
+import { type EventLog, LogSeqConflictError } from '../log/event-log.js';
 import { elementQuads, elementQuadsFromTriples, type Observation } from '../model/observation.js';
 import { skolemise } from '../model/skolemise.js';
 import { elementGraphIri, type StreamElement } from '../model/stream-element.js';
 import type { JsonLdWriter } from '../render/jsonld-writer.js';
 import { type IdempotencyStamp, type LoggedElement, renderElement } from '../render/render-element.js';
 import type { StreamMetrics } from './stream-metrics.js';
+
+/**
+ * Renderings of one element before its append gives up (count): a shared log refuses an element
+ * rendered for a number another instance took first, which happens only when instances append
+ * to one stream at the same instant.
+ */
+const MAX_RENDERINGS = 8;
 
 export interface ElementWriterOptions {
   readonly baseUrl: string;
@@ -53,24 +60,32 @@ export class ElementWriter {
 
   /**
    * Rendering is synchronous and `append` reserves the number at once, so elements are numbered
-   * in the order of the calls while their syncs are shared (group commit). Rejects, with
-   * nothing appended, if rendering or the append fails.
+   * in the order of the calls while their syncs are shared (group commit). A shared log (Redis)
+   * refuses an element rendered for a number another instance took first: it is rendered again
+   * for the next number, up to `MAX_RENDERINGS` times. Rejects, with nothing appended, if
+   * rendering or the append fails.
    */
-  #append(quadsOf: (graph: string) => Quad[], generatedAt: Date, idempotency?: IdempotencyStamp): Promise<LoggedElement> {
-    const { baseUrl, streamId, log, jsonLd, metrics } = this.#options;
-    let logged: LoggedElement;
-    try {
-      const seq = log.nextSeq;
-      const graph = elementGraphIri(baseUrl, streamId, log.epoch, seq);
-      const element: StreamElement = { streamId, epoch: log.epoch, seq, graph, generatedAt, quads: quadsOf(graph) };
-      logged = renderElement(element, jsonLd);
-      if (idempotency !== undefined) logged = { ...logged, idempotency };
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    return log.append(logged).then(() => {
+  async #append(quadsOf: (graph: string) => Quad[], generatedAt: Date, idempotency?: IdempotencyStamp): Promise<LoggedElement> {
+    const { log, metrics, streamId } = this.#options;
+    for (let rendering = 1; ; rendering++) {
+      const logged = this.#render(quadsOf, generatedAt, idempotency);
+      try {
+        await log.append(logged);
+      } catch (error) {
+        if (error instanceof LogSeqConflictError && rendering < MAX_RENDERINGS) continue;
+        throw error;
+      }
       metrics.elementPublished(streamId);
       return logged;
-    });
+    }
+  }
+
+  #render(quadsOf: (graph: string) => Quad[], generatedAt: Date, idempotency: IdempotencyStamp | undefined): LoggedElement {
+    const { baseUrl, streamId, log, jsonLd } = this.#options;
+    const seq = log.nextSeq;
+    const graph = elementGraphIri(baseUrl, streamId, log.epoch, seq);
+    const element: StreamElement = { streamId, epoch: log.epoch, seq, graph, generatedAt, quads: quadsOf(graph) };
+    const logged = renderElement(element, jsonLd);
+    return idempotency === undefined ? logged : { ...logged, idempotency };
   }
 }
