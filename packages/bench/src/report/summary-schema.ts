@@ -39,6 +39,7 @@ export const SummarySchema = Type.Object({
       clients: Type.Integer({ minimum: 1 }),
       connected: count,
       durationSeconds: Type.Number({ exclusiveMinimum: 0 }),
+      intervalSeconds: Type.Number({ exclusiveMinimum: 0 }),
       updatesPublished: count,
       updatesExpected: count,
       updatesReceived: count,

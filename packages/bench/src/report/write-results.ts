@@ -52,6 +52,16 @@ export async function writeResults(
   return { summary: summaryPath, csv: csvPath, ...writeReport(outDir, summary, runs, plan, await benchCharts(runs, plan, mal, summary.memoryPerConnection)) };
 }
 
+/**
+ * Instances sharing a log run the stream's source once (the lease holder): a run that saw half
+ * again as many elements as its interval gives had more than one source.
+ */
+export function sourceRunnersNote(run: Pick<RunSummary, 'mode' | 'clients' | 'serverInstances' | 'updatesPublished' | 'durationSeconds' | 'intervalSeconds'>): string | undefined {
+  const due = Math.floor(run.durationSeconds / run.intervalSeconds) + 1;
+  if (run.serverInstances < 2 || run.updatesPublished <= due * 1.5) return undefined;
+  return `(!) ${run.mode}, ${run.clients} clients: ${run.updatesPublished} elements in ${run.durationSeconds} s at one per ${run.intervalSeconds} s: more than one of the ${run.serverInstances} instances ran the stream's source.`;
+}
+
 /** The table printed at the end. */
 export function resultTable(runs: readonly RunSummary[]): string {
   const header = ['mode', 'clients', 'connected', 'received/expected', 'missed', 'errors', 'p50 ms', 'p99 ms', 'max ms', 'warm-up', 'server mCPU', 'µs CPU/update', 'bytes/update', 'server MiB', 'fleet CPU s', 'steal %', 'listen overflows', 'load avg'];
@@ -82,6 +92,10 @@ export function resultTable(runs: readonly RunSummary[]): string {
     'bytes/update: what the server sent per delivered update, headers and framing included (polling: a 200 and the 304s per 200).',
     'load avg: the machine\'s 1-minute load average when the run started (other work on the machine: compare runs made back to back).',
     ...runs.flatMap((run) => (run.gzipReading === undefined ? [] : [gzipNote(run)])),
+    ...runs.flatMap((run) => {
+      const note = sourceRunnersNote(run);
+      return note === undefined ? [] : [note];
+    }),
     ...runs
       .filter((run) => run.stealPercent !== null && run.stealPercent > STEAL_WARNING_PERCENT)
       .map((run) => `(!) ${run.mode}, ${run.clients} clients: the hypervisor stole ${run.stealPercent} % of the machine's CPU time; its figures are not the publisher's alone.`),

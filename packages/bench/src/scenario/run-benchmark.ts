@@ -25,6 +25,8 @@ export interface RunSummary {
   readonly clients: number;
   readonly connected: number;
   readonly durationSeconds: number;
+  /** The stream's interval between two elements (s). */
+  readonly intervalSeconds: number;
   readonly updatesPublished: number;
   readonly updatesExpected: number;
   readonly updatesReceived: number;
@@ -351,6 +353,7 @@ function summarise(run: {
     clients: run.clients,
     connected: run.connected,
     durationSeconds: options.durationSeconds,
+    intervalSeconds: options.intervalSeconds,
     updatesPublished: inWindow,
     updatesExpected: accounting.expected,
     updatesReceived: accounting.received,

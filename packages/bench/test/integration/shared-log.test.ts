@@ -1,0 +1,58 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { Value } from '@sinclair/typebox/value';
+import { afterAll, describe, expect, it } from 'vitest';
+import { type Summary, SummarySchema } from '../../src/report/summary-schema.js';
+
+const run = promisify(execFile);
+const out = mkdtempSync(join(tmpdir(), 'bench-shared-log-'));
+afterAll(() => rmSync(out, { recursive: true, force: true }));
+
+const cli = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
+const cwd = fileURLToPath(new URL('../..', import.meta.url));
+
+/** Valkey servers on 127.0.0.1, by their process title (`valkey-server 127.0.0.1:<port>`). */
+const loopbackValkeys = () =>
+  run('pgrep', ['-f', 'valkey-server 127.0.0.1:']).then(
+    ({ stdout }) => stdout.trim().split('\n').filter(Boolean),
+    () => [],
+  );
+
+describe('pnpm bench --compare-log file,redis --server-instances 2 (its own Valkey)', () => {
+  it('runs one publisher on its file log, then two sharing a Valkey, and reports each instance, Valkey and the latency it added', async () => {
+    const { stdout } = await run(
+      process.execPath,
+      ['--import', 'tsx', cli, '--mode', 'sse', '--clients', '100', '--duration', '4', '--ramp', '1', '--interval', '1', '--port', '18990', '--throughput-duration', '0',
+        '--compare-log', 'file,redis', '--server-instances', '2', '--out', out],
+      { cwd, timeout: 180_000 },
+    );
+    const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as Summary;
+    expect([...Value.Errors(SummarySchema, summary)].map((error) => `${error.path}: ${error.message}`)).toEqual([]);
+    const [file, redis] = summary.runs;
+    expect(summary.runs.map((r) => [r.log, r.serverInstances, r.connected, r.missedUpdates])).toEqual([
+      ['file', 1, 100, 0],
+      ['redis', 2, 100, 0],
+    ]);
+    expect(file!.instances.map((instance) => instance.clients)).toEqual([100]);
+    expect(file!.redis).toBeUndefined();
+    // The clients dealt round-robin: 50 on each instance, each instance sampled apart.
+    expect(redis!.instances.map((instance) => [new URL(instance.url).port, instance.clients])).toEqual([['18990', 50], ['18991', 50]]);
+    for (const instance of redis!.instances) expect(instance.rssMiB.max).toBeGreaterThan(0);
+    expect(redis!.redis?.appendfsync).toBe('everysec');
+    expect(redis!.redis?.rssMiB?.max).toBeGreaterThan(0);
+    expect(redis!.redis?.usedMemoryMiB).toBeGreaterThan(0);
+    expect(summary.logComparison).toEqual([
+      expect.objectContaining({ run: 'sse (identity)', clients: 100, redisInstances: 2, addedMs: { p50: expect.any(Number), p99: expect.any(Number) } }),
+    ]);
+    expect(stdout).toMatch(/Latency added by the shared Redis log/);
+    expect(stdout).toMatch(/redis 127\.0\.0\.1:\d+ \(appendfsync everysec\)/);
+    expect(readFileSync(join(out, 'report.html'), 'utf8')).toMatch(/Latency added by the shared Redis log/);
+    // The bench stopped the Valkey it started.
+    const port = new URL(redis!.redis!.url).port;
+    expect((await loopbackValkeys()).filter((line) => line.endsWith(`:${port}`))).toEqual([]);
+  }, 200_000);
+});
