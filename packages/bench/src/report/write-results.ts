@@ -10,7 +10,8 @@ import { benchCharts } from './charts.js';
 import { writeReport } from './html-report.js';
 import { gzipNote } from './gzip-note.js';
 import { runLabel } from './run-label.js';
-import { logComparison } from './log-comparison.js';
+import { logComparison, logComparisonCells } from './log-comparison.js';
+import { INSTANCE_TABLE_NOTE, instanceCells } from './instance-table.js';
 
 /**
  * `summary.json` (schema in docs/bench.md), `latencies.csv` (the 10 % sample) and the report
@@ -49,7 +50,9 @@ export async function writeResults(
   const lines = ['mode,clients,seq,latencyMs'];
   for (const run of runs) for (const [seq, latency] of run.samples) lines.push(`${run.mode},${run.clients},${seq},${latency}`);
   writeFileSync(csvPath, `${lines.join('\n')}\n`);
-  return { summary: summaryPath, csv: csvPath, ...writeReport(outDir, summary, runs, plan, await benchCharts(runs, plan, mal, summary.memoryPerConnection)) };
+  const markdownPath = join(outDir, 'report.md');
+  writeFileSync(markdownPath, markdownReport(command, runs));
+  return { summary: summaryPath, csv: csvPath, markdown: markdownPath, ...writeReport(outDir, summary, runs, plan, await benchCharts(runs, plan, mal, summary.memoryPerConnection)) };
 }
 
 /**
@@ -62,8 +65,8 @@ export function sourceRunnersNote(run: Pick<RunSummary, 'mode' | 'clients' | 'se
   return `(!) ${run.mode}, ${run.clients} clients: ${run.updatesPublished} elements in ${run.durationSeconds} s at one per ${run.intervalSeconds} s: more than one of the ${run.serverInstances} instances ran the stream's source.`;
 }
 
-/** The table printed at the end. */
-export function resultTable(runs: readonly RunSummary[]): string {
+/** The table printed at the end (and in report.md): its header, a row per run, and the notes under it. */
+export function resultCells(runs: readonly RunSummary[]): { header: string[]; rows: string[][]; notes: string[] } {
   const header = ['mode', 'clients', 'connected', 'received/expected', 'missed', 'errors', 'p50 ms', 'p99 ms', 'max ms', 'warm-up', 'server mCPU', 'µs CPU/update', 'bytes/update', 'server MiB', 'fleet CPU s', 'steal %', 'listen overflows', 'load avg'];
   const rows = runs.map((run) => [
     runLabel(run),
@@ -85,8 +88,6 @@ export function resultTable(runs: readonly RunSummary[]): string {
     String(run.listenOverflows ?? '-'),
     String(run.loadAverage[0]),
   ]);
-  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)));
-  const line = (cells: string[]) => cells.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join('  ');
   const notes = [
     'Latency percentiles are over the elements published once every client was connected; warm-up: elements before that (their p99).',
     'bytes/update: what the server sent per delivered update, headers and framing included (polling: a 200 and the 304s per 200).',
@@ -100,6 +101,41 @@ export function resultTable(runs: readonly RunSummary[]): string {
       .filter((run) => run.stealPercent !== null && run.stealPercent > STEAL_WARNING_PERCENT)
       .map((run) => `(!) ${run.mode}, ${run.clients} clients: the hypervisor stole ${run.stealPercent} % of the machine's CPU time; its figures are not the publisher's alone.`),
   ];
+  return { header, rows, notes };
+}
+
+/** The table printed at the end. */
+export function resultTable(runs: readonly RunSummary[]): string {
+  const { header, rows, notes } = resultCells(runs);
+  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)));
+  const line = (cells: string[]) => cells.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join('  ');
   return [line(header), line(widths.map((width) => '-'.repeat(width))), ...rows.map(line), '', ...notes].join('\n');
 }
 
+
+/** A Markdown table; `|` in a cell is escaped. */
+function markdownTable({ header, rows }: { header: string[]; rows: string[][] }): string {
+  const row = (cells: string[]) => `| ${cells.map((cell) => cell.replace(/\|/g, '\\|')).join(' | ')} |`;
+  return [row(header), row(header.map(() => '---')), ...rows.map(row)].join('\n');
+}
+
+/** `report.md`: the runs, the instances and their shared log, and what the shared log added (the HTML report has the charts). */
+export function markdownReport(command: string, runs: readonly RunSummary[]): string {
+  const results = resultCells(runs);
+  const instances = instanceCells(runs);
+  const compared = logComparison(runs);
+  return [
+    '# Benchmark report',
+    '',
+    `\`${command}\``,
+    '',
+    '## Runs',
+    '',
+    markdownTable(results),
+    '',
+    ...results.notes.map((note) => `- ${note}`),
+    ...(instances.rows.length === 0 ? [] : ['', '## Publisher instances and their shared log', '', markdownTable(instances), '', INSTANCE_TABLE_NOTE]),
+    ...(compared.length === 0 ? [] : ['', '## Latency added by the shared Redis log', '', markdownTable(logComparisonCells(compared))]),
+    '',
+  ].join('\n');
+}

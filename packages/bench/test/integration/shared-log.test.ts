@@ -6,6 +6,8 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Value } from '@sinclair/typebox/value';
 import { afterAll, describe, expect, it } from 'vitest';
+import { PrivateValkey } from '../../src/process/private-valkey.js';
+import { freePort } from '../../src/reliability/free-port.js';
 import { type Summary, SummarySchema } from '../../src/report/summary-schema.js';
 
 const run = promisify(execFile);
@@ -17,7 +19,7 @@ const cwd = fileURLToPath(new URL('../..', import.meta.url));
 
 /** Valkey servers on 127.0.0.1, by their process title (`valkey-server 127.0.0.1:<port>`). */
 const loopbackValkeys = () =>
-  run('pgrep', ['-f', 'valkey-server 127.0.0.1:']).then(
+  run('pgrep', ['-af', 'valkey-server 127.0.0.1:']).then(
     ({ stdout }) => stdout.trim().split('\n').filter(Boolean),
     () => [],
   );
@@ -51,8 +53,31 @@ describe('pnpm bench --compare-log file,redis --server-instances 2 (its own Valk
     expect(stdout).toMatch(/Latency added by the shared Redis log/);
     expect(stdout).toMatch(/redis 127\.0\.0\.1:\d+ \(appendfsync everysec\)/);
     expect(readFileSync(join(out, 'report.html'), 'utf8')).toMatch(/Latency added by the shared Redis log/);
+    expect(readFileSync(join(out, 'report.md'), 'utf8')).toMatch(/^\| sse \(identity\) on 2 × redis \| 100 \| redis 127\.0\.0\.1:\d+ \(appendfsync everysec\) \|/m);
     // The bench stopped the Valkey it started.
     const port = new URL(redis!.redis!.url).port;
     expect((await loopbackValkeys()).filter((line) => line.endsWith(`:${port}`))).toEqual([]);
+  }, 200_000);
+});
+
+describe('pnpm bench --log redis --redis-url (a Valkey already running, on this machine)', () => {
+  it('shares the given server, finds its pid from its INFO to sample it, and leaves it running', async () => {
+    const valkey = await PrivateValkey.start(await freePort(), 'always');
+    const dir = join(out, 'given');
+    try {
+      await run(
+        process.execPath,
+        ['--import', 'tsx', cli, '--mode', 'websocket', '--clients', '60', '--duration', '3', '--ramp', '1', '--interval', '1', '--port', '18995', '--throughput-duration', '0',
+          '--log', 'redis', '--server-instances', '2', '--redis-url', valkey.url, '--out', dir],
+        { cwd, timeout: 180_000 },
+      );
+      const [only] = (JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8')) as Summary).runs;
+      expect([only!.log, only!.serverInstances, only!.connected, only!.missedUpdates]).toEqual(['redis', 2, 60, 0]);
+      expect(only!.redis).toMatchObject({ url: valkey.url, appendfsync: null });
+      expect(only!.redis?.rssMiB?.max).toBeGreaterThan(0);
+      expect((await loopbackValkeys()).some((line) => line.endsWith(`:${valkey.port}`))).toBe(true);
+    } finally {
+      await valkey.stop();
+    }
   }, 200_000);
 });
