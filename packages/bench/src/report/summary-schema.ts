@@ -89,6 +89,7 @@ export const SummarySchema = Type.Object({
         }),
       ),
       sourceAddresses: Type.Array(Type.String({ pattern: '^127\\.0\\.0\\.\\d{1,3}$' }), { minItems: 1 }),
+      sourceAddressesSkipped: Type.Array(Type.Object({ address: Type.String(), freePorts: count })),
       loadAverage,
       memory: nullable(
         Type.Object({

@@ -93,6 +93,9 @@ export function resultCells(runs: readonly RunSummary[]): { header: string[]; ro
     'bytes/update: what the server sent per delivered update, headers and framing included (polling: a 200 and the 304s per 200).',
     'load avg: the machine\'s 1-minute load average when the run started (other work on the machine: compare runs made back to back).',
     ...runs.flatMap((run) => (run.gzipReading === undefined ? [] : [gzipNote(run)])),
+    ...runs
+      .filter((run) => run.sourceAddressesSkipped.length > 0)
+      .map((run) => `${runLabel(run)}, ${run.clients} clients: passed over ${run.sourceAddressesSkipped.map((skipped) => `${skipped.address} (${skipped.freePorts} ports free)`).join(', ')}, short of ports for a share of the clients (open or in TIME_WAIT).`),
     ...runs.flatMap((run) => {
       const note = sourceRunnersNote(run);
       return note === undefined ? [] : [note];

@@ -36,7 +36,7 @@ export class InstanceSamplers {
   constructor(services: RunServices) {
     this.#services = services;
     this.#instances = services.instances.map((instance) => new ProcessSampler([...instance.pids]));
-    this.#redis = services.redis?.pid == null ? undefined : new ProcessSampler([services.redis.pid]);
+    this.#redis = services.redis === undefined || services.redis.pid === null ? undefined : new ProcessSampler([services.redis.pid]);
   }
 
   start(): void {

@@ -8,6 +8,7 @@ import { wireBytesPerUpdate } from '../analyze/wire-bytes.js';
 import { type ElementBytes, measureElementBytes } from '../collect/element-bytes.js';
 import { ElementMonitor } from '../collect/element-monitor.js';
 import { type MemorySnapshot, readMemorySnapshot } from '../collect/memory-snapshot.js';
+import { readPortRange, readPortUsage } from '../collect/port-usage.js';
 import { ProcessSampler, type ResourceSummary } from '../collect/process-sampler.js';
 import { readSystemCounters, type SystemCounters, systemDelta } from '../collect/system-counters.js';
 import type { BenchMode, GzipReading, WorkerJob, WorkerProgress, WorkerReady, WorkerReport } from '../fleet/worker-protocol.js';
@@ -17,7 +18,6 @@ import { InstanceSamplers, type InstanceResources, type RedisResources } from '.
 import { MemoryWatch } from './memory-watch.js';
 import { startServices, viaProxy } from './run-services.js';
 import { planSourceAddresses, type SourceAddressPlan } from './source-addresses.js';
-import { readPortRange, readPortUsage } from '../collect/port-usage.js';
 
 
 export interface RunSummary {
@@ -67,6 +67,8 @@ export interface RunSummary {
   readonly redis?: RedisResources;
   /** The 127.0.0.x addresses the clients connected from. */
   readonly sourceAddresses: readonly string[];
+  /** Addresses passed over: too few of their ports were free (open or in TIME_WAIT) for their share. */
+  readonly sourceAddressesSkipped: SourceAddressPlan['skipped'];
   readonly proxy: BenchOptions['proxy'];
   readonly pollStrategy?: BenchOptions['pollStrategy'];
   readonly sseEncoding?: BenchOptions['sseEncoding'];
@@ -381,6 +383,7 @@ function summarise(run: {
     instances: run.shared.instances,
     ...(run.shared.redis === undefined ? {} : { redis: run.shared.redis }),
     sourceAddresses: run.sources.addresses,
+    sourceAddressesSkipped: run.sources.skipped,
     proxy: viaProxy(mode) ? options.proxy : 'none',
     ...(mode === 'poll' ? { pollStrategy: options.pollStrategy } : {}),
     ...(mode === 'sse' ? { sseEncoding: options.sseEncoding } : {}),

@@ -13,7 +13,7 @@ const run = (log: 'file' | 'redis', p50: number, p99: number): RunSummary =>
     log, serverInstances: log === 'redis' ? 2 : 1,
     instances: (log === 'redis' ? [18_900, 18_901] : [18_900]).map((port) => ({ url: `http://127.0.0.1:${port}/streams/parking`, clients: log === 'redis' ? 1000 : 2000, cpuMilli: { mean: 50, max: 150 }, rssMiB: { mean: 150, max: 170 } })),
     ...(log === 'redis' ? { redis: { url: 'redis://127.0.0.1:40000', appendfsync: 'everysec', cpuMilli: { mean: 2, max: 10 }, rssMiB: { mean: 7.6, max: 7.7 }, usedMemoryMiB: 1.3, usedMemoryPeakMiB: 1.4 } } : {}),
-    sourceAddresses: ['127.0.0.1', '127.0.0.2'], loadAverage: [1, 1, 1], memory: null, timeline: [], samples: [],
+    sourceAddresses: ['127.0.0.1', '127.0.0.2'], sourceAddressesSkipped: [], loadAverage: [1, 1, 1], memory: null, timeline: [], samples: [],
   }) as RunSummary;
 
 describe('markdownReport', () => {
@@ -29,5 +29,12 @@ describe('markdownReport', () => {
     const report = markdownReport('pnpm bench', [run('file', 20, 60)]);
     expect(report).not.toContain('## Publisher instances');
     expect(report).not.toContain('## Latency added');
+  });
+
+  it('names the source addresses a run passed over, short of ports', () => {
+    const skipped = { ...run('file', 20, 60), sourceAddresses: ['127.0.0.2', '127.0.0.3'], sourceAddressesSkipped: [{ address: '127.0.0.1', freePorts: 900 }] };
+    expect(markdownReport('pnpm bench', [skipped])).toContain(
+      '- sse (identity), 2000 clients: passed over 127.0.0.1 (900 ports free), short of ports for a share of the clients (open or in TIME_WAIT).',
+    );
   });
 });
