@@ -113,6 +113,7 @@ export async function createPublisher(config: PublisherConfig, options: Publishe
       if (keys > 0) logger.info({ stream: id, keys }, 'Idempotency-Keys restored from the log');
     }
   }
+  metrics.watchLogs([...hubs.values()].map((hub) => ({ streamId: hub.definition.id, up: () => hub.log.appendFailure === undefined })));
   metrics.watchSources(
     [...hubs.values()].map((hub) => ({ streamId: hub.definition.id, kind: hub.source.kind, health: () => hub.source.health() })),
   );
@@ -265,6 +266,7 @@ function buildHubs(
         onError: (error) => shared.logger.error({ err: error, stream: definition.id }, 'stream pipeline failed'),
         subscribersInProcess,
         role,
+        reconnectDelayMs: shutdownRetryMs(config),
       }),
     );
   });
@@ -348,6 +350,7 @@ async function openRedisLog(
 ): Promise<RedisEventLog> {
   const log = await RedisEventLog.open({
     streamId: stream.id,
+    baseUrl: config.baseUrl,
     keys: streamKeys(config.redisKeyPrefix, stream.id),
     client,
     formats: formatNames,

@@ -4,7 +4,9 @@ import { bindFreePort, boundPort } from './bind-free-port.js';
 import { runPrimary, runWorker } from './cluster.js';
 import type { PublisherConfig } from './config/config-schema.js';
 import { withListeningPort } from './config/load-config.js';
+import { redactedUrl } from './log/redis/redis-connection.js';
 import { createPublisher, type Publisher } from './publisher.js';
+import { instanceConfig, superviseInstances } from './shared-log-workers.js';
 
 /**
  * Starts the publisher and listens; SIGTERM or SIGINT drains it (see `Publisher.shutdown`) and
@@ -12,6 +14,14 @@ import { createPublisher, type Publisher } from './publisher.js';
  * With `workers` > 1 this process becomes the cluster's primary (see cluster.ts).
  */
 export async function runServer(configured: PublisherConfig): Promise<Publisher | undefined> {
+  if (configured.workers > 1 && configured.log === 'redis') {
+    // Each worker is a whole instance on the shared log (see shared-log-workers.ts).
+    if (cluster.isPrimary) {
+      await superviseInstances(configured);
+      return undefined;
+    }
+    return runServer(instanceConfig(configured));
+  }
   if (configured.workers > 1) {
     await (cluster.isPrimary ? runPrimary(configured) : runWorker(configured));
     return undefined;
@@ -55,7 +65,7 @@ export async function runServer(configured: PublisherConfig): Promise<Publisher 
     {
       address,
       streams: [...publisher.hubs.values()].map((hub) => hub.definition.iri),
-      log: config.log === 'file' ? `file: ${config.dataDir}` : 'memory (lost at exit)',
+      log: config.log === 'file' ? `file: ${config.dataDir}` : config.log === 'redis' ? `redis: ${redactedUrl(config.redisUrl)}` : 'memory (lost at exit)',
     },
     `publishing ${[...publisher.hubs.keys()].join(', ')} at ${config.baseUrl}/streams`,
   );

@@ -5,6 +5,12 @@ import type { CutReason, Transport } from '../publish/sse/push-subscriber.js';
 import type { StreamMetrics } from '../publish/stream-metrics.js';
 import type { SourceHealth } from '../source/element-source.js';
 
+/** What the metrics read of each stream's log when scraped: whether it can be written now. */
+export interface LogProbe {
+  readonly streamId: string;
+  up(): boolean;
+}
+
 /** What the metrics read of each stream's source when scraped. */
 export interface SourceProbe {
   readonly streamId: string;
@@ -104,6 +110,7 @@ export class PrometheusMetrics implements StreamMetrics {
   });
   readonly #requestCounters = new Map<string, RequestCounter>();
   #sources: readonly SourceProbe[] = [];
+  #logs: readonly LogProbe[] = [];
 
   constructor(collectProcessMetrics = true) {
     if (collectProcessMetrics) {
@@ -129,6 +136,16 @@ export class PrometheusMetrics implements StreamMetrics {
         for (const source of sources()) this.set({ stream: source.streamId, kind: source.kind }, source.health().state === 'ok' ? 1 : 0);
       },
     });
+    const logs = () => this.#logs;
+    new Gauge({
+      name: 'rdf_stream_log_up',
+      help: "1 when a stream's log accepts appends, 0 while it cannot (a full disk; a shared log's server unreachable: the stream is served from what the instance holds)",
+      labelNames: ['stream'] as const,
+      registers: [this.registry],
+      collect() {
+        for (const log of logs()) this.set({ stream: log.streamId }, log.up() ? 1 : 0);
+      },
+    });
     new Gauge({
       name: 'rdf_stream_source_records_rejected',
       help: 'Upstream records a source could not map to observations since it started (logged and skipped)',
@@ -143,6 +160,11 @@ export class PrometheusMetrics implements StreamMetrics {
   /** The sources whose health `/metrics` reports (set once the streams are built). */
   watchSources(sources: readonly SourceProbe[]): void {
     this.#sources = sources;
+  }
+
+  /** The logs whose state `/metrics` reports. */
+  watchLogs(logs: readonly LogProbe[]): void {
+    this.#logs = logs;
   }
 
   elementPublished(streamId: string): void {

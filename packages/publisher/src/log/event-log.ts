@@ -60,6 +60,12 @@ export interface EventLog {
   applyRetention(nowMs?: number): Promise<void>;
   /** Registers `listener`, called after each batch of elements becomes durable. */
   onAppended(listener: (latestSeq: number) => void): void;
+  /**
+   * Registers `listener`, called when a new life of the log starts while the process runs (a
+   * shared log whose server lost it): `epoch` and every number restart, before `onAppended`
+   * announces the first element of the new life. Logs whose epoch cannot change omit it.
+   */
+  onEpochChanged?(listener: (epoch: string) => void): void;
   close(): Promise<void>;
 }
 
@@ -114,6 +120,8 @@ export class IdempotencyKeyTakenError extends Error {
   constructor(
     readonly epoch: string,
     readonly seq: number,
+    /** When the key's element was generated (ms since the Unix epoch). */
+    readonly generatedAtMs: number,
     /** The fingerprint of the body that created the element. */
     readonly fingerprint: string,
   ) {

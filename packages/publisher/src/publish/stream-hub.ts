@@ -57,6 +57,11 @@ export interface StreamHubOptions {
    * the writer; the source only stands for the writer's in `/health`.
    */
   readonly role?: 'writer' | 'replica';
+  /**
+   * Milliseconds after which a push connection ended by a new life of the log (see
+   * `EventLog.onEpochChanged`) is told to come back, drawn per connection so that they spread.
+   */
+  readonly reconnectDelayMs?: () => number;
 }
 
 /**
@@ -116,6 +121,13 @@ export class StreamHub {
       this.subscribers.broadcaster.notify().catch(onError);
       const latest = log.latest();
       if (writer && latest !== undefined) this.latestCache.offer(latest);
+    });
+    // A shared log's server lost it: subscribers come back with their old ids and get the
+    // explicit epoch gap; /latest and long-polls start over with the new life's elements.
+    log.onEpochChanged?.((epoch) => {
+      this.latestCache.restart(epoch);
+      this.waiters.release('timeout').catch(onError);
+      this.subscribers.broadcaster.restart(options.reconnectDelayMs ?? (() => 0)).catch(onError);
     });
     const restored = log.latest();
     if (writer && restored !== undefined) this.latestCache.offer(restored);

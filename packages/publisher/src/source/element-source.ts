@@ -21,6 +21,11 @@ export interface SourceHealth {
   readonly lastSuccessAt?: string | null;
   /** Upstream records that could not be mapped to observations (logged and skipped). */
   readonly recordsRejected: number;
+  /**
+   * With a shared log, whether this instance holds the source's lease and runs it (`false`: another
+   * instance runs it, and this one serves what the log holds). Absent when the source is not leased.
+   */
+  readonly leaseHolder?: boolean;
 }
 
 /** Where a stream's elements come from. */
@@ -34,4 +39,11 @@ export interface ElementSource {
   /** Stops producing and releases timers, sockets and connections; idempotent. */
   stop(): void | Promise<void>;
   health(): SourceHealth;
+  /**
+   * Makes the next `start` continue after the element these observations were read from (the
+   * newest in the log), instead of from the source's beginning: how an instance that takes a
+   * source over continues the one that ran it. False when the source cannot place them (it then
+   * starts as it would have). Sources whose input is live (web APIs, MQTT) have nothing to resume.
+   */
+  resumeAfter?(observations: readonly Observation[]): boolean;
 }

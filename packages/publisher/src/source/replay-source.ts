@@ -63,6 +63,9 @@ export class ReplaySource implements ElementSource {
   readonly #loop: boolean;
   readonly #clock: Clock;
   readonly #recordsRejected: number;
+  readonly #logger: Logger;
+  /** Where the next `start` begins (`resumeAfter`); `length` once a recording played once is over. */
+  #nextIndex = 0;
   #timer: unknown;
   #running = false;
   #started = false;
@@ -74,6 +77,7 @@ export class ReplaySource implements ElementSource {
     this.#speed = options.speed;
     this.#loop = options.loop;
     this.#clock = options.clock ?? realClock;
+    this.#logger = options.logger;
     const { elements, rejected } = loadRecording(options);
     for (const { subject, reason } of rejected) {
       options.logger.warn({ file: options.file, subject, reason }, 'Replay: observation skipped');
@@ -102,9 +106,12 @@ export class ReplaySource implements ElementSource {
    */
   start(sink: ObservationSink): void {
     if (this.#running) return;
-    this.#running = true;
     this.#started = true;
-    let index = 0;
+    let index = this.#nextIndex;
+    this.#nextIndex = 0;
+    // Resumed after the last element of a recording played once: it is over.
+    if (index >= this.#elements.length) return;
+    this.#running = true;
     let dueAt = this.#clock.now();
     const emit = () => {
       if (!this.#running) return;
@@ -129,6 +136,26 @@ export class ReplaySource implements ElementSource {
     emit();
   }
 
+  /**
+   * The next `start` continues after the recorded element whose observations these are, as the
+   * log holds them (their phenomenon times, results and sensors; the result time is the
+   * publication's); the first such element if the recording repeats one. Not found (another
+   * recording, or an element of another source): the next start begins at the first element.
+   */
+  resumeAfter(observations: readonly Observation[]): boolean {
+    const wanted = elementFingerprint(observations);
+    const index = this.#elements.findIndex((element) => elementFingerprint(element.observations) === wanted);
+    if (index === -1) {
+      this.#logger.warn({ observations: observations.length }, 'Replay: the log\'s latest element is not in the recording; it starts from its first element');
+      this.#nextIndex = 0;
+      return false;
+    }
+    const next = index + 1;
+    this.#nextIndex = next < this.#elements.length ? next : this.#loop ? 0 : this.#elements.length;
+    this.#logger.info({ after: index, of: this.#elements.length }, 'Replay: resuming after the log\'s latest element');
+    return true;
+  }
+
   stop(): void {
     this.#running = false;
     if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
@@ -138,6 +165,17 @@ export class ReplaySource implements ElementSource {
   health(): SourceHealth {
     return { state: this.#running ? 'ok' : this.#started ? 'stopped' : 'starting', recordsRejected: this.#recordsRejected };
   }
+}
+
+/**
+ * What identifies a replayed element among a recording's: its observations' local ids, sensors,
+ * properties, features, results and phenomenon times (which replay keeps), in any order.
+ */
+function elementFingerprint(observations: readonly Observation[]): string {
+  return observations
+    .map((o) => JSON.stringify([o.id, o.sensor, o.observedProperty, o.featureOfInterest, o.simpleResult, o.unit ?? null, o.phenomenonTime?.toISOString() ?? null]))
+    .sort()
+    .join('\n');
 }
 
 function median(values: readonly number[]): number {

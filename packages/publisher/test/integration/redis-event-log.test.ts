@@ -34,6 +34,7 @@ async function client(): Promise<RedisConnection> {
 async function instance(prefix: string, overrides: Partial<RedisEventLogOptions> = {}): Promise<RedisEventLog> {
   const log = await RedisEventLog.open({
     streamId: 'parking',
+    baseUrl: 'http://127.0.0.1:8080',
     keys: streamKeys(prefix, 'parking'),
     client: await client(),
     formats: formatNames,
@@ -106,6 +107,16 @@ describe('the shared log in Redis Streams (a real Valkey)', () => {
     expect((await b.read(1, 10)).map((element) => element.seq)).toEqual([1, 2, 3]);
   });
 
+  it('refuses an instance whose base URL is not the one the stream was created with: its IRIs would differ', async () => {
+    const prefix = newPrefix();
+    await instance(prefix);
+    await expect(instance(prefix, { baseUrl: 'http://other.example' })).rejects.toThrow(
+      new LogOpenError(
+        'stream parking: its shared log was created by instances whose base URL is http://127.0.0.1:8080, not http://other.example: every instance of a stream must have the same --base-url (the address clients use), or another --redis-key-prefix',
+      ),
+    );
+  });
+
   it('keeps at least retainedElements by whole pages, as the file log', async () => {
     const log = await instance(newPrefix(), { retention: { retainedElements: 5, retainedSeconds: 0 } });
     for (let seq = 1; seq <= 13; seq++) await log.append(next(log));
@@ -152,7 +163,7 @@ describe('the shared log when its server fails', () => {
     try {
       const connection = await connectRedis(own.url, silent);
       const log = await RedisEventLog.open({
-        streamId: 'parking', keys: streamKeys('restart', 'parking'), client: connection, formats: formatNames, pageElements: 4,
+        streamId: 'parking', baseUrl: 'http://127.0.0.1:8080', keys: streamKeys('restart', 'parking'), client: connection, formats: formatNames, pageElements: 4,
         retention: { retainedElements: 100, retainedSeconds: 0 }, cacheBytes: 1 << 20, waitReplicas: 0, appendTimeoutMs: 2_000,
         readBlockMs: 100, idempotencyTtlMs: 60_000, retentionIntervalMs: 60_000, logger: silent,
       });

@@ -3,7 +3,8 @@ import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { CONTEXT_PATH, streamPath } from '@rdf-stream/protocol';
 import { PublisherError } from '../../errors.js';
-import { LogAppendError } from '../../log/event-log.js';
+import { IdempotencyKeyTakenError, LogAppendError } from '../../log/event-log.js';
+import { elementGraphIri } from '../../model/stream-element.js';
 import type { InputFormat } from '../../model/input-formats.js';
 import type { StreamHub } from '../../publish/stream-hub.js';
 import { type AppContext, hubOf } from '../app-context.js';
@@ -110,7 +111,23 @@ export function ingestRoute(app: FastifyInstance, context: AppContext): void {
       return send(reply, kept.answer, { 'idempotent-replayed': 'true' });
     }
     const triples = await ingestedTriples(body, format, endpoint, { ...parseOptions, baseIri: `${hub.definition.iri}/` });
-    const answer = await append(hub, triples, request, key === undefined ? undefined : { key, fingerprint });
+    let answer: IngestAnswer;
+    try {
+      answer = await append(hub, triples, request, key === undefined ? undefined : { key, fingerprint });
+    } catch (error) {
+      // A shared log holds the key already: another instance (or this one before a restart) answered it.
+      if (!(error instanceof IdempotencyKeyTakenError) || key === undefined) throw error;
+      if (error.fingerprint !== fingerprint) {
+        throw new PublisherError('PUB_ERR_IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was sent with a different body');
+      }
+      const kept = ingestAnswer(error.epoch, {
+        seq: error.seq,
+        graph: elementGraphIri(config.baseUrl, hub.definition.id, error.epoch, error.seq),
+        generatedAt: new Date(error.generatedAtMs),
+      });
+      endpoint.idempotency.complete(key, fingerprint, kept);
+      return send(reply, kept, { 'idempotent-replayed': 'true' });
+    }
     if (key !== undefined) endpoint.idempotency.complete(key, fingerprint, answer);
     return send(reply, answer);
   });

@@ -5,6 +5,15 @@ import type { AppContext } from '../app-context.js';
 const logFailure = (failure: LogAppendError | undefined) =>
   failure === undefined ? {} : { state: 'degraded' as const, detail: `the log cannot be written: ${failure.code ?? failure.message}` };
 
+/**
+ * `ok`; `degraded` while a shared log's server is unreachable (what the instance holds is still
+ * served, appends are refused); `failing` when the log cannot be written (a full disk).
+ */
+const logState = (failure: LogAppendError | undefined) =>
+  failure === undefined
+    ? { state: 'ok' as const }
+    : { state: failure.code === 'REDIS_UNAVAILABLE' ? ('degraded' as const) : ('failing' as const), detail: failure.message };
+
 /** Monitoring must keep answering while new work is shed. */
 const exemptFromShedding = { config: { pressureHandler: (_request: FastifyRequest) => undefined } };
 
@@ -23,7 +32,7 @@ export function operationsRoute(app: FastifyInstance, context: AppContext): void
           // A degraded source leaves the stream serving its last element: reported, not a 503.
           // A log that cannot be written (a full disk) pauses the source: nothing it produces is kept.
           source: { kind: hub.source.kind, ...hub.source.health(), ...logFailure(hub.log.appendFailure) },
-          log: { epoch: hub.log.epoch, oldestSeq: hub.log.oldestSeq ?? null, state: hub.log.appendFailure === undefined ? 'ok' : 'failing' },
+          log: { epoch: hub.log.epoch, oldestSeq: hub.log.oldestSeq ?? null, ...logState(hub.log.appendFailure) },
         },
       ]),
     );

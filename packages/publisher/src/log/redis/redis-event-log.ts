@@ -9,6 +9,7 @@ import {
   type EventLog,
   IdempotencyKeyTakenError,
   LogAppendError,
+  LogOpenError,
   LogSeqConflictError,
   type RetentionPolicy,
   type StampedElement,
@@ -25,6 +26,8 @@ const inflate = promisify(inflateRaw);
 
 export interface RedisEventLogOptions {
   readonly streamId: string;
+  /** The base URL the instance mints IRIs under: every instance of a stream must have the same. */
+  readonly baseUrl: string;
   readonly keys: StreamKeys;
   /** The instance's command connection (appends, reads), shared by its streams. */
   readonly client: RedisConnection;
@@ -126,7 +129,12 @@ export class RedisEventLog implements EventLog {
 
   /** Opens (or creates) the stream's log on the server, reads its newest element, and starts following it. */
   static async open(options: RedisEventLogOptions): Promise<RedisEventLog> {
-    const opened = await openMeta(options.client, options.keys, options.pageElements, undefined, 0);
+    const opened = await openMeta(options.client, options.keys, options.pageElements, undefined, 0, options.baseUrl);
+    if (opened.baseUrl !== options.baseUrl) {
+      throw new LogOpenError(
+        `stream ${options.streamId}: its shared log was created by instances whose base URL is ${opened.baseUrl}, not ${options.baseUrl}: every instance of a stream must have the same --base-url (the address clients use), or another --redis-key-prefix`,
+      );
+    }
     const reader = options.client.duplicate();
     reader.on('error', () => {
       // Reported by the follower's loop (and the command connection's listener): a lost
@@ -319,7 +327,7 @@ export class RedisEventLog implements EventLog {
     return this.#options.client.sendCommand([
       'EVAL', APPEND_SCRIPT, '4', keys.meta, keys.log, keys.lease, stamp === undefined ? keys.meta : keys.idempotency(stamp.key),
       element.epoch, String(element.seq), newEpoch(), token, stamp?.fingerprint ?? '', String(idempotencyTtlMs), record,
-      String(retention.retainedElements), String(this.#pageElements), String(element.generatedAt.getTime()),
+      String(retention.retainedElements), String(this.#pageElements), String(element.generatedAt.getTime()), this.#options.baseUrl,
     ]) as Promise<Buffer[]>;
   }
 
@@ -329,8 +337,8 @@ export class RedisEventLog implements EventLog {
     })).map(String);
     if (status === 'fenced') throw new LogAppendError("this instance no longer holds the stream's source lease", 'FENCED');
     if (status === 'duplicate') {
-      const [epoch = '', seq = '0', , fingerprint = ''] = (rest[0] ?? '').split(' ');
-      throw new IdempotencyKeyTakenError(epoch, Number(seq), fingerprint);
+      const [epoch = '', seq = '0', generatedAtMs = '0', fingerprint = ''] = (rest[0] ?? '').split(' ');
+      throw new IdempotencyKeyTakenError(epoch, Number(seq), Number(generatedAtMs), fingerprint);
     }
     if (status === 'conflict') {
       const [epoch = '', seq = '0'] = rest;
@@ -349,6 +357,9 @@ export class RedisEventLog implements EventLog {
         const covers = this.#scriptsSent;
         const replicas = this.#options.waitReplicas;
         this.#waitAof = (this.#options.client.sendCommand(['WAITAOF', '1', String(replicas), String(this.#options.appendTimeoutMs)]) as Promise<number[]>)
+          .catch((error: unknown) => {
+            throw new LogAppendError(`the shared log did not confirm the append on disk: ${(error as Error).message}`, 'REDIS_UNAVAILABLE', { cause: error });
+          })
           .then(([local = 0, remote = 0]) => {
             if (local < 1 || remote < replicas) {
               throw new LogAppendError(
@@ -481,7 +492,7 @@ export class RedisEventLog implements EventLog {
 
   /** Starts a new life here when the server's log is not the one this instance has read. */
   async #checkEpoch(): Promise<void> {
-    const opened = await openMeta(this.#options.client, this.#options.keys, this.#pageElements, this.#epoch, this.#latestSeq);
+    const opened = await openMeta(this.#options.client, this.#options.keys, this.#pageElements, this.#epoch, this.#latestSeq, this.#options.baseUrl);
     if (opened.epoch === this.#epoch) return;
     const previous = this.#epoch;
     this.#epoch = opened.epoch;
@@ -508,11 +519,12 @@ async function openMeta(
   pageElements: number,
   knownEpoch: string | undefined,
   readSeq: number,
-): Promise<{ epoch: string; seq: number; pageElements: number }> {
-  const [epoch, seq, page] = ((await client.sendCommand([
-    'EVAL', OPEN_SCRIPT, '2', keys.meta, keys.log, newEpoch(), String(pageElements), knownEpoch ?? '', String(readSeq),
+  baseUrl: string,
+): Promise<{ epoch: string; seq: number; pageElements: number; baseUrl: string }> {
+  const [epoch, seq, page, , createdFor] = ((await client.sendCommand([
+    'EVAL', OPEN_SCRIPT, '2', keys.meta, keys.log, newEpoch(), String(pageElements), knownEpoch ?? '', String(readSeq), baseUrl,
   ])) as Buffer[]).map(String);
-  return { epoch: epoch ?? '', seq: Number(seq), pageElements: Number(page) };
+  return { epoch: epoch ?? '', seq: Number(seq), pageElements: Number(page), baseUrl: createdFor ?? baseUrl };
 }
 
 /** The record of an entry's fields (`r`), checksum verified, payload left compressed. */

@@ -5,7 +5,8 @@
 
 /**
  * Opens a stream's log. KEYS: meta, log. ARGV: a new epoch, pageElements, the epoch the caller
- * knows ('' for none), the newest sequence number the caller has read.
+ * knows ('' for none), the newest sequence number the caller has read, the caller's base URL
+ * (kept at creation: every instance of a stream must mint the same IRIs).
  *
  * Creates the log when its meta hash is missing (a new server, a flush, an eviction: Centrifugo's
  * rule), deleting any stream left without it, so that a stale id can never match a new element.
@@ -18,10 +19,10 @@ local epoch = redis.call('HGET', KEYS[1], 'epoch')
 local seq = tonumber(redis.call('HGET', KEYS[1], 'seq') or '0')
 if (not epoch) or (ARGV[3] ~= '' and epoch == ARGV[3] and seq < tonumber(ARGV[4])) then
   redis.call('DEL', KEYS[2])
-  redis.call('HSET', KEYS[1], 'epoch', ARGV[1], 'seq', 0, 'pageElements', ARGV[2])
-  return {ARGV[1], '0', ARGV[2], '1'}
+  redis.call('HSET', KEYS[1], 'epoch', ARGV[1], 'seq', 0, 'pageElements', ARGV[2], 'baseUrl', ARGV[5])
+  return {ARGV[1], '0', ARGV[2], '1', ARGV[5]}
 end
-return {epoch, string.format('%d', seq), redis.call('HGET', KEYS[1], 'pageElements'), '0'}
+return {epoch, string.format('%d', seq), redis.call('HGET', KEYS[1], 'pageElements'), '0', redis.call('HGET', KEYS[1], 'baseUrl') or ARGV[5]}
 `;
 
 /**
@@ -29,7 +30,7 @@ return {epoch, string.format('%d', seq), redis.call('HGET', KEYS[1], 'pageElemen
  * request has none). ARGV: 1 the epoch and 2 the sequence number the element was rendered for,
  * 3 a new epoch (used only if the log is gone), 4 the source lease's token ('' for ingest),
  * 5 the Idempotency-Key's fingerprint ('' for none), 6 the key's time to live (ms), 7 the record,
- * 8 retainedElements, 9 pageElements (a log created now), 10 generatedAt (ms).
+ * 8 retainedElements, 9 pageElements (a log created now), 10 generatedAt (ms), 11 the base URL.
  *
  * In this order: fencing (a source's former lease holder can never append), the ingest request's
  * idempotency key (a retry on any instance finds its element), the expected number (the element's
@@ -44,7 +45,7 @@ end
 local epoch = redis.call('HGET', KEYS[1], 'epoch')
 if not epoch then
   redis.call('DEL', KEYS[2])
-  redis.call('HSET', KEYS[1], 'epoch', ARGV[3], 'seq', 0, 'pageElements', ARGV[9])
+  redis.call('HSET', KEYS[1], 'epoch', ARGV[3], 'seq', 0, 'pageElements', ARGV[9], 'baseUrl', ARGV[11])
   return {'conflict', ARGV[3], '0'}
 end
 if ARGV[5] ~= '' then

@@ -72,7 +72,7 @@ export function latestDocument(element: LoggedElement, format: FormatName): Buff
  * they compress (ingest bursts), the ones superseded meanwhile are never compressed.
  */
 export class LatestElementCache {
-  readonly #epoch: string;
+  #epoch: string;
   readonly #waiters: LongPollWaiters;
   readonly #onError: (error: unknown) => void;
   #current: LatestElement | undefined;
@@ -103,6 +103,16 @@ export class LatestElementCache {
     if ((this.#current?.seq ?? 0) >= latest.seq) return;
     if ((this.#pending?.seq ?? 0) <= latest.seq) this.#pending = undefined;
     this.#serve(latest);
+  }
+
+  /**
+   * Forgets the served element for a new life of the log (`EventLog.onEpochChanged`): `/latest`
+   * answers 404 until the new epoch's first element is offered.
+   */
+  restart(epoch: string): void {
+    this.#epoch = epoch;
+    this.#current = undefined;
+    this.#pending = undefined;
   }
 
   /** Registers `listener`, called with each element `/latest` starts serving. */

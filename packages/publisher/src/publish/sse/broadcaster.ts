@@ -128,6 +128,16 @@ export class Broadcaster {
   }
 
   /**
+   * A new life of the log (`EventLog.onEpochChanged`): ends every subscriber's stream, telling it
+   * to come back after `retryMs()` — it comes back with the id it last received, of the old
+   * epoch, and gets the explicit `epoch` gap — and broadcasts the new life from its start.
+   */
+  async restart(retryMs: () => number): Promise<void> {
+    this.#cursor = this.#log.latestSeq;
+    await this.closeAll(retryMs);
+  }
+
+  /**
    * Ends every subscriber's stream telling it to come back after `retryMs()` (called once per
    * subscriber, so that the delays spread), in batches.
    */

@@ -54,7 +54,7 @@ describe('loadConfig', () => {
     [['--port', 'eighty'], /port \(from --port\)/],
     [['--interval', '0'], /intervalSeconds \(from --interval\)/],
     [['--log-level', 'loud'], /logLevel \(from --log-level\): "loud" is not one of fatal, error, warn, info, debug, trace, silent$/m],
-    [['--log', 'memori'], /log \(from --log\): "memori" is not one of file, memory$/m],
+    [['--log', 'memori'], /log \(from --log\): "memori" is not one of file, memory, redis$/m],
     [['--log-format', 'xml'], /logFormat \(from --log-format\): "xml" is not one of auto, pretty, json$/m],
     [['--stream-id', 'Bad Id'], /streamId/],
     [['--base-url', 'not a url'], /baseUrl/],
@@ -78,7 +78,7 @@ describe('loadConfig', () => {
     const dir = tempDir();
     writeFileSync(join(dir, 'publisher.yaml'), 'port: 9000\nlog: memori\n');
     expect(() => loadConfig({ argv: ['--config', 'publisher.yaml'], cwd: dir })).toThrow(
-      /log \(from .*publisher\.yaml line 2\): "memori" is not one of file, memory$/m,
+      /log \(from .*publisher\.yaml line 2\): "memori" is not one of file, memory, redis$/m,
     );
   });
 

@@ -281,6 +281,59 @@ describe('ReplaySource: timestamps', () => {
   });
 });
 
+describe('ReplaySource: resuming after the log\'s latest element', () => {
+  /** Every element of a recording, in order, as one run played once sends them. */
+  const recorded = (file: string) => {
+    const { emitted, advanceBy } = play({ file });
+    advanceBy(1_000_000);
+    return emitted.map((e) => e.observations);
+  };
+  /** Observations as the log gives them back: with the publication's resultTime, in another order. */
+  const asLogged = (observations: readonly Observation[]) =>
+    observations.map((o) => ({ ...o, resultTime: new Date(START + 123_456) })).reverse();
+
+  it('continues after the element the log ended with, not from the first', () => {
+    const elements = recorded(traffic);
+    const manual = manualClock(START);
+    const source = new ReplaySource({ file: traffic, speed: 1, loop: false, maxFileBytes: 1_000_000, logger: recordingLogger().logger, clock: manual.clock });
+    expect(source.resumeAfter(asLogged(elements[4]!))).toBe(true);
+    const emitted: Array<readonly Observation[]> = [];
+    source.start((observations) => emitted.push(observations));
+    manual.advanceBy(1_000_000);
+    expect(emitted).toEqual(elements.slice(5));
+    expect(source.health().state).toBe('stopped');
+  });
+
+  it('after the last element, a recording played once is over and a looping one starts again', () => {
+    const elements = recorded(airQuality);
+    const last = asLogged(elements.at(-1)!);
+    const once = new ReplaySource({ file: airQuality, speed: 1, loop: false, maxFileBytes: 1_000_000, logger: recordingLogger().logger, clock: manualClock(START).clock });
+    once.resumeAfter(last);
+    const sentOnce: Array<readonly Observation[]> = [];
+    once.start((observations) => sentOnce.push(observations));
+    expect(sentOnce).toEqual([]);
+    expect(once.health().state).toBe('stopped');
+
+    const looping = new ReplaySource({ file: airQuality, speed: 1, loop: true, maxFileBytes: 1_000_000, logger: recordingLogger().logger, clock: manualClock(START).clock });
+    looping.resumeAfter(last);
+    const sentLooping: Array<readonly Observation[]> = [];
+    looping.start((observations) => sentLooping.push(observations));
+    expect(sentLooping).toEqual([elements[0]]);
+  });
+
+  it('starts from the first element, with a warning, when the log ended with an element the recording does not hold', () => {
+    const elements = recorded(traffic);
+    const { logger, warnings } = recordingLogger();
+    const source = new ReplaySource({ file: traffic, speed: 1, loop: false, maxFileBytes: 1_000_000, logger, clock: manualClock(START).clock });
+    const foreign = elements[2]!.map((o) => ({ ...o, simpleResult: 999_999 }));
+    expect(source.resumeAfter(foreign)).toBe(false);
+    expect(warnings.map((w) => w.message)).toEqual(["Replay: the log's latest element is not in the recording; it starts from its first element"]);
+    const emitted: Array<readonly Observation[]> = [];
+    source.start((observations) => emitted.push(observations));
+    expect(emitted).toEqual([elements[0]]);
+  });
+});
+
 describe('ReplaySource: recordings it refuses at start-up', () => {
   const observation = (time: string) =>
     `<http://ex.org/o> <http://www.w3.org/ns/sosa/madeBySensor> <http://ex.org/s>; <http://www.w3.org/ns/sosa/observedProperty> <http://ex.org/p>;
