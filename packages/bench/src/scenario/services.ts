@@ -12,7 +12,7 @@ import type { BenchOptions } from './bench-options.js';
 const run = promisify(execFile);
 
 /** Where the publishers of a run keep their logs: a data directory each, or one Redis/Valkey they share. */
-export type RunLog = { readonly kind: 'file' } | { readonly kind: 'redis'; readonly url: string; readonly keyPrefix: string };
+export type RunLog = { readonly kind: 'file' } | { readonly kind: 'redis'; readonly url: string; readonly keyPrefix: string; readonly baseUrl: string };
 
 /**
  * Starts the publisher CLI as its own process, so that its CPU and memory are measured apart.
@@ -36,7 +36,7 @@ export async function startPublisher(options: BenchOptions, clients: number, por
       '--max-event-loop-turn-ms', '0',
       '--workers', String(options.serverWorkers ?? 1),
       '--data-dir', dataDir,
-      ...(log.kind === 'redis' ? ['--log', 'redis', '--redis-url', log.url, '--redis-key-prefix', log.keyPrefix] : []),
+      ...(log.kind === 'redis' ? ['--log', 'redis', '--redis-url', log.url, '--redis-key-prefix', log.keyPrefix, '--base-url', log.baseUrl] : []),
       '--log-level', 'info', '--log-format', 'json',
     ],
   }).catch((error: unknown) => {
@@ -58,13 +58,16 @@ export interface ServerInstances {
 /**
  * Starts `instances` publishers on consecutive ports from `--port`: one with a file log, or
  * several sharing one Redis/Valkey (started here on a free port unless `--redis-url`), each
- * run under a key prefix of its own so that no run reads another's log. They start one after the
- * other: the first takes the source's lease before the others ask for it.
+ * run under a key prefix of its own so that no run reads another's log, and all with the first's
+ * base URL (every instance of a stream must name it the same). They start one after the other:
+ * the first takes the source's lease before the others ask for it.
  */
 export async function startServerInstances(options: BenchOptions, log: 'file' | 'redis', instances: number, clients: number): Promise<ServerInstances> {
   const own = log === 'redis' && options.redisUrl === undefined ? await PrivateValkey.start(await freePort(), options.redisAppendfsync) : undefined;
   const redisUrl = own?.url ?? options.redisUrl;
-  const runLog: RunLog = log === 'redis' && redisUrl !== undefined ? { kind: 'redis', url: redisUrl, keyPrefix: `bench-${Date.now()}-${process.pid}` } : { kind: 'file' };
+  // One base URL for all, the first instance's: the address the documents name, as a load balancer's would be.
+  const runLog: RunLog =
+    log === 'redis' && redisUrl !== undefined ? { kind: 'redis', url: redisUrl, keyPrefix: `bench-${Date.now()}-${process.pid}`, baseUrl: `http://127.0.0.1:${options.port}` } : { kind: 'file' };
   const publishers: PublisherProcess[] = [];
   const stop = async () => {
     await Promise.all(publishers.map((publisher) => publisher.stop()));
