@@ -41,7 +41,7 @@ export class SourcePortsExhaustedError extends Error {
     readonly timeWaitClearsInSeconds: number,
   ) {
     super(
-      `${needed} client connections need ${needed} free ephemeral ports, but 127.0.0.1 to 127.0.0.${candidates} have ${freePorts} free ` +
+      `${needed} client connections need ${needed} free ephemeral ports, but ${candidates === 1 ? '127.0.0.1 has' : `127.0.0.1 to 127.0.0.${candidates} have`} ${freePorts} free ` +
         `(the others are open or in TIME_WAIT)` +
         (timeWaitClearsInSeconds > 0 ? `; the TIME_WAIT ports free within ${timeWaitClearsInSeconds} s: wait that long` : '') +
         (candidates < MAX_SOURCE_ADDRESSES ? `, or spread the clients over more addresses with --source-addresses ${Math.min(MAX_SOURCE_ADDRESSES, candidates * 2)}` : ''),

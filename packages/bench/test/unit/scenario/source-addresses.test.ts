@@ -62,4 +62,10 @@ describe('planSourceAddresses', () => {
     const usage = new Map([['127.0.0.1', held(750)], ['127.0.0.2', held(750)], ['127.0.0.3', held(900)]]);
     expect(() => planSourceAddresses({ clients: 550, clientsPerAddress: 800, candidates: 3, range, usage })).toThrow(/have 600 free/);
   });
+
+  it('names the one address when only one may be used', () => {
+    expect(() => planSourceAddresses({ clients: 1_001, clientsPerAddress: 8_000, candidates: 1, range, usage: none })).toThrow(
+      /^1001 client connections need 1001 free ephemeral ports, but 127\.0\.0\.1 has 1000 free \(the others are open or in TIME_WAIT\), or spread the clients over more addresses with --source-addresses 2$/,
+    );
+  });
 });
