@@ -2,13 +2,15 @@
 # Starts and stops a caching reverse proxy (nginx or Varnish) in front of the publisher on a
 # machine without Docker, from Debian's packages and the templates in docker/.
 #
-#   scripts/proxy.sh start  nginx|varnish --upstream 127.0.0.1:8080 --port 8081 --dir DIR
+#   scripts/proxy.sh start  nginx|varnish --upstream 127.0.0.1:8080 [--upstream HOST:PORT ...] --port 8081 --dir DIR
 #                           [--listen 127.0.0.1] [--access-log FILE] [--varnish-storage malloc,64m]
 #   scripts/proxy.sh stop   nginx|varnish --dir DIR
 #   scripts/proxy.sh status nginx|varnish --dir DIR
 #   scripts/proxy.sh render nginx|varnish --upstream HOST:PORT --port PORT --dir DIR
 #   scripts/proxy.sh render nginx|varnish --docker
 #
+# --upstream: a publisher instance; nginx takes several (instances sharing a log in Valkey or
+#   Redis), one `server` of its upstream each; Varnish takes one.
 # start: installs the package when the binary is missing (apt-get, as root), renders the template
 #   into DIR, checks the configuration (nginx -t, varnishd -C), starts the proxy as a daemon
 #   with its pid file in DIR, waits (at most ~10 s) until the port accepts connections and
@@ -115,7 +117,7 @@ read_pid() {
 
 # ---------------------------------------------------------------------------------------------
 
-proxy="" command="" upstream="" port="" dir="" listen="127.0.0.1" access_log="off" docker=false
+proxy="" command="" upstreams=() port="" dir="" listen="127.0.0.1" access_log="off" docker=false
 varnish_storage="malloc,64m"
 
 parse_args() {
@@ -131,7 +133,7 @@ parse_args() {
   while [[ $# -gt 0 ]]; do
     [[ $# -ge 2 ]] || { log "$1 needs a value"; usage; }
     case $1 in
-      --upstream) upstream=$2 ;;
+      --upstream) upstreams+=("$2") ;;
       --port) port=$2 ;;
       --dir) dir=$2 ;;
       --listen) listen=$2 ;;
@@ -143,12 +145,17 @@ parse_args() {
   done
   [[ -n $dir ]] || { log "--dir is required"; usage; }
   if [[ $command == start || $command == render ]]; then
-    [[ -n $upstream && -n $port ]] || { log "--upstream and --port are required"; usage; }
+    [[ ${#upstreams[@]} -gt 0 && -n $port ]] || { log "--upstream and --port are required"; usage; }
     if ! [[ $port =~ ^[0-9]+$ ]] || ((port < 1 || port > 65535)); then
       die "--port must be a TCP port, got '$port'"
     fi
-    [[ $upstream =~ ^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):([0-9]+)$ ]] \
-      || die "--upstream must be HOST:PORT, got '$upstream'"
+    [[ $proxy == nginx || ${#upstreams[@]} -eq 1 ]] || die "varnish takes one --upstream (its VCL has one backend)"
+    local upstream
+    for upstream in "${upstreams[@]}"; do
+      [[ $upstream =~ ^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):([0-9]+)$ ]] \
+        || die "--upstream must be HOST:PORT, got '$upstream'"
+    done
+    # Varnish's one backend.
     upstream_host=${BASH_REMATCH[1]}
     upstream_port=${BASH_REMATCH[2]}
   fi
@@ -168,11 +175,18 @@ listen_address() {
   if [[ $listen == *:* ]]; then printf '[%s]:%s' "$listen" "$port"; else printf '%s:%s' "$listen" "$port"; fi
 }
 
+# upstream_servers HOST:PORT...: nginx `server` directives, one per publisher instance, on one line.
+upstream_servers() {
+  local upstream servers=()
+  for upstream in "$@"; do servers+=("server $upstream;"); done
+  printf '%s' "${servers[*]}"
+}
+
 render_nginx() {
   local access=$access_log
   [[ $access == off ]] || access="$access rdf_stream"
   render_template "$NGINX_TEMPLATE" \
-    "PUBLISHER_UPSTREAM=$upstream" \
+    "PUBLISHER_SERVERS=$(upstream_servers "${upstreams[@]}")" \
     "NGINX_PORT=$(listen_address)" \
     "NGINX_CACHE_DIR=$dir/nginx" \
     "NGINX_PID_FILE=$pid_file" \
@@ -192,7 +206,7 @@ render_docker() {
 
 HEADER
       render_template "$NGINX_TEMPLATE" \
-        "PUBLISHER_UPSTREAM=publisher:8080" \
+        "PUBLISHER_SERVERS=$(upstream_servers publisher:8080)" \
         "NGINX_PORT=8081" \
         "NGINX_CACHE_DIR=/var/cache/nginx/rdf-stream" \
         "NGINX_PID_FILE=/var/run/nginx.pid" \

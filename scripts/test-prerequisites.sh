@@ -16,6 +16,7 @@
 # |-------------------|----------------|-----------------------------------------------------------------|
 # | chromium          | chromium       | the live page's browser tests (playwright-core drives it)       |
 # | nginx             | nginx          | polling through a real cache (bench), the proxy configurations  |
+# | envsubst          | gettext-base   | the nginx template rendered as the official nginx image does    |
 # | varnishd          | varnish        | the same, through Varnish                                       |
 # | mosquitto         | mosquitto      | the MQTT source's tests (a broker on 127.0.0.1:1883, and private ones) |
 # | mosquitto_passwd  | mosquitto      | an MQTT broker that requires a password                         |
@@ -45,9 +46,9 @@ esac
 log() { printf 'test-prerequisites: %s\n' "$*" >&2; }
 
 # program → Debian package, in the order the table above gives them.
-readonly programs=(chromium nginx varnishd mosquitto mosquitto_passwd valkey-server redis-server ss pgrep)
+readonly programs=(chromium nginx envsubst varnishd mosquitto mosquitto_passwd valkey-server redis-server ss pgrep)
 declare -A package_of=(
-  [chromium]=chromium [nginx]=nginx [varnishd]=varnish [mosquitto]=mosquitto
+  [chromium]=chromium [nginx]=nginx [envsubst]=gettext-base [varnishd]=varnish [mosquitto]=mosquitto
   [mosquitto_passwd]=mosquitto [valkey-server]=valkey-server [redis-server]=redis-server [ss]=iproute2 [pgrep]=procps
 )
 

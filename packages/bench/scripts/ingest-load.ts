@@ -7,8 +7,11 @@
  *
  *   pnpm exec tsx packages/bench/scripts/ingest-load.ts --connections 8 --duration 30
  *
- * `--log file` (default: the durable log, in a scratch data directory) or `--log memory`;
- * `--log-sync-interval-ms N` spaces the log's syncs (group commit).
+ * `--log file` (default: the durable log, in a scratch data directory), `--log memory`, or
+ * `--log redis` (the shared log: a private Valkey is started, append-only file on, fsync
+ * `--appendfsync always|everysec`, and its CPU per element reported; `--instances 2` starts two
+ * publishers on it and spreads the connections over both, which then race for numbers);
+ * `--log-sync-interval-ms N` spaces the file log's syncs (group commit).
  *
  * The publisher runs as its own process (same machine, same clock: no offset to correct).
  */
@@ -18,6 +21,8 @@ import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { spawn } from 'node:child_process';
+import { connect, createServer } from 'node:net';
 import { createParser } from 'eventsource-parser';
 import { Pool } from 'undici';
 import { processCpuMs } from '../src/collect/process-cpu-ms.js';
@@ -32,6 +37,8 @@ const { values } = parseArgs({
     /** `none` measures without SHACL validation. */
     shape: { type: 'string', default: 'bundled' },
     log: { type: 'string', default: 'file' },
+    appendfsync: { type: 'string', default: 'always' },
+    instances: { type: 'string', default: '1' },
     'log-sync-interval-ms': { type: 'string', default: '0' },
   },
 });
@@ -87,14 +94,40 @@ process.env.INGEST_LOAD_TOKEN = token;
 // The subscriber shares this process with the posting loops: a deep queue keeps it from being
 // evicted when this process falls behind reading (the limit is the publisher's to enforce, not
 // what is measured here).
-const publisher = await PublisherProcess.start({
-  port,
-  flags: [
-    '--config', configFile, '--log-level', 'info', '--max-subscriber-queue-bytes', String(256 * 1024 * 1024),
-    '--log', String(values.log), '--data-dir', join(dir, 'data'), '--log-sync-interval-ms', String(values['log-sync-interval-ms']),
-  ],
-});
+/** A private Valkey (the shared log's server) on a free port, its data in the scratch folder. */
+async function startValkey(): Promise<{ url: string; pid: number; stop: () => void }> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const valkeyPort = (probe.address() as { port: number }).port;
+  await new Promise((resolve) => probe.close(resolve));
+  const child = spawn('valkey-server', ['--port', String(valkeyPort), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--appendfsync', String(values.appendfsync), '--save', ''], { stdio: 'ignore' });
+  for (let attempt = 0; ; attempt++) {
+    const ready = await new Promise<boolean>((resolve) => {
+      const socket = connect(valkeyPort, '127.0.0.1');
+      socket.once('connect', () => resolve(true)).once('error', () => resolve(false));
+      socket.unref();
+    }).then((accepted) => accepted);
+    if (ready) break;
+    if (attempt > 100) throw new Error('valkey-server did not start');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return { url: `redis://127.0.0.1:${valkeyPort}`, pid: child.pid!, stop: () => child.kill('SIGKILL') };
+}
 
+const valkey = values.log === 'redis' ? await startValkey() : undefined;
+const instanceCount = values.log === 'redis' ? Number(values.instances) : 1;
+const publishers = await Promise.all(
+  Array.from({ length: instanceCount }, (_, index) =>
+    PublisherProcess.start({
+      port: port + index,
+      flags: [
+        '--config', configFile, '--log-level', 'info', '--max-subscriber-queue-bytes', String(256 * 1024 * 1024),
+        '--log', String(values.log), '--data-dir', join(dir, 'data'), '--log-sync-interval-ms', String(values['log-sync-interval-ms']),
+        ...(valkey === undefined ? [] : ['--redis-url', valkey.url, '--base-url', base]),
+      ],
+    }),
+  ),
+);
 const bodies = Array.from({ length: 64 }, (_, variant) => body(observationCount, variant));
 console.log(
   `body: ${observationCount} observations, ${Buffer.byteLength(bodies[0]!)} bytes of Turtle; ${connections} keep-alive connections; ${durationMs / 1000} s; log ${values.log}, sync interval ${values['log-sync-interval-ms']} ms`,
@@ -121,16 +154,18 @@ await new Promise<void>((resolve, reject) => {
   subscriber.end();
 });
 
-const pool = new Pool(base, { connections, pipelining: 1 });
+const pools = publishers.map((_, index) => new Pool(`http://127.0.0.1:${port + index}`, { connections: Math.ceil(connections / instanceCount), pipelining: 1 }));
 const accepted: Array<{ seq: number; generatedAt: number; sentAt: number; answeredAt: number }> = [];
 let refused = 0;
 const startedAt = Date.now();
-const cpuAtStart = publisherCpuMs(publisher.pid);
+const cpuAtStart = publishers.map((running) => publisherCpuMs(running.pid));
+const valkeyCpuAtStart = valkey === undefined ? null : publisherCpuMs(valkey.pid);
 let sent = 0;
 const progress = setInterval(() => process.stderr.write(`\r${((Date.now() - startedAt) / 1000).toFixed(0)} s: ${accepted.length} elements accepted`), 1_000);
 
 await Promise.all(
-  Array.from({ length: connections }, async () => {
+  Array.from({ length: connections }, async (_, connection) => {
+    const pool = pools[connection % pools.length]!;
     while (Date.now() - startedAt < durationMs) {
       const payload = bodies[sent++ % bodies.length]!;
       const sentAt = performance.timeOrigin + performance.now();
@@ -153,7 +188,11 @@ await Promise.all(
   }),
 );
 const elapsedMs = Date.now() - startedAt;
-const cpuAtEnd = publisherCpuMs(publisher.pid);
+const cpuAtEnd = publishers.map((running) => publisherCpuMs(running.pid));
+const valkeyCpuAtEnd = valkey === undefined ? null : publisherCpuMs(valkey.pid);
+const cpuMs = cpuAtStart.every((ms) => ms !== null) && cpuAtEnd.every((ms) => ms !== null)
+  ? cpuAtEnd.reduce((sum: number, ms, index) => sum + ms! - cpuAtStart[index]!, 0)
+  : null;
 clearInterval(progress);
 process.stderr.write('\n');
 
@@ -178,8 +217,10 @@ console.log(
       missingAtSubscriber: missing,
       elementsPerSecond: Math.round((accepted.length / elapsedMs) * 1000 * 10) / 10,
       observationsPerSecond: Math.round((accepted.length * observationCount * 1000) / elapsedMs),
-      publisherCpuMsPerElement:
-        cpuAtStart === null || cpuAtEnd === null || accepted.length === 0 ? null : Math.round(((cpuAtEnd - cpuAtStart) / accepted.length) * 100) / 100,
+      log: values.log === 'redis' ? `redis (Valkey, appendfsync ${values.appendfsync}, ${instanceCount} instance${instanceCount > 1 ? 's' : ''})` : values.log,
+      publisherCpuMsPerElement: cpuMs === null || accepted.length === 0 ? null : Math.round((cpuMs / accepted.length) * 100) / 100,
+      valkeyCpuMsPerElement:
+        valkeyCpuAtStart === null || valkeyCpuAtEnd === null || accepted.length === 0 ? null : Math.round(((valkeyCpuAtEnd - valkeyCpuAtStart) / accepted.length) * 100) / 100,
       acceptedToSseMs: summary(acceptToSse),
       postSentToSseMs: summary(postToSse),
       postRoundTripMs: summary(roundTrip),
@@ -190,6 +231,7 @@ console.log(
 );
 
 subscriber.destroy();
-await pool.close();
-await publisher.stop();
+await Promise.all(pools.map((pool) => pool.close()));
+await Promise.all(publishers.map((running) => running.stop()));
+valkey?.stop();
 rmSync(dir, { recursive: true, force: true });

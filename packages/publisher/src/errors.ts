@@ -44,6 +44,7 @@ export const errorCatalogue = Object.freeze({
   PUB_ERR_NOTIFICATION_UNKNOWN_TOPIC: { status: 422, title: 'The topic is not a stream of this publisher' },
   PUB_ERR_NOTIFICATION_CHANNELS_FULL: { status: 503, title: 'Too many notification channels are open' },
   PUB_ERR_NOTIFICATION_CHANNEL_NOT_FOUND: { status: 404, title: 'No such notification channel' },
+  PUB_ERR_NOTIFICATION_STORE_UNAVAILABLE: { status: 503, title: 'The notification channels cannot be read or stored at the moment' },
   PUB_ERR_SPARQL_BAD_REQUEST: { status: 400, title: 'Not a SPARQL 1.1 Protocol query request' },
   PUB_ERR_SPARQL_SYNTAX: { status: 400, title: 'The query is not valid SPARQL 1.1' },
   PUB_ERR_SPARQL_UPDATE_REFUSED: { status: 403, title: 'SPARQL Update is not accepted: the endpoint is read-only' },

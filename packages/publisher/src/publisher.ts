@@ -14,11 +14,14 @@ import { lockDataDirectory } from './log/log-directory.js';
 import { MemoryEventLog } from './log/memory-event-log.js';
 import { connectRedis, type RedisConnection, redactedUrl } from './log/redis/redis-connection.js';
 import { RedisEventLog } from './log/redis/redis-event-log.js';
+import { LeasedSource, leaseIfGenerated } from './log/redis/leased-source.js';
 import { streamKeys } from './log/redis/redis-keys.js';
 import { loadBundledContext } from './model/bundled-context.js';
 import { loadBundledOntologies } from './model/bundled-ontologies.js';
 import { ns } from './model/vocabulary.js';
 import { catalogueQuads, descriptorQuads } from './publish/descriptor.js';
+import type { ChannelStore } from './publish/notifications/channel-store.js';
+import { redisChannelStore } from './publish/notifications/redis-channel-store.js';
 import { NotificationChannels } from './publish/notifications/notification-channels.js';
 import { PushConnections } from './publish/push-connections.js';
 import { type StreamDefinition, StreamHub } from './publish/stream-hub.js';
@@ -53,6 +56,11 @@ export interface PublisherOptions {
   readonly epochs?: ReadonlyMap<string, string>;
   /** The time the history's grace period (`historyGraceSeconds`) is measured on; `Date.now` by default (tests: a manual clock). */
   readonly now?: () => number;
+  /**
+   * Where the Solid notification channels are described: this process's memory by default; a
+   * `RedisChannelStore` shares them with every instance on one Redis and keeps them across restarts.
+   */
+  readonly channelStore?: ChannelStore;
 }
 
 export interface Publisher {
@@ -96,11 +104,11 @@ export async function createPublisher(config: PublisherConfig, options: Publishe
   // Sources first: a recording or a mapping they refuse stops the start before any log (or the
   // data directory) is created.
   const sources = createSources(config, options, logger);
-  const storage = await openStorage(config, role, logger, options.epochs);
+  const storage = await openStorage(config, role, logger, options.epochs, sources);
   const metrics = new PrometheusMetrics(options.processMetrics ?? true);
   const context = loadBundledContext();
   const jsonLd = new JsonLdWriter(context.document, `${config.baseUrl}${CONTEXT_PATH}`);
-  const hubs = buildHubs(config, sources, options, role, { logs: storage.logs, jsonLd, metrics, logger });
+  const hubs = buildHubs(config, storage.sources, options, role, { logs: storage.logs, jsonLd, metrics, logger });
   const ingest = new Map(
     config.streams.filter((stream) => stream.source.kind === 'ingest').map((stream) => [stream.id, createIngestEndpoint(stream, config)] as const),
   );
@@ -121,6 +129,8 @@ export async function createPublisher(config: PublisherConfig, options: Publishe
     logs: storage.logs,
     limits: config,
     onError: (error) => logger.error({ err: error }, 'notification dispatch failed'),
+    // On a shared log, channels are shared too: receiveFrom works on any instance, and after a restart.
+    ...channelStoreOf(options, storage, config),
   });
   const push = new PushConnections(
     [...[...hubs.values()].map((hub) => hub.broadcaster), notifications],
@@ -180,11 +190,18 @@ function renderOntologies(jsonLd: JsonLdWriter): Map<string, StaticDocument> {
   return documents;
 }
 
+function channelStoreOf(options: PublisherOptions, storage: Storage, config: PublisherConfig): { store?: ChannelStore } {
+  if (options.channelStore !== undefined) return { store: options.channelStore };
+  return storage.redis === undefined ? {} : { store: redisChannelStore(storage.redis, config.redisKeyPrefix) };
+}
+
 /** The streams' logs, and the data directory's lock (a writer holds it while it runs). */
 interface Storage {
   readonly logs: ReadonlyMap<string, EventLog>;
   /** The connection to the shared logs' server (`log: redis`), which leases and channels use too. */
   readonly redis: RedisConnection | undefined;
+  /** The streams' sources; on a shared log, a generated one runs under its lease (`LeasedSource`). */
+  readonly sources: ReadonlyMap<string, ElementSource>;
   close(): Promise<void>;
 }
 
@@ -193,6 +210,7 @@ async function openStorage(
   role: 'writer' | 'replica',
   logger: Logger,
   epochs: ReadonlyMap<string, string> | undefined,
+  sources: ReadonlyMap<string, ElementSource>,
 ): Promise<Storage> {
   // One writer per data directory: a second publisher on it stops at start-up.
   const unlock = config.log === 'file' && role === 'writer' ? lockDataDirectory(config.dataDir) : () => {};
@@ -204,15 +222,31 @@ async function openStorage(
     unlock();
     if (redis !== undefined) await redis.close().catch(() => redis.destroy());
   };
+  const leased = new Map(sources);
   try {
     for (const stream of config.streams) {
-      logs.set(stream.id, redis === undefined ? await openLog(config, stream, role, logger, epochs?.get(stream.id)) : await openRedisLog(config, stream, redis, logger));
+      if (redis === undefined) {
+        logs.set(stream.id, await openLog(config, stream, role, logger, epochs?.get(stream.id)));
+        continue;
+      }
+      // A generated source runs on the holder of its lease, whose token fences the stream's appends.
+      const source = leaseIfGenerated(sources.get(stream.id) as ElementSource, {
+        redis,
+        keyPrefix: config.redisKeyPrefix,
+        leaseMs: config.sourceLeaseMs,
+        streamId: stream.id,
+        latestElement: () => (logs.get(stream.id) as RedisEventLog).readNewest(),
+        logger,
+      });
+      leased.set(stream.id, source);
+      const fencingToken = source instanceof LeasedSource ? () => source.lease.token : undefined;
+      logs.set(stream.id, await openRedisLog(config, stream, redis, logger, fencingToken));
     }
   } catch (error) {
     await close();
     throw error;
   }
-  return { logs, redis, close };
+  return { logs, redis, sources: leased, close };
 }
 
 /**
@@ -347,6 +381,7 @@ async function openRedisLog(
   stream: PublisherConfig['streams'][number],
   client: RedisConnection,
   logger: Logger,
+  fencingToken: (() => string | undefined) | undefined,
 ): Promise<RedisEventLog> {
   const log = await RedisEventLog.open({
     streamId: stream.id,
@@ -362,6 +397,7 @@ async function openRedisLog(
     readBlockMs: config.redisReadBlockMs,
     idempotencyTtlMs: config.idempotencyKeyTtlSeconds * 1000,
     retentionIntervalMs: config.logRetentionIntervalMs,
+    ...(fencingToken === undefined ? {} : { fencingToken }),
     logger,
   });
   logger.info({ stream: stream.id, redis: redactedUrl(config.redisUrl), epoch: log.epoch, oldestSeq: log.oldestSeq ?? null, latestSeq: log.latestSeq }, 'shared log opened');

@@ -9,7 +9,7 @@ import type { Observation } from './model/observation.js';
 import { streamIri } from '@rdf-stream/protocol';
 import type { Transport } from './publish/sse/push-subscriber.js';
 import type { StreamHub } from './publish/stream-hub.js';
-import { createPublisher, type Publisher } from './publisher.js';
+import { createPublisher, type Publisher, type PublisherOptions } from './publisher.js';
 import type { ElementSource } from './source/element-source.js';
 import { ManualSource } from './source/manual-source.js';
 import { ParkingSimulator } from './source/parking-simulator.js';
@@ -64,6 +64,8 @@ export interface TestPublisherOptions {
   readonly port?: number;
   /** Where the live page and the browser client are read from (see `PublisherOptions.pageAssetsDirectory`). */
   readonly pageAssetsDirectory?: string;
+  /** Where the Solid notification channels are described (see `PublisherOptions.channelStore`); kept across `restart`. */
+  readonly channelStore?: PublisherOptions['channelStore'];
 }
 
 /** Which of a stream's readers a count is about. */
@@ -173,6 +175,7 @@ export async function startTestPublisher(options: TestPublisherOptions = {}): Pr
       ...(source === undefined ? {} : { source }),
       ...(options.healthCheck === undefined ? {} : { healthCheck: options.healthCheck }),
       ...(options.pageAssetsDirectory === undefined ? {} : { pageAssetsDirectory: options.pageAssetsDirectory }),
+      ...(options.channelStore === undefined ? {} : { channelStore: options.channelStore }),
       ...(options.clock === undefined ? {} : { now: options.clock.now }),
       processMetrics: false,
     });

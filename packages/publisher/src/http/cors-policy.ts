@@ -66,7 +66,8 @@ export function originAllowed(corsIngestOrigins: string): (request: FastifyReque
 function corsOptions(corsIngestOrigins: string): (request: FastifyRequest) => FastifyCorsOptions {
   const read: FastifyCorsOptions = {
     origin: '*',
-    methods: ['GET', 'HEAD', 'POST'],
+    // DELETE: a Solid app unsubscribes from a notification channel (its id is its only secret).
+    methods: ['GET', 'HEAD', 'POST', 'DELETE'],
     allowedHeaders: readHeaders,
     exposedHeaders: [...exposedHeaders],
     maxAge: READ_PREFLIGHT_MAX_AGE_SECONDS,

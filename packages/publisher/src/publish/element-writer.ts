@@ -1,6 +1,6 @@
 import type { Quad } from '@rdfjs/types';
 import { elementId, GENID_PATH } from '@rdf-stream/protocol';
-import { type EventLog, LogSeqConflictError } from '../log/event-log.js';
+import { type EventLog, LogAppendError, LogSeqConflictError } from '../log/event-log.js';
 import { elementQuads, elementQuadsFromTriples, type Observation } from '../model/observation.js';
 import { skolemise } from '../model/skolemise.js';
 import { elementGraphIri, type StreamElement } from '../model/stream-element.js';
@@ -9,11 +9,13 @@ import { type IdempotencyStamp, type LoggedElement, renderElement } from '../ren
 import type { StreamMetrics } from './stream-metrics.js';
 
 /**
- * Renderings of one element before its append gives up (count): a shared log refuses an element
- * rendered for a number another instance took first, which happens only when instances append
- * to one stream at the same instant.
+ * Renderings of one element before its append gives up (count; 503 for ingest): a shared log
+ * refuses an element rendered for a number another instance took first, which happens only when
+ * instances append to one stream at the same instant. An instance with a burst queued (rendered
+ * already) wins each race until its burst is written, so the other may lose as many times as
+ * that burst is long: this bounds the burst one instance can outlast.
  */
-const MAX_RENDERINGS = 8;
+const MAX_RENDERINGS = 256;
 
 export interface ElementWriterOptions {
   readonly baseUrl: string;
@@ -72,8 +74,9 @@ export class ElementWriter {
       try {
         await log.append(logged);
       } catch (error) {
-        if (error instanceof LogSeqConflictError && rendering < MAX_RENDERINGS) continue;
-        throw error;
+        if (!(error instanceof LogSeqConflictError)) throw error;
+        if (rendering < MAX_RENDERINGS) continue;
+        throw new LogAppendError(`${MAX_RENDERINGS} renderings of the element lost the race for a number to other writers`, 'CONTENDED', { cause: error });
       }
       metrics.elementPublished(streamId);
       return logged;

@@ -5,6 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { freePort } from '../../src/testing.js';
+import { PrivateRedis, REDIS_7_0_SERVER } from '../support/private-redis.js';
 
 const packageDir = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -131,12 +133,28 @@ describe('the publisher CLI', () => {
     expect(await exitOf(help)).toBe(0);
     expect(help.stdout()).toMatch(/\nServer:\n {2}--host/);
     expect(help.stdout()).toMatch(/\nLoad shedding:\n/);
-    expect(help.stdout()).toMatch(/--log <value> .*\(choices: "file", "memory"\)/);
+    expect(help.stdout()).toMatch(/--log <value> .*\(choices: "file", "memory", "redis"\)/);
   });
 
   it('a bad enumeration value names the allowed ones (exit 2)', async () => {
     const run = cli(['--log', 'memori']);
     expect(await exitOf(run)).toBe(2);
     expect(run.stderr()).toContain('log (from --log): "memori" is not one of file, memory');
+  });
+
+  it('a shared log server it cannot use stops the start with what to change (exit 2): unreachable, Redis 7.0, its password not printed', async () => {
+    const port = await freePort();
+    const unreachable = cli(['--log', 'redis', '--redis-url', `redis://:secret-password@127.0.0.1:${port}`, '--port', '0']);
+    expect(await exitOf(unreachable)).toBe(2);
+    expect(unreachable.stderr()).toContain(`cannot reach the shared log's server at redis://:***@127.0.0.1:${port} (ECONNREFUSED)`);
+    expect(unreachable.stderr()).not.toContain('secret-password');
+    const old = await PrivateRedis.start({ binary: REDIS_7_0_SERVER });
+    try {
+      const refused = cli(['--log', 'redis', '--redis-url', old.url, '--port', '0']);
+      expect(await exitOf(refused)).toBe(2);
+      expect(refused.stderr()).toMatch(/is Redis 7\.0\.\d+; the publisher needs Redis or Valkey 7\.2 or later/);
+    } finally {
+      await old.close();
+    }
   });
 });

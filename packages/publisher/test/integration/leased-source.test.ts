@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { createClient } from 'redis';
+import { createClient } from '@redis/client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LeasedSource, leaseIfGenerated, runsOnOneInstance } from '../../src/log/redis/leased-source.js';
 import { streamKeys } from '../../src/log/redis/redis-keys.js';

@@ -166,6 +166,18 @@ describe('Solid notifications, EventSourceChannel2023, on a real socket', () => 
     expect((await readProblem(gone)).code).toBe('PUB_ERR_NOTIFICATION_CHANNEL_NOT_FOUND');
   });
 
+  it('unsubscribes with DELETE on the channel: the stream ends, and the channel is gone', async () => {
+    running = await startTestPublisher({ flags: ['--sse-retry-ms', '20'] });
+    const channel = (await (await subscribe({ topic: stream() })).json()) as Channel;
+    const listener = await listen(channel.receiveFrom);
+    const deleted = await fetch(channel.id, { method: 'DELETE' });
+    expect(deleted.status).toBe(204);
+    await listener.closed;
+    const again = await fetch(channel.id, { method: 'DELETE' });
+    expect([again.status, (await readProblem(again)).code]).toEqual([404, 'PUB_ERR_NOTIFICATION_CHANNEL_NOT_FOUND']);
+    expect((await fetch(channel.receiveFrom)).status).toBe(404);
+  });
+
   it('answers bad subscriptions with problem+json', async () => {
     running = await startTestPublisher();
     const cases: Array<[Promise<Response>, number, string]> = [
@@ -284,6 +296,18 @@ describe('Solid notifications, WebSocketChannel2023, with a plain WebSocket clie
     const gone = await openWs(channel.receiveFrom).catch((error: unknown) => error);
     expect(gone).toBeInstanceOf(UpgradeRefused);
     expect([(gone as UpgradeRefused).status, (gone as UpgradeRefused).problem.code]).toEqual([404, 'PUB_ERR_NOTIFICATION_CHANNEL_NOT_FOUND']);
+  });
+
+  it('unsubscribes with DELETE on the channel over HTTP: the WebSocket is closed 1000, and the channel is gone', async () => {
+    running = await startTestPublisher();
+    const channel = (await (await subscribeWebSocket({ topic: stream() })).json()) as Channel;
+    const listener = await listenWebSocket(channel.receiveFrom);
+    const asHttp = channel.id.replace(/^ws/, 'http');
+    // Not through the other channel type's service.
+    expect((await fetch(asHttp.replace('/websocket/', '/eventsource/'), { method: 'DELETE' })).status).toBe(404);
+    expect((await fetch(asHttp, { method: 'DELETE' })).status).toBe(204);
+    expect(await listener.client.closed).toEqual({ code: 1000, reason: 'channel deleted' });
+    expect(((await openWs(channel.receiveFrom).catch((error: unknown) => error)) as UpgradeRefused).status).toBe(404);
   });
 
   it("refuses the other channel type's subscriptions and receivers", async () => {

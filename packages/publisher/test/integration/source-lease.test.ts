@@ -1,4 +1,4 @@
-import { createClient } from 'redis';
+import { createClient } from '@redis/client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { streamKeys } from '../../src/log/redis/redis-keys.js';
 import { type LeaseLossReason, SourceLease, type SourceLeaseOptions } from '../../src/log/redis/source-lease.js';

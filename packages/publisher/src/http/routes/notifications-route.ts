@@ -1,9 +1,10 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type {} from '@fastify/websocket';
 import type { WebSocket } from 'ws';
 import { PublisherError } from '../../errors.js';
 import { ns } from '../../model/vocabulary.js';
 import { formatDuration, matchStreamPath, solidNotifications, streamIri } from '@rdf-stream/protocol';
+import { ChannelStoreUnavailableError } from '../../publish/notifications/channel-store.js';
 import type { NotificationChannel, NotificationChannels } from '../../publish/notifications/notification-channels.js';
 import { type NotificationTopic, parseSubscriptionRequest } from '../../publish/notifications/notification-request.js';
 import {
@@ -24,6 +25,8 @@ const SERVICE_PATH = solidNotifications.servicePaths.eventSource;
 const WEB_SOCKET_SERVICE_PATH = solidNotifications.servicePaths.webSocket;
 /** Requests that arrived while the process was under pressure (marked by under-pressure's hook). */
 const arrivedUnderPressure = new WeakSet<FastifyRequest>();
+/** A WebSocket receiver's channel, read before the upgrade, handed to the connection after it. */
+const channelOfUpgrade = new WeakMap<FastifyRequest, NotificationChannel>();
 
 /**
  * Solid notifications, EventSourceChannel2023 and WebSocketChannel2023: the description resource
@@ -32,6 +35,7 @@ const arrivedUnderPressure = new WeakSet<FastifyRequest>();
  * and each channel's `receiveFrom`: `GET /notifications/eventsource/{channel}`, an SSE stream of
  * Activity Streams notifications, or `ws://…/notifications/websocket/{channel}`, a WebSocket
  * carrying each notification as one text message (as the Community Solid Server does).
+ * `DELETE` on a channel's id unsubscribes (as on the Community Solid Server).
  */
 export function notificationsRoute(app: FastifyInstance, context: AppContext): void {
   const { config } = context;
@@ -54,6 +58,8 @@ export function notificationsRoute(app: FastifyInstance, context: AppContext): v
 
   eventSourceReceiver(app, context, channels);
   webSocketReceiver(app, context, channels);
+  unsubscription(app, context, channels, SERVICE_PATH, EVENT_SOURCE_CHANNEL);
+  unsubscription(app, context, channels, WEB_SOCKET_SERVICE_PATH, WEB_SOCKET_CHANNEL);
 }
 
 /**
@@ -78,14 +84,14 @@ function acceptJsonBodies(app: FastifyInstance, maxBodyBytes: number): void {
 /** `POST` to a subscription service: opens a channel on the requested topic and describes it. */
 function subscriptionHandler(context: AppContext, channels: NotificationChannels, channelType: ChannelType, receiveFrom: (channelId: string) => string) {
   const { config } = context;
-  return (request: FastifyRequest, reply: FastifyReply) => {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
     const subscription = parseSubscriptionRequest(request.body, {
       resolveTopic: (iri) => topicOf(context, iri),
       nowMs: Date.now(),
       maxLifetimeMs: config.notificationChannelTtlSeconds * 1000,
       channelType,
     });
-    const channel = channels.open(subscription, channelType);
+    const channel = await channels.open(subscription, channelType).catch(storeUnavailable(context, request.log));
     if (channel === undefined) {
       throw new PublisherError(
         'PUB_ERR_NOTIFICATION_CHANNELS_FULL',
@@ -101,24 +107,40 @@ function subscriptionHandler(context: AppContext, channels: NotificationChannels
   };
 }
 
-/** An EventSourceChannel2023's receiveFrom: an SSE stream of the channel's notifications. */
+/**
+ * An EventSourceChannel2023's receiveFrom: an SSE stream of the channel's notifications. When the
+ * channel store cannot be reached, or the publisher is under pressure or closing, the answer is a
+ * `retry:` and the end of the stream, so that the EventSource comes back (it gives up on any
+ * non-200 answer).
+ */
 function eventSourceReceiver(app: FastifyInstance, context: AppContext, channels: NotificationChannels): void {
   const { config } = context;
+  const comeBackLater = (reply: FastifyReply, comment: string) => {
+    reply.hijack();
+    reply.raw.writeHead(200, streamHeaders(reply));
+    reply.raw.end(sseFrame({ retry: config.pressureRetryAfterSeconds * 1000, comment }));
+  };
   app.get<{ Params: { channel: string } }>(
     `${SERVICE_PATH}/:channel`,
     { config: { pressureHandler: (request: FastifyRequest) => void arrivedUnderPressure.add(request) } },
-    (request, reply) => {
-      if (channels.get(request.params.channel)?.channelType !== EVENT_SOURCE_CHANNEL) throw channelNotFound();
+    async (request, reply) => {
+      let channel: NotificationChannel | undefined;
+      try {
+        channel = await channels.get(request.params.channel);
+      } catch (error) {
+        if (!(error instanceof ChannelStoreUnavailableError)) throw error;
+        request.log.warn({ err: error.cause ?? error }, 'notification channel store unavailable');
+        return comeBackLater(reply, 'channel store unavailable');
+      }
+      if (channel?.channelType !== EVENT_SOURCE_CHANNEL) throw channelNotFound();
+      if (arrivedUnderPressure.has(request)) return comeBackLater(reply, 'overloaded');
+      if (context.lifecycle.closing) return comeBackLater(reply, 'shutting down');
       reply.hijack();
       reply.raw.writeHead(200, streamHeaders(reply));
-      if (arrivedUnderPressure.has(request)) {
-        // An EventSource gives up on any non-200 answer: tell it to come back later instead.
-        reply.raw.end(sseFrame({ retry: config.pressureRetryAfterSeconds * 1000, comment: 'overloaded' }));
-        return;
-      }
       reply.raw.write(sseFrame({ comment: 'ok', retry: config.sseRetryMs }));
       const lastEventId = request.headers['last-event-id'];
-      channels.connect(request.params.channel, reply.raw, typeof lastEventId === 'string' && lastEventId !== '' ? lastEventId : undefined);
+      // The channel may have ended while it was read: end the stream, and the reconnection is 404.
+      if (!channels.connect(channel, reply.raw, typeof lastEventId === 'string' && lastEventId !== '' ? lastEventId : undefined)) reply.raw.end();
     },
   );
 }
@@ -133,8 +155,10 @@ function webSocketReceiver(app: FastifyInstance, context: AppContext, channels: 
     method: 'GET',
     url: `${WEB_SOCKET_SERVICE_PATH}/:channel`,
     config: { pressureHandler: (request: FastifyRequest) => void arrivedUnderPressure.add(request) },
-    preHandler: (request, _reply, done) => {
-      done(channels.get(request.params.channel)?.channelType === WEB_SOCKET_CHANNEL ? undefined : channelNotFound());
+    preHandler: async (request) => {
+      const channel = await channels.get(request.params.channel).catch(storeUnavailable(context, request.log));
+      if (channel?.channelType !== WEB_SOCKET_CHANNEL) throw channelNotFound();
+      channelOfUpgrade.set(request, channel);
     },
     handler: () => {
       throw new PublisherError('PUB_ERR_UPGRADE_REQUIRED', 'Open receiveFrom with a WebSocket client', {}, { upgrade: 'websocket', connection: 'Upgrade' });
@@ -144,13 +168,43 @@ function webSocketReceiver(app: FastifyInstance, context: AppContext, channels: 
       if (context.lifecycle.closing) return closeForShutdown(socket, config);
       if (arrivedUnderPressure.has(request)) return closeShed(socket, config.sseRetryMs, config.pressureRetryAfterSeconds * 1000);
       // The channel may have ended during the handshake: say so as the 404 would have.
-      if (!channels.connect(request.params.channel, new WebSocketConnection(socket))) socket.close(1000, 'PUB_ERR_NOTIFICATION_CHANNEL_NOT_FOUND');
+      const channel = channelOfUpgrade.get(request);
+      if (channel === undefined || !channels.connect(channel, new WebSocketConnection(socket))) socket.close(1000, 'PUB_ERR_NOTIFICATION_CHANNEL_NOT_FOUND');
     },
   });
 }
 
+/**
+ * `DELETE` on a channel's id (its `receiveFrom`, over HTTP for a WebSocket channel): the channel
+ * is forgotten by every instance that shares the store; 204, or 404 for an unknown channel or
+ * one of the other channel type.
+ */
+function unsubscription(app: FastifyInstance, context: AppContext, channels: NotificationChannels, servicePath: string, channelType: ChannelType): void {
+  app.delete<{ Params: { channel: string } }>(`${servicePath}/:channel`, async (request, reply) => {
+    const unavailable = storeUnavailable(context, request.log);
+    const channel = await channels.get(request.params.channel).catch(unavailable);
+    if (channel?.channelType !== channelType) throw channelNotFound();
+    await channels.delete(channel.id).catch(unavailable);
+    return reply.code(204).header('cache-control', 'no-store').send();
+  });
+}
+
+/** A channel store that cannot be reached: 503 with `Retry-After`; its cause goes to the log, not to the client. */
+function storeUnavailable(context: AppContext, log: FastifyBaseLogger) {
+  return (error: unknown): never => {
+    if (!(error instanceof ChannelStoreUnavailableError)) throw error;
+    log.warn({ err: error.cause ?? error }, 'notification channel store unavailable');
+    throw new PublisherError(
+      'PUB_ERR_NOTIFICATION_STORE_UNAVAILABLE',
+      'The notification channels cannot be reached at the moment',
+      {},
+      { 'retry-after': String(context.config.pressureRetryAfterSeconds) },
+    );
+  };
+}
+
 const channelNotFound = () =>
-  new PublisherError('PUB_ERR_NOTIFICATION_CHANNEL_NOT_FOUND', 'The channel ended (endAt), or never existed: subscribe again');
+  new PublisherError('PUB_ERR_NOTIFICATION_CHANNEL_NOT_FOUND', 'The channel ended (endAt), was deleted, or never existed: subscribe again');
 
 /** The topic an IRI names: `{base}/streams/{id}` or `{base}/streams/{id}/latest` of a configured stream. */
 function topicOf(context: AppContext, iri: string): NotificationTopic | undefined {

@@ -109,6 +109,8 @@ export class RedisEventLog implements EventLog {
   /** Appends in flight are sent in call order (their records are compressed concurrently). */
   #sending: Promise<unknown> = Promise.resolve();
   #scriptsSent = 0;
+  /** The newest number the server is known to have given (its answers to this instance's appends). */
+  #serverSeq = 0;
   #durableThrough = 0;
   #waitAof: Promise<void> | undefined;
   #followFailure: Error | undefined;
@@ -212,11 +214,23 @@ export class RedisEventLog implements EventLog {
     const record = deflate(documentsPayload(element, this.#options.formats)).then((payload) =>
       encodeRecord({ seq: element.seq, generatedAtMs: element.generatedAt.getTime(), graph: element.graph, idempotency: element.idempotency, payload }),
     );
-    // Sent in call order: the script of element n + 1 must reach the server after element n's.
+    // One script in flight per log, in call order: element n + 1 is sent once element n's answer
+    // is known, so that an element rendered after a refused one (its number is now wrong) is
+    // refused here, without a round trip, and rendered again. Instances race only each other.
     const sent = this.#sending.then(async () => {
       const bytes = await record;
-      this.#scriptsSent++;
-      return { reply: this.#appendScript(element, bytes, token ?? ''), index: this.#scriptsSent };
+      const known = Math.max(this.#serverSeq, this.#latestSeq);
+      if (element.epoch !== this.#epoch || element.seq !== known + 1) throw new LogSeqConflictError(this.#epoch, known);
+      const index = ++this.#scriptsSent;
+      const reply = await this.#appendScript(element, bytes, token ?? '').then(
+        (answer) => answer.map(String),
+        (error: unknown) => {
+          throw new LogAppendError(`the shared log refused the append: ${(error as Error).message}`, 'REDIS_UNAVAILABLE', { cause: error });
+        },
+      );
+      const [status, epoch, seq] = reply;
+      if ((status === 'ok' || status === 'conflict') && epoch === this.#epoch) this.#serverSeq = Math.max(this.#serverSeq, Number(seq));
+      return { reply, index };
     });
     this.#sending = sent.catch(() => undefined);
     return withTimeout(
@@ -225,9 +239,18 @@ export class RedisEventLog implements EventLog {
       () => new LogAppendError(`the shared log did not confirm the append within ${this.#options.appendTimeoutMs} ms`, 'TIMEOUT'),
     ).catch((error: unknown) => {
       // As the file log: a refused append leaves the next number after the newest known.
-      this.#nextSeq = Math.max(this.#latestSeq + 1, error instanceof LogSeqConflictError && error.epoch === this.#epoch ? error.latestSeq + 1 : 0);
+      this.#nextSeq = Math.max(this.#latestSeq, this.#serverSeq) + 1;
       throw error;
     });
+  }
+
+  /**
+   * The newest element on the server, read now (not what this instance has followed so far): where
+   * a source taken over continues (see `LeasedSource`).
+   */
+  async readNewest(): Promise<LoggedElement | undefined> {
+    const entries = (await this.#options.client.sendCommand(['XREVRANGE', this.#options.keys.log, '+', '-', 'COUNT', '1'])) as Entry[];
+    return entries[0] === undefined ? undefined : this.#decode(entries[0], this.#epoch);
   }
 
   async get(seq: number): Promise<LoggedElement | undefined> {
@@ -331,10 +354,8 @@ export class RedisEventLog implements EventLog {
     ]) as Promise<Buffer[]>;
   }
 
-  async #settle(element: LoggedElement, reply: Promise<Buffer[]>, index: number): Promise<void> {
-    const [status, ...rest] = (await reply.catch((error: unknown) => {
-      throw new LogAppendError(`the shared log refused the append: ${(error as Error).message}`, 'REDIS_UNAVAILABLE', { cause: error });
-    })).map(String);
+  async #settle(element: LoggedElement, reply: readonly string[], index: number): Promise<void> {
+    const [status, ...rest] = reply;
     if (status === 'fenced') throw new LogAppendError("this instance no longer holds the stream's source lease", 'FENCED');
     if (status === 'duplicate') {
       const [epoch = '', seq = '0', generatedAtMs = '0', fingerprint = ''] = (rest[0] ?? '').split(' ');
@@ -389,9 +410,7 @@ export class RedisEventLog implements EventLog {
 
   /** Reads the newest and oldest retained elements (at open, and after a new epoch). */
   async #loadEnds(): Promise<void> {
-    const entries = (await this.#options.client.sendCommand(['XREVRANGE', this.#options.keys.log, '+', '-', 'COUNT', '1'])) as Entry[];
-    const newest = entries[0];
-    this.#latest = newest === undefined ? undefined : await this.#decode(newest, this.#epoch);
+    this.#latest = await this.readNewest();
     if (this.#latest !== undefined) {
       this.#cache.set(this.#latest.seq, this.#latest);
       this.#latestSeq = Math.max(this.#latestSeq, this.#latest.seq);
@@ -498,6 +517,7 @@ export class RedisEventLog implements EventLog {
     this.#epoch = opened.epoch;
     this.#pageElements = opened.pageElements;
     this.#latestSeq = opened.seq;
+    this.#serverSeq = opened.seq;
     this.#nextSeq = opened.seq + 1;
     this.#latest = undefined;
     this.#oldestSeq = undefined;
