@@ -39,6 +39,9 @@ describe('pnpm bench --compare-log file,redis --server-instances 2 (its own Valk
       ['file', 1, 100, 0],
       ['redis', 2, 100, 0],
     ]);
+    // One instance holds the source's lease: the stream gets one source's elements (4 s at 1 s), not one per instance.
+    expect(redis!.updatesPublished).toBeLessThanOrEqual(5);
+    expect(stdout).not.toMatch(/more than one of the 2 instances ran the stream's source/);
     expect(file!.instances.map((instance) => instance.clients)).toEqual([100]);
     expect(file!.redis).toBeUndefined();
     // The clients dealt round-robin: 50 on each instance, each instance sampled apart.
