@@ -16,6 +16,10 @@ import { resultTable, writeResults } from './report/write-results.js';
 import { startProxy, startPublisher, stopProxy } from './scenario/services.js';
 import { type BenchOptions, defaultPollIntervalMs, facilitiesForPayload } from './scenario/bench-options.js';
 import { runOne, type RunSummary } from './scenario/run-benchmark.js';
+import { DEFAULT_CLIENTS_PER_SOURCE_ADDRESS, DEFAULT_SOURCE_ADDRESSES, MAX_SOURCE_ADDRESSES, SourcePortsExhaustedError } from './scenario/source-addresses.js';
+import { type Appendfsync, appendfsyncPolicies } from './process/private-valkey.js';
+import { logComparison, logComparisonTable } from './report/log-comparison.js';
+import { instanceTable } from './report/instance-table.js';
 import { runUpstreamScenario, upstreamTable } from './scenario/run-upstream.js';
 
 const positive = (what: string) => (value: string) => {
@@ -27,6 +31,17 @@ const clientList = (value: string) => {
   const counts = value.split(',').map((part) => Number(part.trim()));
   if (counts.some((count) => !Number.isInteger(count) || count < 1)) throw new InvalidArgumentError('expected N or a list N,N,…');
   return counts;
+};
+
+const positiveInteger = (what: string) => (value: string) => {
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < 1) throw new InvalidArgumentError(`${what} must be a positive whole number`);
+  return parsed;
+};
+const logList = (value: string) => {
+  const logs = value.split(',').map((part) => part.trim());
+  if (logs.some((log) => log !== 'file' && log !== 'redis') || new Set(logs).size !== logs.length) throw new InvalidArgumentError('expected logs such as file,redis');
+  return logs as Array<'file' | 'redis'>;
 };
 
 const verifySample = (value: string) => {
@@ -53,7 +68,14 @@ const program = new Command('pnpm bench')
   .option('--gzip-verify-sample <N%|N>', 'with --sse-encoding gzip: clients that inflate their whole stream and check what the others read without inflating (a share such as 1%, or a number)', verifySample, DEFAULT_GZIP_VERIFY_SAMPLE)
   .addOption(new Option('--websocket-client <name>', 'WebSocket subscribers: lean (RFC 6455 over a bare socket) or ws (the ws library\'s client, about a fifth more CPU per update)').choices(['lean', 'ws']).default('lean'))
   .addOption(new Option('--proxy <name>', 'cache in front of the publisher for polling (from the Debian package)').choices(['none', 'nginx', 'varnish']).default('none'))
-  .option('--server-workers <N>', 'publisher worker processes (the publisher\'s --workers)', positive('server workers'), 1)
+  .option('--server-workers <N>', 'publisher worker processes (the publisher\'s --workers) of each instance', positive('server workers'), 1)
+  .option('--server-instances <N>', 'publisher instances, each on its own port from --port, the clients dealt over them round-robin (above 1: --log redis)', positiveInteger('server instances'), 1)
+  .addOption(new Option('--log <kind>', 'where the publishers keep the stream\'s log: file (each its own, the default) or redis (one Redis/Valkey the instances share)').choices(['file', 'redis']).default('file'))
+  .option('--redis-url <url>', 'with --log redis: the Redis or Valkey (≥ 7.2) to share; default: the bench starts a Valkey of its own (scripts/valkey.sh) on a free port, and stops it after each run')
+  .addOption(new Option('--redis-appendfsync <policy>', 'the bench\'s own Valkey: when its append-only file goes to disk').choices([...appendfsyncPolicies]).default('everysec'))
+  .option('--compare-log <list>', 'run everything once per log, side by side: file,redis (file: one instance; redis: --server-instances), and print the latency Redis added', logList)
+  .option('--clients-per-address <n>', 'client connections per 127.0.0.x source address at most', positiveInteger('clients per address'), DEFAULT_CLIENTS_PER_SOURCE_ADDRESS)
+  .option('--source-addresses <n>', `source addresses the clients may connect from: 127.0.0.1 to 127.0.0.N (at most ${MAX_SOURCE_ADDRESSES})`, positiveInteger('source addresses'), DEFAULT_SOURCE_ADDRESSES)
   .option('--client-processes <N>', 'worker processes holding the clients', positive('client processes'), 2)
   .option('--target <url>', 'measure an already running publisher stream instead of starting one')
   .option('--cpu-prof <dir>', 'the publisher writes a V8 CPU profile (.cpuprofile) of each run into this directory when it stops')
@@ -70,6 +92,7 @@ const flags = program.opts<{
   scenario: 'study' | 'upstream'; changeInterval: number; upstreamPoll: number; upstreamChanges: number;
   mode: BenchMode | 'all'; clients: number[]; duration: number; ramp: number; interval: number; payload: number;
   pollInterval: number | undefined; pollStrategy: PollStrategyName; sseEncoding: 'identity' | 'gzip'; gzipVerifySample: GzipVerifySample; websocketClient: 'lean' | 'ws'; proxy: 'none' | 'nginx' | 'varnish'; serverWorkers: number;
+  serverInstances: number; log: 'file' | 'redis'; redisUrl?: string; redisAppendfsync: Appendfsync; compareLog?: Array<'file' | 'redis'>; clientsPerAddress: number; sourceAddresses: number;
   clientProcesses: number; target?: string; cpuProf?: string; out: string; seed: number; port: number;
   throughputDuration: number; throughputConnections: number; throughputThreads: number; latencyTarget: number;
 }>();
@@ -92,9 +115,22 @@ if (flags.scenario === 'upstream') {
   console.log(`\n${upstreamTable(results)}\n\n${flags.out}/upstream.json\n${flags.out}/upstream.md`);
   process.exit(0);
 }
+/** Refuses a combination of flags that cannot run, saying why (exit status 2, as for a bad flag). */
+const refuse = (message: string): never => {
+  console.error(`pnpm bench: ${message}`);
+  process.exit(2);
+};
+const logs = flags.compareLog ?? [flags.log];
+if (flags.serverInstances > 1 && !logs.includes('redis')) refuse('several --server-instances serve one stream only through a shared log: add --log redis (or --compare-log file,redis)');
+if (flags.serverInstances > 1 && flags.proxy !== 'none') refuse('--proxy fronts one publisher: leave it out with --server-instances above 1');
+if (flags.redisUrl !== undefined && !logs.includes('redis')) refuse('--redis-url is the log of --log redis: add it');
+if (flags.redisUrl !== undefined && !/^redis:\/\/\S+$/.test(flags.redisUrl)) refuse(`--redis-url must be redis://[[user]:password@]host[:port], not ${flags.redisUrl}`);
+if (flags.sourceAddresses > MAX_SOURCE_ADDRESSES) refuse(`--source-addresses is at most ${MAX_SOURCE_ADDRESSES} (127.0.0.1 to 127.0.0.${MAX_SOURCE_ADDRESSES})`);
 /** One process may hold 20 000 open files: a publisher worker holds no more connections. */
 const MAX_CONNECTIONS_PER_PUBLISHER = 19_000;
-const tooMany = flags.clients.filter((count) => count > MAX_CONNECTIONS_PER_PUBLISHER * flags.serverWorkers);
+// The clients are dealt over the instances; the fewest instances of the compared logs bound the run.
+const fewestInstances = logs.includes('file') ? 1 : flags.serverInstances;
+const tooMany = flags.clients.filter((count) => count > MAX_CONNECTIONS_PER_PUBLISHER * flags.serverWorkers * fewestInstances);
 // Polling behind a proxy is the one case where the publisher does not hold a connection per client.
 if (tooMany.length > 0 && flags.target === undefined && !(flags.mode === 'poll' && flags.proxy !== 'none')) {
   console.error(
@@ -118,6 +154,12 @@ const options: BenchOptions = {
   proxy: flags.proxy,
   clientProcesses: flags.clientProcesses,
   serverWorkers: flags.serverWorkers,
+  serverInstances: flags.serverInstances,
+  log: flags.log,
+  redisUrl: flags.redisUrl,
+  redisAppendfsync: flags.redisAppendfsync,
+  clientsPerSourceAddress: flags.clientsPerAddress,
+  sourceAddresses: flags.sourceAddresses,
   target: flags.target,
   ...(flags.cpuProf === undefined ? {} : { publisherCpuProfDir: resolve(flags.cpuProf) }),
   outDir: flags.out,
@@ -126,18 +168,25 @@ const options: BenchOptions = {
 };
 
 const runs: RunSummary[] = [];
-for (const mode of options.modes) {
+/** Each compared log runs everything: a file log on one instance, a Redis log on `--server-instances`. */
+const legs = logs.map((log): BenchOptions => ({ ...options, log, serverInstances: log === 'file' && flags.compareLog !== undefined ? 1 : options.serverInstances }));
+for (const leg of legs) for (const mode of options.modes) {
   for (const clients of options.clientCounts) {
     const bar = new SingleBar({
-      format: `${mode.padEnd(9)} ${String(clients).padStart(6)} clients [{bar}] {elapsed}/{total_s} s · connected {connected} · updates {updates}`,
+      format: `${mode.padEnd(9)} ${String(clients).padStart(6)} clients${leg.log === 'redis' ? ` on ${leg.serverInstances} × redis` : ''} [{bar}] {elapsed}/{total_s} s · connected {connected} · updates {updates}`,
       hideCursor: true,
       noTTYOutput: true,
       notTTYSchedule: 5_000,
     });
     bar.start(options.rampSeconds + options.durationSeconds, 0, { connected: 0, updates: 0, elapsed: 0, total_s: options.rampSeconds + options.durationSeconds });
-    const summary = await runOne(options, mode, clients, (state) =>
+    const summary = await runOne(leg, mode, clients, (state) =>
       bar.update(Math.floor(state.elapsedSeconds), { connected: state.connected, updates: state.updates, elapsed: Math.floor(state.elapsedSeconds) }),
-    );
+    ).catch((error: unknown) => {
+      bar.stop();
+      // Not enough ports: what is free, what the run needs and what helps, rather than a half-connected fleet.
+      if (error instanceof SourcePortsExhaustedError) refuse(error.message);
+      throw error;
+    });
     bar.stop();
     runs.push(summary);
   }
@@ -200,4 +249,8 @@ if (mal) {
 console.log(`\n${capacityTable(plan)}`);
 console.log(`\n${memoryTable(connectionMemoryRows(runs))}`);
 console.log(`\n${studyTable(runs)}`);
+const instances = instanceTable(runs);
+if (instances !== '') console.log(`\n${instances}`);
+const comparison = logComparison(runs);
+if (comparison.length > 0) console.log(`\n${logComparisonTable(comparison)}`);
 console.log(`\n${Object.values(written).join('\n')}`);

@@ -23,17 +23,22 @@ export class ProcessSampler {
   }
 
   start(): void {
-    // pidusage's first sample of a process is 0: take one now, keep those from the next tick.
-    void pidusage(this.#pids).catch(() => undefined);
+    // The first CPU figure is the span from this sample to the next.
+    void this.#sample();
     this.#timer = setInterval(() => void this.#sample(), 1000);
   }
 
   async #sample(): Promise<void> {
     try {
       const values = Object.values(await pidusage(this.#pids));
-      this.#cpu.push(values.reduce((sum, stat) => sum + stat.cpu * 10, 0));
+      const reading = { atMs: Date.now(), cpuTimeMs: values.reduce((sum, stat) => sum + stat.ctime, 0) };
+      // From the CPU time between two samples, not pidusage's `cpu`: that is relative to pidusage's
+      // previous reading of the process by anyone, and a second sampler of the same process (an
+      // instance apart, besides the sum) would read about 0.
+      const previous = this.#cpuTime.at(-1);
+      if (previous !== undefined) this.#cpu.push(((reading.cpuTimeMs - previous.cpuTimeMs) / Math.max(1, reading.atMs - previous.atMs)) * 1000);
       this.#rss.push(values.reduce((sum, stat) => sum + stat.memory / 1_048_576, 0));
-      this.#cpuTime.push({ atMs: Date.now(), cpuTimeMs: values.reduce((sum, stat) => sum + stat.ctime, 0) });
+      this.#cpuTime.push(reading);
     } catch {
       // a process is gone
     }

@@ -44,19 +44,20 @@ const pollTrace = traceDirectory ? new PollTrace() : undefined;
 let cpuAtJob: NodeJS.CpuUsage | undefined;
 
 /**
- * One connection pool per source address; each polling client has at most one request in flight.
- * The pool binds its connections to the address only when the fleet spreads over several
- * (beyond ~28 000 connections per address): with one, the kernel picks the port without a
- * `bind()`, whose cost grows with the sockets already bound.
+ * One connection pool per publisher instance and source address; each polling client has at most
+ * one request in flight. The pool binds its connections to the address when the fleet spreads
+ * over several: the bench keeps each address's share small enough (`--clients-per-address`) that
+ * `bind()`, whose search grows with the address's ports already taken, finds one in a few tries.
  */
 const pools = new Map<string, Pool>();
 
 function poolFor(job: WorkerJob, url: URL, localAddress: string): Pool {
-  let pool = pools.get(localAddress);
+  const key = `${url.origin} ${localAddress}`;
+  let pool = pools.get(key);
   if (pool === undefined) {
     const from = job.localAddresses.length > 1 ? { localAddress } : {};
     pool = new Pool(url.origin, { connections: job.clients, pipelining: 1, keepAliveTimeout: 60_000, ...from });
-    pools.set(localAddress, pool);
+    pools.set(key, pool);
   }
   return pool;
 }
@@ -64,7 +65,7 @@ function poolFor(job: WorkerJob, url: URL, localAddress: string): Pool {
 /** What every smart poller of this worker knows of the stream: its interval and the clock offset (read once). */
 let streamFacts: Promise<Pick<PollHints, 'expectedIntervalMs' | 'clockOffsetMs'>> | undefined;
 function readStreamFacts(job: WorkerJob) {
-  streamFacts ??= Promise.all([readDescriptor(job.streamUrl), measureClockOffset(new URL('/time', job.streamUrl).href).catch(() => undefined)]).then(
+  streamFacts ??= Promise.all([readDescriptor(job.streamUrls[0]!), measureClockOffset(new URL('/time', job.streamUrls[0]!).href).catch(() => undefined)]).then(
     ([descriptor, offset]) => ({ expectedIntervalMs: descriptor?.expectedIntervalMs ?? null, clockOffsetMs: offset?.offsetMs ?? 0 }),
   );
   return streamFacts;
@@ -75,7 +76,7 @@ function readStreamFacts(job: WorkerJob) {
  * request. `smart`: the client library's schedule (`smartPollDelay`): one request when the next
  * element is due, a learnt margin after it, jitter; cache freshness for an irregular stream.
  */
-async function pollClient(job: WorkerJob, client: FleetClient, localAddress: string) {
+async function pollClient(job: WorkerJob, client: FleetClient, localAddress: string, _fleetIndex: number, streamUrl: string) {
   const smart = job.pollStrategy !== 'fixed';
   // The worker has just added this client: its number in the trace.
   const clientNumber = clients.length - 1;
@@ -92,18 +93,18 @@ async function pollClient(job: WorkerJob, client: FleetClient, localAddress: str
     backoff,
     stats,
   });
-  const options = latestOptions(job, localAddress, session, hints);
+  const options = latestOptions(job, streamUrl, localAddress, session, hints);
   await pollingClient(fleet, client, pollTrace === undefined ? options : { ...options, trace: { sink: pollTrace, client: clientNumber } });
 }
 
-async function longPollClient(job: WorkerJob, client: FleetClient, localAddress: string) {
+async function longPollClient(job: WorkerJob, client: FleetClient, localAddress: string, _fleetIndex: number, streamUrl: string) {
   const session = new LongPollSession({ format: 'turtle', waitSeconds: transportDefaults.longPollWaitSeconds, backoff: transportDefaults.backoff, stats });
-  await pollingClient(fleet, client, latestOptions(job, localAddress, session));
+  await pollingClient(fleet, client, latestOptions(job, streamUrl, localAddress, session));
 }
 
 /** Where a poller or long-poller asks: `/latest` over its source address's pool. */
-function latestOptions(job: WorkerJob, localAddress: string, session: LatestSession, hints?: PollHints): PollingClientOptions {
-  const url = new URL(streamResources(job.streamUrl).latest);
+function latestOptions(job: WorkerJob, streamUrl: string, localAddress: string, session: LatestSession, hints?: PollHints): PollingClientOptions {
+  const url = new URL(streamResources(streamUrl).latest);
   return { dispatcher: poolFor(job, url, localAddress), path: url.pathname, requestTimeoutMs: job.requestTimeoutMs, session, hints };
 }
 
@@ -154,7 +155,7 @@ function readGzipBody(res: IncomingMessage, session: SseSession, check: GzipStre
  * the sample clients, so that the fleet's CPU, on the publisher's cores, stays what an identity
  * fleet's is.
  */
-function sseClient(job: WorkerJob, client: FleetClient, localAddress: string, fleetIndex: number): Promise<void> {
+function sseClient(job: WorkerJob, client: FleetClient, localAddress: string, fleetIndex: number, streamUrl: string): Promise<void> {
   const verify = job.sseEncoding === 'gzip' && isGzipVerifyClient(fleetIndex, job.totalClients, job.gzipVerifyClients);
   if (verify) gzipReading.verifyClients++;
   return new Promise((resolve) => {
@@ -162,10 +163,10 @@ function sseClient(job: WorkerJob, client: FleetClient, localAddress: string, fl
     const session = new SseSession({ format: 'turtle', backoff, maxEventBytes, stats }, (event) => {
       if (event.type === 'element') fleet.updates.record(client, event.text, event.receivedAt);
     });
-    const url = new URL(`${streamResources(job.streamUrl).events}?format=turtle`);
-    // A source address is bound only when the fleet spreads over several: bind() with an
-    // ephemeral port searches the ports already bound, which made opening thousands of
-    // connections quadratic and stalled this worker for seconds during the ramp.
+    const url = new URL(`${streamResources(streamUrl).events}?format=turtle`);
+    // bind() with an ephemeral port searches the address's ports already bound: the bench keeps
+    // each address's share small (`--clients-per-address`), or opening thousands of connections
+    // turns quadratic and stalls this worker for seconds during the ramp.
     const source = job.localAddresses.length > 1 ? { localAddress } : {};
     const connect = () => {
       if (fleet.stopping) {
@@ -221,8 +222,8 @@ function sseClient(job: WorkerJob, client: FleetClient, localAddress: string, fl
  * A WebSocket subscriber (`/ws?format=turtle`): RFC 6455 over a bare socket, recording each
  * element when its frame is read, with the same recorder and clock as the SSE subscribers.
  */
-function websocketFleetClient(job: WorkerJob, client: FleetClient, localAddress: string): Promise<void> {
-  const url = new URL(`${streamResources(job.streamUrl).webSocket}?format=turtle`);
+function websocketFleetClient(job: WorkerJob, client: FleetClient, localAddress: string, _fleetIndex: number, streamUrl: string): Promise<void> {
+  const url = new URL(`${streamResources(streamUrl).webSocket}?format=turtle`);
   if (job.websocketClient === 'ws') return wsLibraryClient(fleet, client, url, job.localAddresses.length > 1 ? localAddress : undefined, stats, (socket) => stopConnections.push(() => socket.terminate()));
   return websocketClient(
     fleet,
@@ -284,7 +285,10 @@ process.on('message', (message: WorkerJob | 'stop') => {
       if (fleet.stopping) return;
       const client: FleetClient = { connectedAt: undefined, seqs: [] };
       clients.push(client);
-      void run(job, client, job.localAddresses[fleetIndex % job.localAddresses.length] ?? '127.0.0.1', fleetIndex);
+      // Client i goes to instance i mod N; the clients of an instance alternate over the source addresses.
+      const instances = job.streamUrls.length;
+      const localAddress = job.localAddresses[Math.floor(fleetIndex / instances) % job.localAddresses.length] ?? '127.0.0.1';
+      void run(job, client, localAddress, fleetIndex, job.streamUrls[fleetIndex % instances]!);
     }, delayMs);
   }
   setInterval(() => {

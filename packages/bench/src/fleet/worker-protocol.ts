@@ -12,7 +12,8 @@ export type PollStrategyName = (typeof pollStrategyNames)[number];
 /** What the parent asks a worker process to run. */
 export interface WorkerJob {
   readonly mode: BenchMode;
-  readonly streamUrl: string;
+  /** The stream on each publisher instance (or the proxy): client i of the fleet goes to `streamUrls[i mod length]`. */
+  readonly streamUrls: readonly string[];
   readonly clients: number;
   /** Index of this worker's first client in the whole fleet (for staggering). */
   readonly firstClient: number;

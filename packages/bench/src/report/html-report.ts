@@ -8,6 +8,8 @@ import type { ConnectionMemoryRow } from '../analyze/memory-per-connection.js';
 import { MEMORY_TABLE_NOTES, memoryCells } from './memory-table.js';
 import { gzipNote } from './gzip-note.js';
 import { runLabel } from './run-label.js';
+import { INSTANCE_TABLE_NOTE, instanceCells } from './instance-table.js';
+import { logComparison, logComparisonCells } from './log-comparison.js';
 import { studyCells } from './study-table.js';
 import { WIND_STUDY_DIFFERENCES, WIND_STUDY_POLL_RATIO } from '../analyze/wind-study.js';
 
@@ -55,6 +57,15 @@ export function writeReport(outDir: string, summary: Record<string, unknown>, ru
       ? ''
       : `<h2>Memory per connection</h2><table><tr>${memoryRows.header.map((title) => `<th>${escape(title)}</th>`).join('')}</tr>${memoryRows.rows.map((row) => `<tr>${row.map((cell) => `<td>${escape(cell)}</td>`).join('')}</tr>`).join('')}</table>` +
         `<ul>${MEMORY_TABLE_NOTES.map((note) => `<li>${escape(note)}</li>`).join('')}</ul>`;
+  const table = (cells: { header: string[]; rows: string[][] }) =>
+    `<table><tr>${cells.header.map((title) => `<th>${escape(title)}</th>`).join('')}</tr>${cells.rows.map((row) => `<tr>${row.map((cell) => `<td>${escape(cell)}</td>`).join('')}</tr>`).join('')}</table>`;
+  const instanceRows = instanceCells(runs);
+  const instances = instanceRows.rows.length === 0 ? '' : `<h2>Publisher instances and their shared log</h2>${table(instanceRows)}<p>${escape(INSTANCE_TABLE_NOTE)}</p>`;
+  const compared = logComparison(runs);
+  const logs =
+    compared.length === 0
+      ? ''
+      : `<h2>Latency added by the shared Redis log</h2><p>The same configuration run on one publisher with its file log, then on publisher instances sharing a Redis/Valkey log: the difference is what the shared log costs an update on its way (an append to Redis, each instance's blocking read of it), at the median and at p99.</p>${table(logComparisonCells(compared))}`;
   const gzip = runs.filter((run) => run.gzipReading !== undefined).map((run) => `<p>${escape(gzipNote(run))}</p>`).join('');
   const comparison = studyCells(runs);
   const study =
@@ -79,6 +90,8 @@ ${rows}
 </table>
 <p>Latency percentiles are over the elements published once every client had its first answer; the elements before that (warm-up) are counted apart. ⚠: the hypervisor stole more than ${STEAL_WARNING_PERCENT} % of the machine's CPU time during the measurement.</p>
 <p>Bytes on the wire per update: what the server sent for each update a client got, headers and framing included (an SSE event, a WebSocket frame; for polling a 200 and the 304s answered per 200), without TCP/IP. Load average: the machine's, when the run started (other work on the machine).</p>
+${instances}
+${logs}
 ${gzip}
 ${memory}
 ${study}

@@ -39,6 +39,7 @@ export const SummarySchema = Type.Object({
       clients: Type.Integer({ minimum: 1 }),
       connected: count,
       durationSeconds: Type.Number({ exclusiveMinimum: 0 }),
+      intervalSeconds: Type.Number({ exclusiveMinimum: 0 }),
       updatesPublished: count,
       updatesExpected: count,
       updatesReceived: count,
@@ -74,6 +75,21 @@ export const SummarySchema = Type.Object({
       serverCpuMilli: Type.Union([meanMax, Type.Null()]),
       fleetCpuSeconds: Type.Number({ minimum: 0 }),
       serverRssMiB: Type.Union([meanMax, Type.Null()]),
+      log: Type.Union([Type.Literal('file'), Type.Literal('redis')]),
+      serverInstances: Type.Integer({ minimum: 1 }),
+      instances: Type.Array(Type.Object({ url: Type.String(), clients: count, cpuMilli: meanMax, rssMiB: meanMax })),
+      redis: Type.Optional(
+        Type.Object({
+          url: Type.String(),
+          appendfsync: nullable(Type.Union([Type.Literal('always'), Type.Literal('everysec'), Type.Literal('no')])),
+          cpuMilli: nullable(meanMax),
+          rssMiB: nullable(meanMax),
+          usedMemoryMiB: nullable(Type.Number({ minimum: 0 })),
+          usedMemoryPeakMiB: nullable(Type.Number({ minimum: 0 })),
+        }),
+      ),
+      sourceAddresses: Type.Array(Type.String({ pattern: '^127\\.0\\.0\\.\\d{1,3}$' }), { minItems: 1 }),
+      sourceAddressesSkipped: Type.Array(Type.Object({ address: Type.String(), freePorts: count })),
       loadAverage,
       memory: nullable(
         Type.Object({
@@ -115,6 +131,18 @@ export const SummarySchema = Type.Object({
       viaProxy: Type.Optional(Type.Object({ requestsPerSecond: Type.Number({ minimum: 0 }) }, { additionalProperties: true })),
       proxyRatio: Type.Optional(Type.Number()),
     }),
+  ),
+  logComparison: Type.Optional(
+    Type.Array(
+      Type.Object({
+        run: Type.String(),
+        clients: Type.Integer({ minimum: 1 }),
+        redisInstances: Type.Integer({ minimum: 1 }),
+        file: Type.Object({ p50: Type.Number(), p99: Type.Number(), missedUpdates: count }),
+        redis: Type.Object({ p50: Type.Number(), p99: Type.Number(), missedUpdates: count }),
+        addedMs: Type.Object({ p50: Type.Number(), p99: Type.Number() }),
+      }),
+    ),
   ),
   capacityPlan: Type.Object({
     inputs: Type.Object({

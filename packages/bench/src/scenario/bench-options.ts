@@ -1,3 +1,4 @@
+import type { Appendfsync } from '../process/private-valkey.js';
 import type { GzipVerifySample } from '../fleet/gzip-verify-sample.js';
 import type { BenchMode, PollStrategyName } from '../fleet/worker-protocol.js';
 
@@ -20,8 +21,20 @@ export interface BenchOptions {
   readonly websocketClient: 'lean' | 'ws';
   readonly proxy: 'none' | 'nginx' | 'varnish';
   readonly clientProcesses: number;
-  /** Publisher worker processes (`--workers`). */
+  /** Publisher worker processes (`--workers`) of each instance. */
   readonly serverWorkers: number;
+  /** Publisher instances (`--server-instances`), each on its own port from `port`; above 1 they share a Redis log. */
+  readonly serverInstances: number;
+  /** Where the publishers keep the stream's log: each its own files (`file`), or one Redis/Valkey they share. */
+  readonly log: 'file' | 'redis';
+  /** The Redis/Valkey of `--log redis`; undefined: the bench starts a Valkey of its own. */
+  readonly redisUrl: string | undefined;
+  /** `appendfsync` of the bench's own Valkey. */
+  readonly redisAppendfsync: Appendfsync;
+  /** Client connections per 127.0.0.x source address at most (`--clients-per-address`). */
+  readonly clientsPerSourceAddress: number;
+  /** Source addresses the fleet may use: 127.0.0.1 to 127.0.0.N (`--source-addresses`). */
+  readonly sourceAddresses: number;
   readonly target: string | undefined;
   /** Where the publisher writes a V8 CPU profile when it exits (`node --cpu-prof`), or undefined for none. */
   readonly publisherCpuProfDir?: string;
@@ -49,10 +62,3 @@ export function defaultPollIntervalMs(intervalSeconds: number): number {
   return Math.min(STUDY_POLL_INTERVAL_MS, Math.round(intervalSeconds * 600));
 }
 
-/** Connections per source address before spreading over the next 127.0.0.x (of ~28 000 ports). */
-export const CONNECTIONS_PER_SOURCE_ADDRESS = 20_000;
-
-export function sourceAddresses(clients: number): string[] {
-  const count = Math.max(1, Math.ceil(clients / CONNECTIONS_PER_SOURCE_ADDRESS));
-  return Array.from({ length: count }, (_, index) => `127.0.0.${index + 1}`);
-}

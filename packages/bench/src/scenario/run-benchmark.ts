@@ -1,7 +1,6 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { streamIri } from '@rdf-stream/protocol';
 import { type ElementRow, elementLatencies } from '../analyze/element-latency.js';
 import { connectionKind, type ConnectionMemory, memoryPerConnection, peakSnapshot } from '../analyze/memory-per-connection.js';
 import { countUpdates } from '../analyze/missed-updates.js';
@@ -9,13 +8,16 @@ import { wireBytesPerUpdate } from '../analyze/wire-bytes.js';
 import { type ElementBytes, measureElementBytes } from '../collect/element-bytes.js';
 import { ElementMonitor } from '../collect/element-monitor.js';
 import { type MemorySnapshot, readMemorySnapshot } from '../collect/memory-snapshot.js';
+import { readPortRange, readPortUsage } from '../collect/port-usage.js';
 import { ProcessSampler, type ResourceSummary } from '../collect/process-sampler.js';
 import { readSystemCounters, type SystemCounters, systemDelta } from '../collect/system-counters.js';
 import type { BenchMode, GzipReading, WorkerJob, WorkerProgress, WorkerReady, WorkerReport } from '../fleet/worker-protocol.js';
 import { gzipVerifySampleClients } from '../fleet/gzip-verify-sample.js';
-import { type BenchOptions, sourceAddresses } from './bench-options.js';
+import type { BenchOptions } from './bench-options.js';
+import { InstanceSamplers, type InstanceResources, type RedisResources } from './instance-samplers.js';
 import { MemoryWatch } from './memory-watch.js';
-import { processTree, startProxy, startPublisher, stopProxy } from './services.js';
+import { startServices, viaProxy } from './run-services.js';
+import { planSourceAddresses, type SourceAddressPlan } from './source-addresses.js';
 
 
 export interface RunSummary {
@@ -23,6 +25,8 @@ export interface RunSummary {
   readonly clients: number;
   readonly connected: number;
   readonly durationSeconds: number;
+  /** The stream's interval between two elements (s). */
+  readonly intervalSeconds: number;
   readonly updatesPublished: number;
   readonly updatesExpected: number;
   readonly updatesReceived: number;
@@ -54,6 +58,17 @@ export interface RunSummary {
   /** CPU time the client fleet's worker processes used from the start of the ramp to the end of the run (s). */
   readonly fleetCpuSeconds: number;
   readonly serverRssMiB: ResourceSummary['rssMiB'] | null;
+  /** Where the publishers kept the stream's log, and how many instances served it. */
+  readonly log: BenchOptions['log'];
+  readonly serverInstances: number;
+  /** Each publisher instance apart (the `server` figures are their sum, with the proxy's). */
+  readonly instances: readonly InstanceResources[];
+  /** Log redis: the server the instances shared. */
+  readonly redis?: RedisResources;
+  /** The 127.0.0.x addresses the clients connected from. */
+  readonly sourceAddresses: readonly string[];
+  /** Addresses passed over: too few of their ports were free (open or in TIME_WAIT) for their share. */
+  readonly sourceAddressesSkipped: SourceAddressPlan['skipped'];
   readonly proxy: BenchOptions['proxy'];
   readonly pollStrategy?: BenchOptions['pollStrategy'];
   readonly sseEncoding?: BenchOptions['sseEncoding'];
@@ -114,22 +129,27 @@ export type ProgressListener = (state: { elapsedSeconds: number; totalSeconds: n
  * fleet through its ramp and measurement, and accounts for every update.
  */
 export async function runOne(options: BenchOptions, mode: BenchMode, clients: number, onProgress: ProgressListener): Promise<RunSummary> {
+  // Before anything starts: a fleet that cannot have its ports fails here, saying why, not half-connected.
+  const range = readPortRange();
+  const sources = planSourceAddresses({ clients, clientsPerAddress: options.clientsPerSourceAddress, candidates: options.sourceAddresses, range, usage: readPortUsage(range) });
   const services = await startServices(options, mode, clients);
   try {
-    const sampler = services.pids.length > 0 ? new ProcessSampler(services.pids) : undefined;
+    const sampler = services.pids.length > 0 ? new ProcessSampler([...services.pids]) : undefined;
+    const instanceSamplers = new InstanceSamplers(services);
     const monitor = new ElementMonitor();
     await monitor.start(services.directUrl);
     sampler?.start();
+    instanceSamplers.start();
     const startCounters = readSystemCounters();
     const loadAverage = loadavg().map((value) => Math.round(value * 100) / 100) as [number, number, number];
-    const baseline = services.pids.length > 0 ? readMemorySnapshot(services.pids, 0) : null;
-    const fleet = await startFleet(options, mode, clients, services.clientUrl);
+    const baseline = services.pids.length > 0 ? readMemorySnapshot([...services.pids], 0) : null;
+    const fleet = await startFleet(options, mode, clients, services.clientUrls, sources);
     const { measureFromMs } = fleet;
     const memoryWatch =
       baseline === null
         ? undefined
         : new MemoryWatch({
-            pids: services.pids,
+            pids: [...services.pids],
             clients,
             measureFromMs,
             measureUntilMs: measureFromMs + options.durationSeconds * 1000,
@@ -148,11 +168,12 @@ export async function runOne(options: BenchOptions, mode: BenchMode, clients: nu
     const reports = await fleet.stop();
     const elementBytes = await measureElementBytes(services.directUrl).catch(() => null);
     const resources = await sampler?.stop();
+    const shared = await instanceSamplers.stop((index) => dealt(clients, services.clientUrls.length, index));
     const serverCpuMs = sampler?.cpuTimeBetween(measureFromMs, endedAt) ?? null;
     monitor.stop();
     const system = { steal: systemDelta(measureCounters, endCounters), listen: systemDelta(startCounters, endCounters) };
     const memory = baseline === null || memoryWatch === undefined ? null : runMemory(mode, options, baseline, memoryWatch.idle, peakSnapshot(memoryWatch.during), measureFromMs);
-    return summarise({ options, mode, clients, connected, reports, resources, serverCpuMs, system, elementBytes, published: monitor.published, measureFromMs, endedAt, timeline, loadAverage, memory });
+    return summarise({ options, mode, clients, connected, reports, resources, serverCpuMs, system, elementBytes, published: monitor.published, measureFromMs, endedAt, timeline, loadAverage, memory, shared, sources });
   } finally {
     await services.stop();
   }
@@ -194,32 +215,8 @@ function gzipReadings(reports: readonly WorkerReport[]): GzipReading | undefined
   };
 }
 
-/** The publisher (unless `--target`) and the proxy in front of it (polling modes): URLs and pids to sample. */
-async function startServices(options: BenchOptions, mode: BenchMode, clients: number) {
-  const publisher = options.target === undefined ? await startPublisher(options, clients) : undefined;
-  const directUrl = options.target ?? streamIri(`http://127.0.0.1:${options.port}`, 'parking');
-  const proxyDir = `${options.outDir}/${options.proxy}`;
-  let proxyPid: number | undefined;
-  let clientUrl = directUrl;
-  const stop = async () => {
-    if (proxyPid !== undefined && options.proxy !== 'none') await stopProxy(options.proxy, proxyDir);
-    if (publisher) await publisher.stop();
-  };
-  try {
-    if (options.proxy !== 'none' && viaProxy(mode)) {
-      proxyPid = await startProxy(options.proxy, new URL(directUrl).host, options.port + 1, proxyDir);
-      clientUrl = directUrl.replace(`:${new URL(directUrl).port}`, `:${options.port + 1}`);
-    }
-    const pids = [...(publisher?.pid === undefined ? [] : await processTree(publisher.pid)), ...(proxyPid === undefined ? [] : [proxyPid])];
-    return { directUrl, clientUrl, pids, stop };
-  } catch (error) {
-    await stop();
-    throw error;
-  }
-}
-
-/** The polling modes go through `--proxy` (a cache); the pushed streams go to the publisher. */
-const viaProxy = (mode: BenchMode) => mode === 'poll' || mode === 'long-poll';
+/** How many of `clients` the fleet deals to the `index`th of `targets` (client i goes to target i mod targets). */
+export const dealt = (clients: number, targets: number, index: number) => Math.floor(clients / targets) + (index < clients % targets ? 1 : 0);
 
 /** Most a client worker may take to load before the run fails (milliseconds). */
 const WORKER_START_TIMEOUT_MS = 120_000;
@@ -228,9 +225,8 @@ const WORKER_START_TIMEOUT_MS = 120_000;
  * Forks the client workers and, once every one has loaded (under load that takes seconds, which
  * must not eat into the ramp), gives each its job: `clients` spread over them, the ramp starting now.
  */
-async function startFleet(options: BenchOptions, mode: BenchMode, clients: number, streamUrl: string) {
+async function startFleet(options: BenchOptions, mode: BenchMode, clients: number, streamUrls: readonly string[], sources: SourceAddressPlan) {
   const processes = Math.max(1, Math.min(options.clientProcesses, clients));
-  const addresses = sourceAddresses(clients);
   const progress = new Map<ChildProcess, WorkerProgress>();
   const workers = Array.from({ length: processes }, () =>
     fork(fileURLToPath(new URL('../fleet/client-worker.ts', import.meta.url)), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }),
@@ -242,7 +238,7 @@ async function startFleet(options: BenchOptions, mode: BenchMode, clients: numbe
     const count = Math.floor(clients / processes) + (index < clients % processes ? 1 : 0);
     const job: WorkerJob = {
       mode,
-      streamUrl,
+      streamUrls,
       clients: count,
       firstClient: first,
       totalClients: clients,
@@ -252,7 +248,7 @@ async function startFleet(options: BenchOptions, mode: BenchMode, clients: numbe
       sseEncoding: options.sseEncoding,
       gzipVerifyClients: gzipVerifySampleClients(options.gzipVerifySample, clients),
       websocketClient: options.websocketClient,
-      localAddresses: addresses,
+      localAddresses: sources.addresses,
       sampleRate: 0.1,
       requestTimeoutMs: 10_000,
       measureFromMs,
@@ -341,6 +337,8 @@ function summarise(run: {
   readonly timeline: RunSummary['timeline'];
   readonly loadAverage: RunSummary['loadAverage'];
   readonly memory: RunMemory | null;
+  readonly shared: { readonly instances: InstanceResources[]; readonly redis: RedisResources | undefined };
+  readonly sources: SourceAddressPlan;
 }): RunSummary {
   const { options, mode, reports, published, measureFromMs, endedAt } = run;
   // Warm-up ends when the last client had its first answer (never before the end of the ramp).
@@ -357,6 +355,7 @@ function summarise(run: {
     clients: run.clients,
     connected: run.connected,
     durationSeconds: options.durationSeconds,
+    intervalSeconds: options.intervalSeconds,
     updatesPublished: inWindow,
     updatesExpected: accounting.expected,
     updatesReceived: accounting.received,
@@ -379,6 +378,12 @@ function summarise(run: {
     serverCpuMilli: run.resources?.cpuMilli ?? null,
     fleetCpuSeconds: Math.round(reports.reduce((total, report) => total + report.cpuSeconds, 0) * 100) / 100,
     serverRssMiB: run.resources?.rssMiB ?? null,
+    log: options.log,
+    serverInstances: options.target === undefined ? options.serverInstances : 1,
+    instances: run.shared.instances,
+    ...(run.shared.redis === undefined ? {} : { redis: run.shared.redis }),
+    sourceAddresses: run.sources.addresses,
+    sourceAddressesSkipped: run.sources.skipped,
     proxy: viaProxy(mode) ? options.proxy : 'none',
     ...(mode === 'poll' ? { pollStrategy: options.pollStrategy } : {}),
     ...(mode === 'sse' ? { sseEncoding: options.sseEncoding } : {}),

@@ -5,18 +5,25 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { PublisherProcess, repositoryRoot } from '../process/publisher-process.js';
+import { PrivateValkey } from '../process/private-valkey.js';
+import { freePort } from '../reliability/free-port.js';
 import type { BenchOptions } from './bench-options.js';
 
 const run = promisify(execFile);
 
+/** Where the publishers of a run keep their logs: a data directory each, or one Redis/Valkey they share. */
+export type RunLog = { readonly kind: 'file' } | { readonly kind: 'redis'; readonly url: string; readonly keyPrefix: string; readonly baseUrl: string };
+
 /**
  * Starts the publisher CLI as its own process, so that its CPU and memory are measured apart.
- * Its log is durable, as by default, in a fresh data directory removed when it exits.
+ * With a file log (the default), its log is durable in a fresh data directory removed when it
+ * exits; with a Redis log, every instance gets the same flags (one of them takes the source's
+ * lease, the others serve what it appends).
  */
-export async function startPublisher(options: BenchOptions, clients: number): Promise<PublisherProcess> {
+export async function startPublisher(options: BenchOptions, clients: number, port = options.port, log: RunLog = { kind: 'file' }): Promise<PublisherProcess> {
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-publisher-'));
   const publisher = await PublisherProcess.start({
-    port: options.port,
+    port,
     nodeOptions: options.publisherCpuProfDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', options.publisherCpuProfDir],
     flags: [
       '--interval', String(options.intervalSeconds),
@@ -29,6 +36,7 @@ export async function startPublisher(options: BenchOptions, clients: number): Pr
       '--max-event-loop-turn-ms', '0',
       '--workers', String(options.serverWorkers ?? 1),
       '--data-dir', dataDir,
+      ...(log.kind === 'redis' ? ['--log', 'redis', '--redis-url', log.url, '--redis-key-prefix', log.keyPrefix, '--base-url', log.baseUrl] : []),
       '--log-level', 'info', '--log-format', 'json',
     ],
   }).catch((error: unknown) => {
@@ -37,6 +45,41 @@ export async function startPublisher(options: BenchOptions, clients: number): Pr
   });
   void publisher.exited.then(() => rmSync(dataDir, { recursive: true, force: true }));
   return publisher;
+}
+
+/** The publishers of a run and the Redis/Valkey they share (the bench's own unless `--redis-url`). */
+export interface ServerInstances {
+  readonly publishers: readonly PublisherProcess[];
+  /** Log redis only: the server's URL, and the bench's own Valkey when it started one. */
+  readonly redis?: { readonly url: string; readonly own: PrivateValkey | undefined };
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `instances` publishers on consecutive ports from `--port`: one with a file log, or
+ * several sharing one Redis/Valkey (started here on a free port unless `--redis-url`), each
+ * run under a key prefix of its own so that no run reads another's log, and all with the first's
+ * base URL (every instance of a stream must name it the same). They start one after the other:
+ * the first takes the source's lease before the others ask for it.
+ */
+export async function startServerInstances(options: BenchOptions, log: 'file' | 'redis', instances: number, clients: number): Promise<ServerInstances> {
+  const own = log === 'redis' && options.redisUrl === undefined ? await PrivateValkey.start(await freePort(), options.redisAppendfsync) : undefined;
+  const redisUrl = own?.url ?? options.redisUrl;
+  // One base URL for all, the first instance's: the address the documents name, as a load balancer's would be.
+  const runLog: RunLog =
+    log === 'redis' && redisUrl !== undefined ? { kind: 'redis', url: redisUrl, keyPrefix: `bench-${Date.now()}-${process.pid}`, baseUrl: `http://127.0.0.1:${options.port}` } : { kind: 'file' };
+  const publishers: PublisherProcess[] = [];
+  const stop = async () => {
+    await Promise.all(publishers.map((publisher) => publisher.stop()));
+    await own?.stop();
+  };
+  try {
+    for (let index = 0; index < instances; index++) publishers.push(await startPublisher(options, clients, options.port + index, runLog));
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { publishers, ...(runLog.kind === 'redis' ? { redis: { url: runLog.url, own } } : {}), stop };
 }
 
 /** Stops a helper process of the bench (not a publisher: `PublisherProcess.stop`) with SIGTERM. */

@@ -12,11 +12,16 @@ const run = promisify(execFile);
 const out = mkdtempSync(join(tmpdir(), 'bench-'));
 afterAll(() => rmSync(out, { recursive: true, force: true }));
 
-describe('pnpm bench refuses what one publisher process cannot hold, saying why', () => {
+describe('pnpm bench refuses what cannot run, saying why', () => {
   const cli = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
   it.each([
     [['--mode', 'sse', '--clients', '25000'], /25000 clients need more than 19000 connections per publisher process \(at most 20 000 open files per process\): use --server-workers 2 or more/],
     [['--mode', 'sse', '--clients', '40000', '--server-workers', '2'], /use --server-workers 3 or more/],
+    [['--mode', 'sse', '--clients', '100', '--server-instances', '2'], /several --server-instances serve one stream only through a shared log: add --log redis/],
+    [['--mode', 'poll', '--clients', '100', '--server-instances', '2', '--log', 'redis', '--proxy', 'nginx'], /--proxy fronts one publisher/],
+    [['--mode', 'sse', '--clients', '100', '--source-addresses', '300'], /--source-addresses is at most 254/],
+    // More clients than one address has ports: refused before anything starts.
+    [['--mode', 'sse', '--clients', '30000', '--server-workers', '2', '--source-addresses', '1'], /30000 client connections need 30000 free ephemeral ports, but 127\.0\.0\.1 has \d+ free .*--source-addresses 2/],
   ])('%j', async (args, message) => {
     const failure = await run(process.execPath, ['--import', 'tsx', cli, ...args], { cwd: fileURLToPath(new URL('../..', import.meta.url)) }).then(
       () => undefined,

@@ -16,4 +16,9 @@ describe('runLabel', () => {
     expect(runLabel({ mode: 'sse', proxy: 'none' })).toBe('sse');
     expect(runLabel({ mode: 'poll', proxy: 'nginx' })).toBe('poll + nginx');
   });
+
+  it('says when publisher instances shared a Redis log, and how many; a file log is the default, unnamed', () => {
+    expect(runLabel({ mode: 'sse', sseEncoding: 'identity', proxy: 'none', log: 'redis', serverInstances: 2 })).toBe('sse (identity) on 2 × redis');
+    expect(runLabel({ mode: 'sse', sseEncoding: 'identity', proxy: 'none', log: 'file', serverInstances: 1 })).toBe('sse (identity)');
+  });
 });

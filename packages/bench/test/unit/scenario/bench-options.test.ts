@@ -1,11 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import {
   BYTES_PER_FACILITY,
-  CONNECTIONS_PER_SOURCE_ADDRESS,
   defaultPollIntervalMs,
   ELEMENT_OVERHEAD_BYTES,
   facilitiesForPayload,
-  sourceAddresses,
 } from '../../../src/scenario/bench-options.js';
 
 describe('facilitiesForPayload', () => {
@@ -25,24 +23,6 @@ describe('facilitiesForPayload', () => {
   it('gives at least one facility, however small the payload asked for', () => {
     expect(facilitiesForPayload(ELEMENT_OVERHEAD_BYTES)).toBe(1);
     expect(facilitiesForPayload(0)).toBe(1);
-  });
-});
-
-describe('sourceAddresses', () => {
-  it('spreads connections over several 127.0.0.x addresses beyond 20 000 per address', () => {
-    expect(sourceAddresses(8_000)).toEqual(['127.0.0.1']);
-    expect(sourceAddresses(25_000)).toEqual(['127.0.0.1', '127.0.0.2']);
-  });
-
-  it('fills an address up to CONNECTIONS_PER_SOURCE_ADDRESS exactly before taking the next', () => {
-    expect(sourceAddresses(CONNECTIONS_PER_SOURCE_ADDRESS)).toEqual(['127.0.0.1']);
-    expect(sourceAddresses(CONNECTIONS_PER_SOURCE_ADDRESS + 1)).toEqual(['127.0.0.1', '127.0.0.2']);
-    expect(sourceAddresses(3 * CONNECTIONS_PER_SOURCE_ADDRESS)).toHaveLength(3);
-    expect(sourceAddresses(3 * CONNECTIONS_PER_SOURCE_ADDRESS + 1)).toEqual(['127.0.0.1', '127.0.0.2', '127.0.0.3', '127.0.0.4']);
-  });
-
-  it('always gives one address, even for no clients', () => {
-    expect(sourceAddresses(0)).toEqual(['127.0.0.1']);
   });
 });
 

@@ -1,0 +1,63 @@
+import { existsSync } from 'node:fs';
+import { streamIri } from '@rdf-stream/protocol';
+import { readRedisInfo } from '../collect/redis-info.js';
+import type { BenchMode } from '../fleet/worker-protocol.js';
+import type { BenchOptions } from './bench-options.js';
+import { processTree, type ServerInstances, startProxy, startServerInstances, stopProxy } from './services.js';
+
+/** A run's services as the run samples them. */
+export interface RunServices {
+  /** The stream on the first publisher: what the run's monitor watches and `/latest` is sized on. */
+  readonly directUrl: string;
+  /** Where the clients go, dealt round-robin: each publisher instance, or the proxy. */
+  readonly clientUrls: readonly string[];
+  /** The publishers' processes and the proxy's, summed as "server" (as the study measured its pod). */
+  readonly pids: readonly number[];
+  /** Each publisher instance: its stream URL and its processes (a cluster primary and its workers). */
+  readonly instances: ReadonlyArray<{ readonly url: string; readonly pids: readonly number[] }>;
+  /** Log redis: the server's URL, pid (when it runs on this machine) and `appendfsync` (when the bench started it). */
+  readonly redis?: { readonly url: string; readonly pid: number | null; readonly appendfsync: string | null };
+  stop(): Promise<void>;
+}
+
+/** The polling modes go through `--proxy` (a cache); the pushed streams go to the publisher. */
+export const viaProxy = (mode: BenchMode) => mode === 'poll' || mode === 'long-poll';
+
+/**
+ * The publishers (unless `--target`), the Redis/Valkey they share (log redis) and the proxy in
+ * front of them (polling modes, one instance): URLs and pids to sample.
+ */
+export async function startServices(options: BenchOptions, mode: BenchMode, clients: number): Promise<RunServices> {
+  const servers: ServerInstances | undefined = options.target === undefined ? await startServerInstances(options, options.log, options.serverInstances, clients) : undefined;
+  const instanceUrls = servers?.publishers.map((publisher) => streamIri(publisher.url, 'parking')) ?? [options.target!];
+  const directUrl = instanceUrls[0]!;
+  const proxyDir = `${options.outDir}/${options.proxy}`;
+  const proxyPort = options.port + options.serverInstances;
+  let proxyPid: number | undefined;
+  let clientUrls = instanceUrls;
+  const stop = async () => {
+    if (proxyPid !== undefined && options.proxy !== 'none') await stopProxy(options.proxy, proxyDir);
+    await servers?.stop();
+  };
+  try {
+    if (options.proxy !== 'none' && viaProxy(mode)) {
+      proxyPid = await startProxy(options.proxy, new URL(directUrl).host, proxyPort, proxyDir);
+      clientUrls = [directUrl.replace(`:${new URL(directUrl).port}`, `:${proxyPort}`)];
+    }
+    const instances = await Promise.all((servers?.publishers ?? []).map(async (publisher, index) => ({ url: instanceUrls[index]!, pids: await processTree(publisher.pid) })));
+    const pids = [...instances.flatMap((instance) => instance.pids), ...(proxyPid === undefined ? [] : [proxyPid])];
+    const redis = servers?.redis === undefined ? undefined : { url: servers.redis.url, pid: servers.redis.own?.pid ?? (await localRedisPid(servers.redis.url)), appendfsync: servers.redis.own?.appendfsync ?? null };
+    return { directUrl, clientUrls, pids, instances, ...(redis === undefined ? {} : { redis }), stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+/** The pid of a Redis/Valkey given by `--redis-url`, when it runs on this machine (its INFO's `process_id` is in /proc). */
+async function localRedisPid(url: string): Promise<number | null> {
+  const host = new URL(url).hostname;
+  if (!['127.0.0.1', 'localhost', '[::1]'].includes(host)) return null;
+  const { pid } = await readRedisInfo(url).catch(() => ({ pid: null }));
+  return pid !== null && existsSync(`/proc/${pid}`) ? pid : null;
+}

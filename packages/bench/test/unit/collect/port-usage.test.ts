@@ -1,0 +1,72 @@
+import { describe, expect, it } from 'vitest';
+import { parsePortRange, parseProcNetTcp, portUsage, readPortRange, readPortUsage } from '../../../src/collect/port-usage.js';
+
+const HEADER = '  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode';
+const line = (local: string, state: string, timer = '00:00000000') =>
+  `   0: ${local} 0100007F:4A04 ${state} 00000000:00000000 ${timer} 00000000  1000        0 0 1 0000000000000000 20 4 30 10 -1`;
+
+describe('parseProcNetTcp', () => {
+  it('reads the local address and port, and how long a TIME_WAIT socket still holds its port', () => {
+    const text = [HEADER, line('0100007F:8000', '01'), line('0200007F:8001', '06', '03:00000BB8'), line('00000000:8002', '0A'), ''].join('\n');
+    expect(parseProcNetTcp(text)).toEqual([
+      { address: '127.0.0.1', port: 0x8000, timeWait: false, expiresInSeconds: 0 },
+      // 3000 clock ticks of 10 ms: 30 s.
+      { address: '127.0.0.2', port: 0x8001, timeWait: true, expiresInSeconds: 30 },
+      { address: '*', port: 0x8002, timeWait: false, expiresInSeconds: 0 },
+    ]);
+  });
+
+  it('reads IPv4-mapped IPv6 addresses as IPv4, and the IPv6 wildcard as the wildcard', () => {
+    const text = [HEADER, line('0000000000000000FFFF00000300007F:8000', '01'), line('00000000000000000000000000000000:8001', '0A'), line('00000000000000000000000001000000:8002', '0A')].join('\n');
+    expect(parseProcNetTcp(text).map((entry) => entry.address)).toEqual(['127.0.0.3', '*', 'ipv6:00000000000000000000000001000000']);
+  });
+
+  it('skips lines it cannot read', () => {
+    expect(parseProcNetTcp(`${HEADER}\n   0: nonsense\n\n`)).toEqual([]);
+  });
+});
+
+describe('portUsage', () => {
+  const range = { low: 40_000, high: 40_099 };
+  it('counts open and TIME_WAIT ports of the range per address, each port once, with the latest TIME_WAIT expiry', () => {
+    const usage = portUsage(
+      [
+        { address: '127.0.0.1', port: 40_000, timeWait: false, expiresInSeconds: 0 },
+        { address: '127.0.0.1', port: 40_000, timeWait: false, expiresInSeconds: 0 },
+        { address: '127.0.0.1', port: 40_001, timeWait: true, expiresInSeconds: 12 },
+        { address: '127.0.0.1', port: 40_002, timeWait: true, expiresInSeconds: 55 },
+        { address: '127.0.0.1', port: 18_900, timeWait: false, expiresInSeconds: 0 },
+        { address: '*', port: 40_050, timeWait: false, expiresInSeconds: 0 },
+      ],
+      range,
+    );
+    expect(Object.fromEntries(usage)).toEqual({
+      '127.0.0.1': { inUse: 1, timeWait: 2, timeWaitClearsInSeconds: 55 },
+      '*': { inUse: 1, timeWait: 0, timeWaitClearsInSeconds: 0 },
+    });
+  });
+});
+
+describe('parsePortRange', () => {
+  it('reads ip_local_port_range, and nothing from a malformed one', () => {
+    expect(parsePortRange('32768\t60999\n')).toEqual({ low: 32_768, high: 60_999 });
+    expect(parsePortRange('60999 32768')).toBeUndefined();
+    expect(parsePortRange('')).toBeUndefined();
+  });
+});
+
+describe('readPortUsage (Linux)', () => {
+  it('sees a socket this process holds on an ephemeral port', async () => {
+    const { createServer } = await import('node:net');
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as { port: number };
+    try {
+      const range = readPortRange();
+      expect(port).toBeGreaterThanOrEqual(range.low);
+      expect(readPortUsage(range).get('127.0.0.1')?.inUse).toBeGreaterThanOrEqual(1);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
