@@ -10,7 +10,7 @@ const LEAST_VERSION = [7, 2] as const;
 /** Milliseconds a connection attempt may take. */
 const CONNECT_TIMEOUT_MS = 5_000;
 /** Longest pause between two reconnection attempts (milliseconds). */
-const MAX_RECONNECT_DELAY_MS = 2_000;
+const MAX_RECONNECT_DELAY_MS = 1_000;
 
 function bufferClient(url: string, onceConnected: () => boolean) {
   return createClient({

@@ -60,7 +60,7 @@ export interface RedisEventLogOptions {
 /** Entries read at once by the follower (count). */
 const READ_BATCH = 256;
 /** Most pause between two attempts of the follower after an error (milliseconds). */
-const MAX_FOLLOW_BACKOFF_MS = 2_000;
+const MAX_FOLLOW_BACKOFF_MS = 1_000;
 
 const documentBytes = (element: LoggedElement) =>
   Object.values(element.documents).reduce((sum, document) => sum + document.length, 0) + element.graph.length + 64;
