@@ -1,8 +1,8 @@
 import { request as httpRequest } from 'node:http';
-import { createGunzip } from 'node:zlib';
-import { EVENT_STREAM_MEDIA_TYPE, mediaTypes, parseElementId, streamResources, streamResourceSegments } from '@rdf-stream/protocol';
-import { createParser } from 'eventsource-parser';
+import { constants, inflateRawSync } from 'node:zlib';
+import { elementId, EVENT_STREAM_MEDIA_TYPE, mediaTypes, parseElementId, streamResources, streamResourceSegments } from '@rdf-stream/protocol';
 import { request } from 'undici';
+import { GzipEventSplitter } from '../fleet/gzip-event-splitter.js';
 import { websocketFrameBytes } from './websocket-frame-bytes.js';
 
 /** What one update costs on the wire (bytes, server to client), as the publisher serves it now. */
@@ -63,47 +63,46 @@ export async function measureElementBytes(streamUrl: string): Promise<ElementByt
 const EVENT_READ_TIMEOUT_MS = 5_000;
 
 /**
- * One element's event on a gzip event stream, in bytes on the wire: the stream resumed after
- * element N−2 carries the same header, preamble and element N as the one resumed after N−1, plus
- * element N−1; the difference is that one event, compressed as every gzip subscriber gets it.
+ * One element's event on a gzip event stream, in bytes on the wire, exactly: the stream resumed
+ * after element N−1 carries element N; the publisher compresses each message alone and ends it
+ * with a sync flush, so the event is the piece (`GzipEventSplitter`) whose text is element N's
+ * event — compressed as every gzip subscriber gets it. Null when the stream is not compressed or
+ * the element is not met within `EVENT_READ_TIMEOUT_MS`.
  */
-async function gzipEventBytes(eventsUrl: string, epoch: string, latestSeq: number): Promise<number | null> {
-  if (latestSeq < 3) return null;
-  const one = await wireBytesUntil(eventsUrl, `${epoch}-${latestSeq - 1}`, 1);
-  const two = await wireBytesUntil(eventsUrl, `${epoch}-${latestSeq - 2}`, 2);
-  // A chunk can carry more than the events counted (a heartbeat, a newer element published
-  // between the two reads): then the difference is not one event's size, and it stays unknown.
-  return two > one ? two - one : null;
-}
-
-/** The body bytes received (compressed) by the time `events` elements have been decoded. */
-function wireBytesUntil(eventsUrl: string, lastEventId: string, events: number): Promise<number> {
+function gzipEventBytes(eventsUrl: string, epoch: string, latestSeq: number): Promise<number | null> {
+  if (latestSeq < 2) return Promise.resolve(null);
+  const wanted = `id: ${elementId(epoch, latestSeq)}\n`;
   return new Promise((resolve, reject) => {
     const req = httpRequest(
       eventsUrl,
-      { headers: { accept: EVENT_STREAM_MEDIA_TYPE, 'accept-encoding': 'gzip', 'last-event-id': lastEventId }, signal: AbortSignal.timeout(EVENT_READ_TIMEOUT_MS) },
+      {
+        headers: { accept: EVENT_STREAM_MEDIA_TYPE, 'accept-encoding': 'gzip', 'last-event-id': elementId(epoch, latestSeq - 1) },
+        signal: AbortSignal.timeout(EVENT_READ_TIMEOUT_MS),
+      },
       (response) => {
         if (response.headers['content-encoding'] !== 'gzip') {
           req.destroy();
-          reject(new Error('the event stream is not gzip-compressed'));
+          resolve(null);
           return;
         }
-        let bytes = 0;
-        let seen = 0;
-        response.on('data', (chunk: Buffer) => void (bytes += chunk.length));
-        const parser = createParser({
-          onEvent: (event) => {
-            if (event.event !== undefined || ++seen < events) return;
-            req.destroy();
-            resolve(bytes);
-          },
+        const splitter = new GzipEventSplitter();
+        // A piece cut at `00 00 ff ff` inside compressed data is not a whole message: joined to the next.
+        let carried: Buffer | undefined;
+        response.on('data', (chunk: Buffer) => {
+          for (const piece of splitter.push(chunk)) {
+            const whole = carried === undefined ? piece : Buffer.concat([carried, piece]);
+            const text = inflateRawSync(whole, { finishFlush: constants.Z_SYNC_FLUSH }).toString('utf8');
+            carried = text.endsWith('\n') ? undefined : whole;
+            if (carried === undefined && text.includes(wanted)) {
+              req.destroy();
+              resolve(whole.length);
+              return;
+            }
+          }
         });
-        const body = response.pipe(createGunzip());
-        body.setEncoding('utf8').on('data', (text: string) => parser.feed(text));
-        body.on('error', reject);
       },
     );
-    req.on('error', reject);
+    req.on('error', (error) => (error.name === 'AbortError' ? resolve(null) : reject(error)));
     req.end();
   });
 }
