@@ -18,6 +18,7 @@ import { type BenchOptions, defaultPollIntervalMs, facilitiesForPayload } from '
 import { runOne, type RunSummary } from './scenario/run-benchmark.js';
 import { DEFAULT_CLIENTS_PER_SOURCE_ADDRESS, DEFAULT_SOURCE_ADDRESSES, MAX_SOURCE_ADDRESSES, SourcePortsExhaustedError } from './scenario/source-addresses.js';
 import { type Appendfsync, appendfsyncPolicies } from './process/private-valkey.js';
+import { goalRows, goalTable } from './report/goals.js';
 import { logComparison, logComparisonTable } from './report/log-comparison.js';
 import { instanceTable } from './report/instance-table.js';
 import { runUpstreamScenario, upstreamTable } from './scenario/run-upstream.js';
@@ -32,6 +33,16 @@ const clientList = (value: string) => {
   if (counts.some((count) => !Number.isInteger(count) || count < 1)) throw new InvalidArgumentError('expected N or a list N,N,…');
   return counts;
 };
+
+/** A comma-separated list of `choices` (each once, in the order given). */
+const choiceList =
+  <T extends string>(choices: readonly T[]) =>
+  (value: string): T[] => {
+    const items = [...new Set(value.split(',').map((part) => part.trim()))];
+    const unknown = items.filter((item) => !(choices as readonly string[]).includes(item));
+    if (unknown.length > 0 || items.length === 0) throw new InvalidArgumentError(`expected one or more of ${choices.join(', ')}, comma-separated`);
+    return items as T[];
+  };
 
 const positiveInteger = (what: string) => (value: string) => {
   const parsed = Number(value);
@@ -56,14 +67,22 @@ const program = new Command('pnpm bench')
   .option('--change-interval <seconds>', 'upstream scenario: seconds between two changes of the upstream list', positive('change interval'), 20)
   .option('--upstream-poll <seconds>', 'upstream scenario: how often the pollers and the publisher ask the upstream', positive('upstream poll'), 5)
   .option('--upstream-changes <n>', 'upstream scenario: car parks of 13 that change at each change', positive('upstream changes'), 1)
-  .addOption(new Option('--mode <mode>', 'what the clients do').choices([...benchModes, 'all']).default('poll'))
+  .addOption(
+    new Option('--mode <list>', `what the clients do: ${benchModes.join(', ')}, a list such as poll,sse, or all`)
+      .argParser((value: string) => (value === 'all' ? [...benchModes] : choiceList(benchModes)(value)))
+      .default(['poll'], 'poll'),
+  )
   .option('--clients <N|list>', 'clients, or a sweep such as 100,1000,2000,4000,8000', clientList, [1000])
   .option('--duration <seconds>', 'measured time after the ramp', positive('duration'), 30)
   .option('--ramp <seconds>', 'clients start at staggered times over this period', positive('ramp'), 10)
   .option('--interval <seconds>', 'update interval of the stream', positive('interval'), 5)
   .option('--payload <bytes>', 'element size in bytes of Turtle (the study: 5200)', positive('payload'), 5_400)
   .option('--poll-interval <ms>', 'fixed polling: pause after each response (default: 500, or 0.6 × the interval when shorter)', positive('poll interval'))
-  .addOption(new Option('--poll-strategy <name>', 'fixed (the study), smart (the client library\'s schedule) or smart-hold (asking before each element is due, held until it comes)').choices([...pollStrategyNames]).default('fixed'))
+  .addOption(
+    new Option('--poll-strategy <list>', 'fixed (the study), smart (the client library\'s schedule) or smart-hold (asking before each element is due, held until it comes); a list such as fixed,smart runs polling once per strategy')
+      .argParser(choiceList(pollStrategyNames))
+      .default(['fixed'], 'fixed'),
+  )
   .addOption(new Option('--sse-encoding <name>', 'what SSE clients accept: identity (the study) or gzip (as browsers)').choices(['identity', 'gzip']).default('identity'))
   .option('--gzip-verify-sample <N%|N>', 'with --sse-encoding gzip: clients that inflate their whole stream and check what the others read without inflating (a share such as 1%, or a number)', verifySample, DEFAULT_GZIP_VERIFY_SAMPLE)
   .addOption(new Option('--websocket-client <name>', 'WebSocket subscribers: lean (RFC 6455 over a bare socket) or ws (the ws library\'s client, about a fifth more CPU per update)').choices(['lean', 'ws']).default('lean'))
@@ -90,8 +109,8 @@ const program = new Command('pnpm bench')
 program.parse(process.argv.filter((arg) => arg !== '--'));
 const flags = program.opts<{
   scenario: 'study' | 'upstream'; changeInterval: number; upstreamPoll: number; upstreamChanges: number;
-  mode: BenchMode | 'all'; clients: number[]; duration: number; ramp: number; interval: number; payload: number;
-  pollInterval: number | undefined; pollStrategy: PollStrategyName; sseEncoding: 'identity' | 'gzip'; gzipVerifySample: GzipVerifySample; websocketClient: 'lean' | 'ws'; proxy: 'none' | 'nginx' | 'varnish'; serverWorkers: number;
+  mode: BenchMode[]; clients: number[]; duration: number; ramp: number; interval: number; payload: number;
+  pollInterval: number | undefined; pollStrategy: PollStrategyName[]; sseEncoding: 'identity' | 'gzip'; gzipVerifySample: GzipVerifySample; websocketClient: 'lean' | 'ws'; proxy: 'none' | 'nginx' | 'varnish'; serverWorkers: number;
   serverInstances: number; log: 'file' | 'redis'; redisUrl?: string; redisAppendfsync: Appendfsync; compareLog?: Array<'file' | 'redis'>; clientsPerAddress: number; sourceAddresses: number;
   clientProcesses: number; target?: string; cpuProf?: string; out: string; seed: number; port: number;
   throughputDuration: number; throughputConnections: number; throughputThreads: number; latencyTarget: number;
@@ -132,7 +151,7 @@ const MAX_CONNECTIONS_PER_PUBLISHER = 19_000;
 const fewestInstances = logs.includes('file') ? 1 : flags.serverInstances;
 const tooMany = flags.clients.filter((count) => count > MAX_CONNECTIONS_PER_PUBLISHER * flags.serverWorkers * fewestInstances);
 // Polling behind a proxy is the one case where the publisher does not hold a connection per client.
-if (tooMany.length > 0 && flags.target === undefined && !(flags.mode === 'poll' && flags.proxy !== 'none')) {
+if (tooMany.length > 0 && flags.target === undefined && !(flags.mode.every((mode) => mode === 'poll') && flags.proxy !== 'none')) {
   console.error(
     `pnpm bench: ${tooMany.join(', ')} clients need more than ${MAX_CONNECTIONS_PER_PUBLISHER} connections per publisher process ` +
       `(at most 20 000 open files per process): use --server-workers ${Math.ceil(Math.max(...tooMany) / MAX_CONNECTIONS_PER_PUBLISHER)} or more`,
@@ -140,14 +159,14 @@ if (tooMany.length > 0 && flags.target === undefined && !(flags.mode === 'poll' 
   process.exit(2);
 }
 const options: BenchOptions = {
-  modes: flags.mode === 'all' ? benchModes : [flags.mode],
+  modes: flags.mode,
   clientCounts: flags.clients,
   durationSeconds: flags.duration,
   rampSeconds: flags.ramp,
   intervalSeconds: flags.interval,
   facilities: facilitiesForPayload(flags.payload),
   pollIntervalMs: flags.pollInterval ?? defaultPollIntervalMs(flags.interval),
-  pollStrategy: flags.pollStrategy,
+  pollStrategy: flags.pollStrategy[0] as PollStrategyName,
   sseEncoding: flags.sseEncoding,
   gzipVerifySample: flags.gzipVerifySample,
   websocketClient: flags.websocketClient,
@@ -170,10 +189,12 @@ const options: BenchOptions = {
 const runs: RunSummary[] = [];
 /** Each compared log runs everything: a file log on one instance, a Redis log on `--server-instances`. */
 const legs = logs.map((log): BenchOptions => ({ ...options, log, serverInstances: log === 'file' && flags.compareLog !== undefined ? 1 : options.serverInstances }));
-for (const leg of legs) for (const mode of options.modes) {
+/** Polling runs once per strategy asked for (the goals compare them); every other mode once. */
+const variants = (leg: BenchOptions, mode: BenchMode): BenchOptions[] => (mode === 'poll' ? flags.pollStrategy.map((pollStrategy) => ({ ...leg, pollStrategy })) : [leg]);
+for (const base of legs) for (const mode of options.modes) for (const leg of variants(base, mode)) {
   for (const clients of options.clientCounts) {
     const bar = new SingleBar({
-      format: `${mode.padEnd(9)} ${String(clients).padStart(6)} clients${leg.log === 'redis' ? ` on ${leg.serverInstances} × redis` : ''} [{bar}] {elapsed}/{total_s} s · connected {connected} · updates {updates}`,
+      format: `${(mode === 'poll' && flags.pollStrategy.length > 1 ? `poll (${leg.pollStrategy})` : mode).padEnd(9)} ${String(clients).padStart(6)} clients${leg.log === 'redis' ? ` on ${leg.serverInstances} × redis` : ''} [{bar}] {elapsed}/{total_s} s · connected {connected} · updates {updates}`,
       hideCursor: true,
       noTTYOutput: true,
       notTTYSchedule: 5_000,
@@ -253,4 +274,6 @@ const instances = instanceTable(runs);
 if (instances !== '') console.log(`\n${instances}`);
 const comparison = logComparison(runs);
 if (comparison.length > 0) console.log(`\n${logComparisonTable(comparison)}`);
+const goals = goalRows(runs);
+if (goals.length > 0) console.log(`\n${goalTable(goals)}`);
 console.log(`\n${Object.values(written).join('\n')}`);

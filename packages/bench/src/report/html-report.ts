@@ -9,6 +9,7 @@ import { MEMORY_TABLE_NOTES, memoryCells } from './memory-table.js';
 import { gzipNote } from './gzip-note.js';
 import { runLabel } from './run-label.js';
 import { INSTANCE_TABLE_NOTE, instanceCells } from './instance-table.js';
+import { goalCells, goalRows } from './goals.js';
 import { logComparison, logComparisonCells } from './log-comparison.js';
 import { studyCells } from './study-table.js';
 import { WIND_STUDY_DIFFERENCES, WIND_STUDY_POLL_RATIO } from '../analyze/wind-study.js';
@@ -66,6 +67,11 @@ export function writeReport(outDir: string, summary: Record<string, unknown>, ru
     compared.length === 0
       ? ''
       : `<h2>Latency added by the shared Redis log</h2><p>The same configuration run on one publisher with its file log, then on publisher instances sharing a Redis/Valkey log: the difference is what the shared log costs an update on its way (an append to Redis, each instance's blocking read of it), at the median and at p99.</p>${table(logComparisonCells(compared))}`;
+  const goalList = goalRows(runs);
+  const goals =
+    goalList.length === 0
+      ? ''
+      : `<h2>Goals</h2><p>Each run of a mode the project holds to a goal, beside the run it is measured against (same client count, same log): p99 in ms, server CPU in µs per update.</p>${table(goalCells(goalList))}`;
   const gzip = runs.filter((run) => run.gzipReading !== undefined).map((run) => `<p>${escape(gzipNote(run))}</p>`).join('');
   const comparison = studyCells(runs);
   const study =
@@ -92,6 +98,7 @@ ${rows}
 <p>Bytes on the wire per update: what the server sent for each update a client got, headers and framing included (an SSE event, a WebSocket frame; for polling a 200 and the 304s answered per 200), without TCP/IP. Load average: the machine's, when the run started (other work on the machine).</p>
 ${instances}
 ${logs}
+${goals}
 ${gzip}
 ${memory}
 ${study}

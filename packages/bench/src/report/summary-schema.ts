@@ -144,6 +144,22 @@ export const SummarySchema = Type.Object({
       }),
     ),
   ),
+  goals: Type.Optional(
+    Type.Array(
+      Type.Object({
+        goal: Type.String(),
+        run: Type.String(),
+        clients: Type.Integer({ minimum: 1 }),
+        figure: Type.Union([Type.Number(), Type.Null()]),
+        reference: Type.Union([Type.String(), Type.Null()]),
+        referenceFigure: Type.Union([Type.Number(), Type.Null()]),
+        value: Type.Union([Type.Number(), Type.Null()]),
+        bound: Type.Number(),
+        met: Type.Union([Type.Boolean(), Type.Null()]),
+        missing: Type.Optional(Type.String()),
+      }),
+    ),
+  ),
   capacityPlan: Type.Object({
     inputs: Type.Object({
       cpuMicrosPerUpdate: Type.Object({

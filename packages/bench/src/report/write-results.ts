@@ -10,6 +10,7 @@ import { benchCharts } from './charts.js';
 import { writeReport } from './html-report.js';
 import { gzipNote } from './gzip-note.js';
 import { runLabel } from './run-label.js';
+import { goalCells, goalRows } from './goals.js';
 import { logComparison, logComparisonCells } from './log-comparison.js';
 import { INSTANCE_TABLE_NOTE, instanceCells } from './instance-table.js';
 
@@ -41,6 +42,7 @@ export async function writeResults(
     memoryPerConnection: connectionMemoryRows(runs),
     ...(throughput ? { throughput: { ...throughput.publisher, ...(throughput.proxy ? { viaProxy: throughput.proxy, proxyRatio: Math.round((throughput.proxy.requestsPerSecond / throughput.publisher.requestsPerSecond) * 100) / 100 } : {}) } } : {}),
     ...(logComparison(runs).length > 0 ? { logComparison: logComparison(runs) } : {}),
+    ...(goalRows(runs).length > 0 ? { goals: goalRows(runs) } : {}),
     capacityPlan: plan,
     ...(mal ? { mal } : {}),
   };
@@ -127,6 +129,7 @@ export function markdownReport(command: string, runs: readonly RunSummary[]): st
   const results = resultCells(runs);
   const instances = instanceCells(runs);
   const compared = logComparison(runs);
+  const goals = goalRows(runs);
   return [
     '# Benchmark report',
     '',
@@ -139,6 +142,7 @@ export function markdownReport(command: string, runs: readonly RunSummary[]): st
     ...results.notes.map((note) => `- ${note}`),
     ...(instances.rows.length === 0 ? [] : ['', '## Publisher instances and their shared log', '', markdownTable(instances), '', INSTANCE_TABLE_NOTE]),
     ...(compared.length === 0 ? [] : ['', '## Latency added by the shared Redis log', '', markdownTable(logComparisonCells(compared))]),
+    ...(goals.length === 0 ? [] : ['', '## Goals', '', markdownTable(goalCells(goals))]),
     '',
   ].join('\n');
 }
