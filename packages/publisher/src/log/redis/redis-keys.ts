@@ -5,10 +5,10 @@
  *
  * | key                         | type   | holds                                                        |
  * |-----------------------------|--------|--------------------------------------------------------------|
- * | `{p:s}:meta`                | hash   | `epoch`, `seq` (the newest element's), `pageElements`        |
+ * | `{p:s}:meta`                | hash   | `epoch`, `seq` (the newest element's), `pageElements`, `baseUrl` |
  * | `{p:s}:log`                 | stream | one entry per element, id `<seq>-0`, field `r`: the record  |
  * | `{p:s}:lease`               | string | the token of the instance that runs the stream's source     |
- * | `{p:s}:idem:<key>`          | string | `<epoch> <seq> <fingerprint>` of an ingest Idempotency-Key  |
+ * | `{p:s}:idem:<key>`          | string | `<epoch> <seq> <generatedAtMs> <fingerprint>` of an ingest Idempotency-Key |
  *
  * The Solid notification channels are the publisher's, not a stream's: see `channelKeys`.
  */
