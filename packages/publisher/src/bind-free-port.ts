@@ -20,3 +20,18 @@ export function boundPort(server: Server): number {
   if (address === null || typeof address === 'string') throw new TypeError('not listening on a TCP port');
   return address.port;
 }
+
+/**
+ * A port free a moment ago, for processes that must all name it before any of them listens:
+ * `--port 0` with workers (the cluster's writer and workers, or the instances on a shared log)
+ * mint the same IRIs, so the port is picked before anything is built. The workers bind it later,
+ * through the primary (node:cluster shares one socket): the probe is closed first, and another
+ * process could take the port in between — the workers would then fail to listen, and the start
+ * with them.
+ */
+export async function pickFreePort(host: string, backlog: number): Promise<number> {
+  const probe = await bindFreePort(host, backlog);
+  const port = boundPort(probe);
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}

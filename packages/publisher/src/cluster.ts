@@ -1,6 +1,6 @@
 import cluster, { type Worker } from 'node:cluster';
 import { once } from 'node:events';
-import { bindFreePort, boundPort } from './bind-free-port.js';
+import { pickFreePort } from './bind-free-port.js';
 import type { PublisherConfig } from './config/config-schema.js';
 import { withListeningPort } from './config/load-config.js';
 import type { LogGap } from './log/follow-log.js';
@@ -90,7 +90,7 @@ const workers = () => Object.values(cluster.workers ?? {}).filter((worker): work
  * subscribers reconnect to the others and resume by id.
  */
 export async function runPrimary(configured: PublisherConfig): Promise<void> {
-  const config = configured.port === 0 ? withListeningPort(configured, await pickFreePort(configured)) : configured;
+  const config = configured.port === 0 ? withListeningPort(configured, await pickFreePort(configured.host, configured.listenBacklog)) : configured;
   const writer = await createPublisher(config);
   const primary: PrimaryState = { config, writer, stopping: false };
   const latest = relayWrites(writer);
@@ -205,19 +205,6 @@ function drainAndExit(primary: PrimaryState, signal: NodeJS.Signals): void {
       writer.app.log.info({ clean }, clean ? 'stopped' : 'stopped: the writer overran shutdownTimeoutMs');
       process.exit(clean ? 0 : 1);
     });
-}
-
-/**
- * `--port 0` with workers: the writer (here) and every worker mint the same IRIs, so the port is
- * picked before anything is built. The workers bind it later, through this primary (node:cluster
- * shares one socket): the probe must be closed first, and another process could take the port in
- * between — the workers would then fail to listen, and the start with them.
- */
-async function pickFreePort(config: PublisherConfig): Promise<number> {
-  const probe = await bindFreePort(config.host, config.listenBacklog);
-  const port = boundPort(probe);
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
 }
 
 /** A cluster worker: the HTTP publisher on a replica of each stream's log. */

@@ -1,6 +1,6 @@
 import cluster, { type Worker } from 'node:cluster';
 import { once } from 'node:events';
-import { bindFreePort, boundPort } from './bind-free-port.js';
+import { pickFreePort } from './bind-free-port.js';
 import type { PublisherConfig } from './config/config-schema.js';
 import { withListeningPort } from './config/load-config.js';
 import { createLogger } from './logger.js';
@@ -19,13 +19,8 @@ const workers = () => Object.values(cluster.workers ?? {}).filter((worker): work
  */
 export async function superviseInstances(configured: PublisherConfig): Promise<void> {
   const logger = createLogger(configured);
-  let port = configured.port;
-  if (port === 0) {
-    // Every instance mints the same IRIs: the port is picked before any of them starts.
-    const probe = await bindFreePort(configured.host, configured.listenBacklog);
-    port = boundPort(probe);
-    await new Promise((resolve) => probe.close(resolve));
-  }
+  // Every instance mints the same IRIs: with --port 0, the port is picked before any of them starts.
+  const port = configured.port === 0 ? await pickFreePort(configured.host, configured.listenBacklog) : configured.port;
   let stopping = false;
   const fork = () => cluster.fork({ [PORT_VARIABLE]: String(port) });
   const started = Array.from({ length: configured.workers }, fork);
