@@ -104,12 +104,7 @@ export function ingestRoute(app: FastifyInstance, context: AppContext): void {
     const body = request.body;
     const fingerprint = createHash('sha256').update(format).update('\0').update(body).digest('base64url');
     const kept = key === undefined ? undefined : endpoint.idempotency.get(key);
-    if (kept?.state === 'done') {
-      if (kept.fingerprint !== fingerprint) {
-        throw new PublisherError('PUB_ERR_IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was sent with a different body');
-      }
-      return send(reply, kept.answer, { 'idempotent-replayed': 'true' });
-    }
+    if (kept?.state === 'done') return replay(reply, kept, fingerprint);
     const triples = await ingestedTriples(body, format, endpoint, { ...parseOptions, baseIri: `${hub.definition.iri}/` });
     let answer: IngestAnswer;
     try {
@@ -117,16 +112,16 @@ export function ingestRoute(app: FastifyInstance, context: AppContext): void {
     } catch (error) {
       // A shared log holds the key already: another instance (or this one before a restart) answered it.
       if (!(error instanceof IdempotencyKeyTakenError) || key === undefined) throw error;
-      if (error.fingerprint !== fingerprint) {
-        throw new PublisherError('PUB_ERR_IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was sent with a different body');
-      }
-      const kept = ingestAnswer(error.epoch, {
-        seq: error.seq,
-        graph: elementGraphIri(config.baseUrl, hub.definition.id, error.epoch, error.seq),
-        generatedAt: new Date(error.generatedAtMs),
-      });
-      endpoint.idempotency.complete(key, fingerprint, kept);
-      return send(reply, kept, { 'idempotent-replayed': 'true' });
+      const taken = {
+        fingerprint: error.fingerprint,
+        answer: ingestAnswer(error.epoch, {
+          seq: error.seq,
+          graph: elementGraphIri(config.baseUrl, hub.definition.id, error.epoch, error.seq),
+          generatedAt: new Date(error.generatedAtMs),
+        }),
+      };
+      if (taken.fingerprint === fingerprint) endpoint.idempotency.complete(key, fingerprint, taken.answer);
+      return replay(reply, taken, fingerprint);
     }
     if (key !== undefined) endpoint.idempotency.complete(key, fingerprint, answer);
     return send(reply, answer);
@@ -171,6 +166,15 @@ async function append(
   }
   request.log.debug({ stream: hub.definition.id, seq: element.seq }, 'element ingested');
   return ingestAnswer(hub.log.epoch, element);
+}
+
+/**
+ * The answer a key was first given, for a retry of the same request (same body); a different body
+ * under the same key is refused (draft-ietf-httpapi-idempotency-key-header: 422).
+ */
+function replay(reply: FastifyReply, kept: { readonly fingerprint: string; readonly answer: IngestAnswer }, fingerprint: string): FastifyReply {
+  if (kept.fingerprint !== fingerprint) throw new PublisherError('PUB_ERR_IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was sent with a different body');
+  return send(reply, kept.answer, { 'idempotent-replayed': 'true' });
 }
 
 function send(reply: FastifyReply, answer: IngestAnswer, extra: Readonly<Record<string, string>> = {}): FastifyReply {
