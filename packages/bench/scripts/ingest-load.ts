@@ -21,12 +21,12 @@ import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { spawn } from 'node:child_process';
-import { connect, createServer } from 'node:net';
 import { createParser } from 'eventsource-parser';
 import { Pool } from 'undici';
 import { processCpuMs } from '../src/collect/process-cpu-ms.js';
+import { type Appendfsync, appendfsyncPolicies, PrivateValkey } from '../src/process/private-valkey.js';
 import { PublisherProcess } from '../src/process/publisher-process.js';
+import { freePort } from '../src/reliability/free-port.js';
 
 const { values } = parseArgs({
   options: {
@@ -94,27 +94,10 @@ process.env.INGEST_LOAD_TOKEN = token;
 // The subscriber shares this process with the posting loops: a deep queue keeps it from being
 // evicted when this process falls behind reading (the limit is the publisher's to enforce, not
 // what is measured here).
-/** A private Valkey (the shared log's server) on a free port, its data in the scratch folder. */
-async function startValkey(): Promise<{ url: string; pid: number; stop: () => void }> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const valkeyPort = (probe.address() as { port: number }).port;
-  await new Promise((resolve) => probe.close(resolve));
-  const child = spawn('valkey-server', ['--port', String(valkeyPort), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--appendfsync', String(values.appendfsync), '--save', ''], { stdio: 'ignore' });
-  for (let attempt = 0; ; attempt++) {
-    const ready = await new Promise<boolean>((resolve) => {
-      const socket = connect(valkeyPort, '127.0.0.1');
-      socket.once('connect', () => resolve(true)).once('error', () => resolve(false));
-      socket.unref();
-    }).then((accepted) => accepted);
-    if (ready) break;
-    if (attempt > 100) throw new Error('valkey-server did not start');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  return { url: `redis://127.0.0.1:${valkeyPort}`, pid: child.pid!, stop: () => child.kill('SIGKILL') };
-}
-
-const valkey = values.log === 'redis' ? await startValkey() : undefined;
+const appendfsync = String(values.appendfsync) as Appendfsync;
+if (!appendfsyncPolicies.includes(appendfsync)) throw new Error(`--appendfsync must be one of ${appendfsyncPolicies.join(', ')}`);
+/** The shared log's server: the bench's own Valkey (scripts/valkey.sh), on a free port. */
+const valkey = values.log === 'redis' ? await PrivateValkey.start(await freePort(), appendfsync) : undefined;
 const instanceCount = values.log === 'redis' ? Number(values.instances) : 1;
 const publishers = await Promise.all(
   Array.from({ length: instanceCount }, (_, index) =>
@@ -233,5 +216,5 @@ console.log(
 subscriber.destroy();
 await Promise.all(pools.map((pool) => pool.close()));
 await Promise.all(publishers.map((running) => running.stop()));
-valkey?.stop();
+await valkey?.stop();
 rmSync(dir, { recursive: true, force: true });
