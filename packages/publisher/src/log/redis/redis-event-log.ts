@@ -291,7 +291,7 @@ export class RedisEventLog implements EventLog {
     const firstSeq = Math.max(pageFirstSeq(page, this.#pageElements), this.#oldestSeq ?? Infinity);
     const lastSeq = Math.min(pageLastSeq(page, this.#pageElements), this.#latestSeq);
     if (firstSeq > lastSeq) return undefined;
-    const fields = await this.#firstFields(entryId(firstSeq), entryId(lastSeq), 'XRANGE');
+    const fields = await this.#firstFields(entryId(firstSeq), entryId(lastSeq));
     if (fields === undefined) return undefined;
     const startedAt = new Date(fields.generatedAtMs);
     if (fields.seq === pageFirstSeq(page, this.#pageElements)) this.#pageStarts.set(page, startedAt);
@@ -420,12 +420,12 @@ export class RedisEventLog implements EventLog {
   }
 
   async #loadOldest(): Promise<void> {
-    const fields = await this.#firstFields('-', '+', 'XRANGE');
+    const fields = await this.#firstFields('-', '+');
     this.#oldestSeq = fields?.seq;
   }
 
-  async #firstFields(from: string, to: string, command: 'XRANGE'): Promise<RecordFields | undefined> {
-    const entries = (await this.#options.client.sendCommand([command, this.#options.keys.log, from, to, 'COUNT', '1'])) as Entry[];
+  async #firstFields(from: string, to: string): Promise<RecordFields | undefined> {
+    const entries = (await this.#options.client.sendCommand(['XRANGE', this.#options.keys.log, from, to, 'COUNT', '1'])) as Entry[];
     const first = entries[0];
     return first === undefined ? undefined : recordFields(first[1]);
   }

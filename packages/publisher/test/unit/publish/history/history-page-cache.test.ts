@@ -29,15 +29,21 @@ const readable = (log: MemoryEventLog, page: number) => {
   return state;
 };
 
+/** The pages whose start `log` is asked for from now on, in the order asked. */
+function pageStartsAsked(log: MemoryEventLog): number[] {
+  const asked: number[] = [];
+  const pageStartedAt = log.pageStartedAt.bind(log);
+  log.pageStartedAt = (page) => {
+    asked.push(page);
+    return pageStartedAt(page);
+  };
+  return asked;
+}
+
 describe('HistoryPageCache', () => {
   it('reads when each page started once, not at each rendering of the index, and renders the index again only when a page starts', async () => {
     const { stream, log } = await source(7);
-    const asked: number[] = [];
-    const pageStartedAt = log.pageStartedAt.bind(log);
-    log.pageStartedAt = (page) => {
-      asked.push(page);
-      return pageStartedAt(page);
-    };
+    const asked = pageStartsAsked(log);
     const cache = new HistoryPageCache(jsonLd, 0);
     const first = await cache.index(stream, logPosition(log), 'nquads');
     expect(asked).toEqual([1, 2, 3]);
@@ -55,12 +61,7 @@ describe('HistoryPageCache', () => {
 
   it('the root has one relation, to the oldest retained page, and reads no other page start', async () => {
     const { stream, log } = await source(7);
-    const asked: number[] = [];
-    const pageStartedAt = log.pageStartedAt.bind(log);
-    log.pageStartedAt = (page) => {
-      asked.push(page);
-      return pageStartedAt(page);
-    };
+    const asked = pageStartsAsked(log);
     const cache = new HistoryPageCache(jsonLd, 0);
     const root = (await cache.root(stream, logPosition(log), 'nquads'))?.bodies.identity.toString() ?? '';
     expect(asked).toEqual([1]);
