@@ -42,6 +42,12 @@ const traceDirectory = process.env[POLL_TRACE_ENV];
 const pollTrace = traceDirectory ? new PollTrace() : undefined;
 /** This process's CPU usage when the job came: the report gives what the clients used since. */
 let cpuAtJob: NodeJS.CpuUsage | undefined;
+/**
+ * The sessions' counts when the measurement began (the end of the ramp): the report gives the
+ * requests and 304s made since, over the same window as the updates they are divided by
+ * (`requests per update`), not the ramp's first requests, which find no element to wait for.
+ */
+let statsAtMeasure: { readonly requests: number; readonly notModified: number } | undefined;
 
 /**
  * One connection pool per publisher instance and source address; each polling client has at most
@@ -263,8 +269,8 @@ process.on('message', (message: WorkerJob | 'stop') => {
       elements: fleet.updates.elements(),
       samples: fleet.updates.samples,
       clients,
-      requests: stats.requests,
-      notModified: stats.notModified,
+      requests: stats.requests - (statsAtMeasure?.requests ?? stats.requests),
+      notModified: stats.notModified - (statsAtMeasure?.notModified ?? stats.notModified),
       errors: counters.errors,
       timeouts: counters.timeouts,
       reconnects: stats.reconnects,
@@ -276,6 +282,7 @@ process.on('message', (message: WorkerJob | 'stop') => {
   }
   const job = message;
   cpuAtJob = process.cpuUsage();
+  setTimeout(() => (statsAtMeasure = { requests: stats.requests, notModified: stats.notModified }), Math.max(0, job.measureFromMs - Date.now()));
   fleet.updates = new UpdateRecorder(job.measureFromMs, job.sampleRate);
   const run = { poll: pollClient, 'long-poll': longPollClient, sse: sseClient, websocket: websocketFleetClient }[job.mode];
   for (let index = 0; index < job.clients; index++) {

@@ -58,6 +58,7 @@ export interface WorkerReport {
   readonly samples: Array<[number, number]>;
   /** For each client, when its first answer arrived (undefined if never) and the elements it got. */
   readonly clients: Array<{ connectedAt: number | undefined; seqs: number[] }>;
+  /** Requests sent, and answered 304, from the end of the ramp (`measureFromMs`) to the stop. */
   readonly requests: number;
   readonly notModified: number;
   readonly errors: number;
