@@ -21,6 +21,17 @@ export interface PollMoment {
   readonly freshForMs: number;
   /** How long after an element is due the poller asks for it (ms), learnt by `adaptMargin`. */
   readonly marginMs: number;
+  /**
+   * The last request asked to be held (`Prefer: wait`) and came back with nothing new only when
+   * its wait ran out: the publisher holds requests, and one more held request costs it one
+   * answer per wait, however late the element is.
+   */
+  readonly waitRanOut?: boolean;
+  /**
+   * False once the publisher (or a cache in front of it) was found to answer requests that asked
+   * to be held at once (`PollSession`): no request asks to be held any more. Default true.
+   */
+  readonly publisherHolds?: boolean;
 }
 
 export interface SmartPollOptions {
@@ -56,15 +67,14 @@ export function holdSeconds(expectedIntervalMs: number, jitterMs: number): numbe
 }
 
 /**
- * The wait a smart poller that does not hold ahead asks for when it asks again for an element
- * that was not served yet (whole seconds, `Prefer: wait`): a quarter interval, at least a
- * second. An element is served a little after it is stamped (written, compressed; more under
- * load), and the clocks' offset is only known within its uncertainty: a request sent at the due
- * moment may find the previous element (304). Asked again at once and held by the publisher
- * until the element is served, it costs one more request but no latency — where a back-off of
- * `minPollIntervalMs` and jitter (up to half a second) made the tail of smart polling's latency.
- * Only such second requests are held: a held request costs the publisher more than an answered
- * one, and the first ones, sent after the learnt margin (`adaptMargin`), mostly find the element.
+ * The wait a smart poller that does not hold ahead asks for with each request (whole seconds,
+ * `Prefer: wait`): a quarter interval, at least a second. An element is served a little after it
+ * is stamped (written, compressed; more under load), and the clocks' offset is only known within
+ * its uncertainty: a request sent at the due moment may come before the element is served. Held
+ * until it is, it is answered with the element: one request per element and no round trip, where
+ * a 304 and a second request cost the publisher two requests and the client a round trip, and a
+ * back-off of `minPollIntervalMs` and jitter (up to half a second) made the tail of smart
+ * polling's latency. An element later than the wait is asked for again at once, held again.
  */
 export function lateHoldSeconds(expectedIntervalMs: number): number {
   return Math.max(1, Math.ceil(expectedIntervalMs / 4 / 1000));
@@ -77,8 +87,10 @@ export function lateHoldSeconds(expectedIntervalMs: number): number {
  * element when the stream is on time; holding (`hold`), up to `holdSpreadMs` before that moment
  * instead, the publisher answering when the element comes. When that moment
  * has passed without a new element: at once after the first request that found nothing, asking
- * to be held (not holding ahead: `lateHoldSeconds`); then `minPollIntervalMs`, doubling with each
- * request that finds nothing, at most a quarter of the interval. For an irregular stream or before the first
+ * to be held (not holding ahead: `lateHoldSeconds`), and at once again after each held request
+ * whose wait ran out; from a publisher that does not hold (or after a request that came back
+ * unchanged before its wait ran out), `minPollIntervalMs`, doubling with each request that finds
+ * nothing, at most a quarter of the interval. For an irregular stream or before the first
  * element: while the cached answer is fresh (cache headers), at least `minPollIntervalMs`.
  */
 export function smartPollDelay(hints: PollHints, moment: PollMoment, options: SmartPollOptions, random: () => number = Math.random): number {
@@ -93,9 +105,13 @@ export function smartPollDelay(hints: PollHints, moment: PollMoment, options: Sm
     if (!options.hold) return dueAtMs - moment.nowMs + jitter;
     return Math.max(0, dueAtMs - Math.round(draw * holdSpreadMs(expectedIntervalMs, options.jitterMs)) - moment.nowMs);
   }
-  // Not holding ahead, the first request that found nothing is followed at once by one the publisher holds (`lateHoldSeconds`).
-  if (!options.hold && moment.lateAttempts === 1) return 0;
-  const doublings = moment.lateAttempts - (options.hold ? 1 : 2);
+  const holds = moment.publisherHolds !== false;
+  // Late, from a publisher that holds: not holding ahead, the first request that found nothing is
+  // followed at once by one the publisher holds (`lateHoldSeconds`); a held request whose wait ran
+  // out, by another at once — the wait paces them, one request per wait, and the element is
+  // answered the moment it comes, where a back-off would add up to a quarter interval.
+  if (holds && (moment.waitRanOut === true || (!options.hold && moment.lateAttempts === 1))) return 0;
+  const doublings = moment.lateAttempts - (options.hold || !holds ? 1 : 2);
   const ceiling = Math.max(options.minPollIntervalMs, expectedIntervalMs / 4);
   return Math.round(Math.min(ceiling, options.minPollIntervalMs * 2 ** Math.max(0, doublings))) + jitter;
 }

@@ -1,6 +1,6 @@
 import { type FormatName, mediaTypes, preferWait } from '@rdf-stream/protocol';
 import { type BackoffOptions, backoffDelay } from './backoff.js';
-import { adaptMargin, holdSeconds, lateHoldSeconds, type PollHints, smartPollDelay } from './poll-schedule.js';
+import { adaptMargin, holdSeconds, lateHoldSeconds, type PollHints, type SmartPollOptions, smartPollDelay } from './poll-schedule.js';
 import { type FailedAnswer, failedAnswer } from './subscription-error.js';
 import { type AnswerHeaders, StoredAnswer } from './stored-answer.js';
 import type { TransportStats } from './transport-stats.js';
@@ -13,9 +13,9 @@ export interface PollSessionOptions {
   readonly format: FormatName;
   /**
    * `smart`: ask again when the next element is due (from `hints`: the newest element's time and
-   * the stream's interval), after a learnt margin, plus up to `jitterMs`; when that request finds
-   * nothing new, at once again asking the publisher to hold it until the element is served
-   * (`holdMs`), then backing off while it is late; without hints,
+   * the stream's interval), after a learnt margin, plus up to `jitterMs`, asking the publisher to
+   * hold the request until the element is served (`holdMs`), again at once when that wait runs out,
+   * or backing off while it is late from a publisher that does not hold; without hints,
    * when the response stops being fresh (Cache-Control, Age, Expires, Date). Revalidates with
    * If-None-Match. `fixed`: the study's clients — wait `pollIntervalMs` after each response, and
    * skip any request the cached response still answers. See `smartPollDelay`.
@@ -29,8 +29,9 @@ export interface PollSessionOptions {
   readonly minPollIntervalMs: number;
   /**
    * Smart strategy on a regular stream: ask before the next element is due, with `Prefer: wait`,
-   * to be held until it comes (see `SmartPollOptions.hold`). A publisher that does not hold
-   * answers 304 at once: the poller then backs off and learns a margin, as without it.
+   * to be held until it comes (see `SmartPollOptions.hold`). A publisher that does not hold (or
+   * a cache in front of it) answers such a request at once: after `NOT_HOLDING_AFTER` of those in
+   * a row, the poller stops asking to be held and asks after the due moment instead.
    */
   readonly hold?: boolean;
   readonly backoff: BackoffOptions;
@@ -40,6 +41,15 @@ export interface PollSessionOptions {
 
 /** What an answer to a poll means: a new element (read its body), nothing new (304, the same ETag), or a failure. */
 export type PollAnswer = { readonly kind: 'element' } | { readonly kind: 'unchanged' } | FailedAnswer;
+
+/**
+ * Answers in a row, to requests that asked to be held, that came back with nothing new before
+ * half their wait had passed, after which a poller takes its publisher for one that does not hold
+ * (a cache in front of it answers from its copy at once): two, so that one request answered at
+ * once for another reason (the publisher at its `maxLongPollWaiters`, its shutdown) does not
+ * turn holding off.
+ */
+export const NOT_HOLDING_AFTER = 2;
 
 /** The answers without details, shared (a poller answers thousands of times). */
 export const ELEMENT: PollAnswer = Object.freeze({ kind: 'element' });
@@ -72,7 +82,7 @@ export class PollSession implements LatestSession {
   readonly #options: PollSessionOptions;
   /** Read off the options once: a poller asks these on every answer. */
   readonly #fixed: boolean;
-  readonly #holding: boolean;
+  #holding: boolean;
   /** The request's headers without a stored answer. */
   readonly #plain: Readonly<Record<string, string>>;
   readonly #stored = new StoredAnswer();
@@ -90,12 +100,28 @@ export class PollSession implements LatestSession {
   #unchanged = 0;
   /** How long after an element is due to ask for it (ms): learnt, see `adaptMargin`. */
   #marginMs = 0;
+  /** False once requests that asked to be held came back at once `NOT_HOLDING_AFTER` times in a row. */
+  #publisherHolds = true;
+  #answeredAtOnce = 0;
+  /** The last request: when it went out (client clock, ms) and how long it asked to be held (ms; 0: not). */
+  #askedAtMs = 0;
+  #askedHoldMs = 0;
+  /** The last answer had nothing new and came when the request's wait ran out (see `PollMoment.waitRanOut`). */
+  #waitRanOut = false;
+  /** What `smartPollDelay` is told; replaced when the publisher is found not to hold. */
+  #schedule: SmartPollOptions;
 
   constructor(options: PollSessionOptions) {
     this.#options = options;
     this.#fixed = options.strategy === 'fixed';
     this.#holding = options.strategy === 'smart' && options.hold === true;
     this.#plain = Object.freeze({ accept: mediaTypes[options.format] });
+    this.#schedule = { jitterMs: options.jitterMs, minPollIntervalMs: options.minPollIntervalMs, hold: this.#holding };
+  }
+
+  /** False once this poller found that its publisher answers requests that ask to be held at once (`NOT_HOLDING_AFTER`). */
+  get publisherHolds(): boolean {
+    return this.#publisherHolds;
   }
 
   /**
@@ -105,18 +131,24 @@ export class PollSession implements LatestSession {
   requesting(): Record<string, string> {
     this.#options.stats.requests++;
     const revalidation = this.#revalidation;
+    this.#askedHoldMs = 0;
     if (revalidation === undefined) return this.#plain;
     const holdMs = this.holdMs;
-    return holdMs > 0 && this.#lastEtag !== undefined ? { ...revalidation, prefer: preferWait(holdMs / 1000) } : revalidation;
+    if (holdMs === 0 || this.#lastEtag === undefined) return revalidation;
+    this.#askedAtMs = Date.now();
+    this.#askedHoldMs = holdMs;
+    return { ...revalidation, prefer: preferWait(holdMs / 1000) };
   }
 
   /**
    * How long the publisher may hold the next request (ms; 0: it answers at once): smart polling
    * of a regular stream whose newest element it knows, holding ahead (`holdSeconds`), or asking
-   * again for an element its last request did not find (`lateHoldSeconds`).
+   * at the due moment (`lateHoldSeconds`): an element not served yet when the request comes (it is
+   * served a little after it is stamped) is answered the moment it is, in the same request, where
+   * a 304 and a second request cost the publisher more and the client a round trip.
    */
   get holdMs(): number {
-    if (this.#fixed || (!this.#holding && this.#unchanged === 0)) return 0;
+    if (this.#fixed || !this.#publisherHolds) return 0;
     const { hints, jitterMs } = this.#options;
     const intervalMs = hints?.expectedIntervalMs;
     if (hints?.generatedAtMs === undefined || !intervalMs || intervalMs <= 0) return 0;
@@ -151,7 +183,15 @@ export class PollSession implements LatestSession {
   nextDelay(nowMs: number): number {
     if (this.#fixed) return this.#options.pollIntervalMs;
     const { hints, random = Math.random } = this.#options;
-    return smartPollDelay(hints ?? {}, { nowMs, lateAttempts: this.#unchanged, freshForMs: Math.max(0, this.#freshUntilMs - nowMs), marginMs: this.#marginMs }, this.#options, random);
+    const moment = {
+      nowMs,
+      lateAttempts: this.#unchanged,
+      freshForMs: Math.max(0, this.#freshUntilMs - nowMs),
+      marginMs: this.#marginMs,
+      waitRanOut: this.#waitRanOut,
+      publisherHolds: this.#publisherHolds,
+    };
+    return smartPollDelay(hints ?? {}, moment, this.#schedule, random);
   }
 
   /** The fixed strategy's browser-like cache: true while the cached answer needs no request. */
@@ -183,6 +223,8 @@ export class PollSession implements LatestSession {
 
   #settled(changed: boolean, nowMs: number): PollAnswer {
     this.#attempt = 0;
+    this.#waitRanOut = false;
+    if (!changed && this.#askedHoldMs > 0) this.#heldWithNothingNew(nowMs - this.#askedAtMs, this.#askedHoldMs);
     if (changed) {
       // Only an element asked for at its due moment says something about the margin. The hints
       // still name the element before this one: it was due its interval after that one.
@@ -197,5 +239,23 @@ export class PollSession implements LatestSession {
     }
     this.#unchanged++;
     return UNCHANGED;
+  }
+
+  /**
+   * A request that asked to be held for `holdMs` came back with nothing new after `tookMs`: at
+   * the end of its wait, the publisher held it; before half of it, it did not (see
+   * `NOT_HOLDING_AFTER`), and once it has not so often in a row, this poller asks after the due
+   * moment, unheld, from then on.
+   */
+  #heldWithNothingNew(tookMs: number, holdMs: number): void {
+    if (tookMs >= holdMs / 2) {
+      this.#answeredAtOnce = 0;
+      this.#waitRanOut = true;
+      return;
+    }
+    if (++this.#answeredAtOnce < NOT_HOLDING_AFTER) return;
+    this.#publisherHolds = false;
+    this.#holding = false;
+    this.#schedule = { ...this.#schedule, hold: false };
   }
 }

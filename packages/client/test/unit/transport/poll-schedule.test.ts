@@ -29,6 +29,20 @@ describe('smartPollDelay', () => {
     expect([1, 2, 3, 4, 5, 6, 7].map(late)).toEqual([0, 100, 200, 400, 800, 1_250, 1_250]);
   });
 
+  it('asks again at once after each held request whose wait ran out, holding ahead or not: the wait paces the requests', () => {
+    const late = { nowMs: T + 7_000, freshForMs: 0, marginMs: 0, waitRanOut: true };
+    for (const lateAttempts of [1, 2, 5]) {
+      expect(smartPollDelay(regular, { ...late, lateAttempts }, options, fullJitter)).toBe(0);
+      expect(smartPollDelay(regular, { ...late, lateAttempts }, { ...options, hold: true }, fullJitter)).toBe(0);
+    }
+  });
+
+  it('from a publisher that does not hold, backs off from the first miss: minPollIntervalMs, doubling, at most a quarter of the interval', () => {
+    const late = (lateAttempts: number) =>
+      smartPollDelay(regular, { nowMs: T + 5_050, lateAttempts, freshForMs: 0, marginMs: 0, publisherHolds: false, waitRanOut: false }, options, noJitter);
+    expect([1, 2, 3, 4, 5, 6].map(late)).toEqual([100, 200, 400, 800, 1_250, 1_250]);
+  });
+
   it('asks soon when the next element is due already (the newest came late)', () => {
     expect(smartPollDelay(regular, { nowMs: T + 6_000, lateAttempts: 0, freshForMs: 0, marginMs: 0 }, options, noJitter)).toBe(100);
   });

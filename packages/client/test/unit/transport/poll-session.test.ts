@@ -1,6 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { PollHints } from '../../../src/transport/poll-schedule.js';
-import { PollSession, type PollStrategy } from '../../../src/transport/poll-session.js';
+import { NOT_HOLDING_AFTER, PollSession, type PollStrategy } from '../../../src/transport/poll-session.js';
 import { emptyStats } from '../../../src/transport/transport-stats.js';
 
 function session(strategy: PollStrategy, hints?: PollHints, hold = false) {
@@ -54,21 +54,55 @@ describe('PollSession', () => {
     expect(poll.fresh).toBe(false);
   });
 
-  it('smart: asks when the next element is due, then backs off while it is late', () => {
+  it('smart: asks when the next element is due, to be held until it is served; a late one is asked for again at once, held, each time a wait runs out', () => {
     const now = Date.UTC(2026, 10, 25, 12);
-    const hints: PollHints = { generatedAtMs: now - 300, expectedIntervalMs: 1_000, clockOffsetMs: 0 };
-    const { poll } = session('smart', hints);
-    poll.answered(200, answer('"e1"'));
-    expect(poll.nextDelay(now)).toBe(700);
-    expect(poll.requesting()).not.toHaveProperty('prefer');
-    // The element is not served yet: asked again at once, to be held until it is.
-    poll.answered(304, answer('"e1"'));
-    expect(poll.nextDelay(now + 700)).toBe(0);
-    expect(poll.requesting()).toMatchObject({ 'if-none-match': '"e1"', prefer: 'wait=1' });
-    poll.answered(304, answer('"e1"'));
-    expect(poll.nextDelay(now + 1_700)).toBe(100);
-    poll.answered(304, answer('"e1"'));
-    expect(poll.nextDelay(now + 1_800)).toBe(200);
+    vi.useFakeTimers({ now, toFake: ['Date'] });
+    try {
+      const hints: PollHints = { generatedAtMs: now - 300, expectedIntervalMs: 1_000, clockOffsetMs: 0 };
+      const { poll } = session('smart', hints);
+      poll.answered(200, answer('"e1"'));
+      expect(poll.nextDelay(now)).toBe(700);
+      vi.setSystemTime(now + 700);
+      expect(poll.requesting()).toMatchObject({ 'if-none-match': '"e1"', prefer: 'wait=1' });
+      // Held for its whole wait, and still nothing: asked again at once, held again.
+      vi.setSystemTime(now + 1_700);
+      poll.answered(304, answer('"e1"'));
+      expect(poll.nextDelay(now + 1_700)).toBe(0);
+      expect(poll.requesting()).toMatchObject({ prefer: 'wait=1' });
+      vi.setSystemTime(now + 2_700);
+      poll.answered(304, answer('"e1"'));
+      expect(poll.nextDelay(now + 2_700)).toBe(0);
+      expect(poll.publisherHolds).toBe(true);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it(`smart: a publisher (or a cache in front of it) that answers held requests at once is polled unheld after ${NOT_HOLDING_AFTER} such answers, backing off while the element is late`, () => {
+    const now = Date.UTC(2026, 10, 25, 12);
+    vi.useFakeTimers({ now, toFake: ['Date'] });
+    try {
+      const hints: PollHints = { generatedAtMs: now - 300, expectedIntervalMs: 1_000, clockOffsetMs: 0 };
+      const { poll } = session('smart', hints);
+      poll.answered(200, answer('"e1"'));
+      vi.setSystemTime(now + 700);
+      expect(poll.requesting()).toMatchObject({ prefer: 'wait=1' });
+      // Answered at once, not held: once is not enough to say the publisher does not hold.
+      poll.answered(304, answer('"e1"'));
+      expect(poll.publisherHolds).toBe(true);
+      expect(poll.nextDelay(now + 700)).toBe(0);
+      expect(poll.requesting()).toMatchObject({ prefer: 'wait=1' });
+      poll.answered(304, answer('"e1"'));
+      expect(poll.publisherHolds).toBe(false);
+      expect(poll.nextDelay(now + 700)).toBe(200);
+      expect(poll.requesting()).not.toHaveProperty('prefer');
+      poll.answered(304, answer('"e1"'));
+      expect(poll.nextDelay(now + 900)).toBe(250);
+      poll.answered(200, answer('"e2"'));
+      expect(poll.requesting()).not.toHaveProperty('prefer');
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('smart and holding: asks to be held once it knows when the next element is due, never for an irregular stream', () => {
@@ -86,22 +120,20 @@ describe('PollSession', () => {
     expect(irregular.requesting()).not.toHaveProperty('prefer');
   });
 
-  it('smart: asks to be held (a quarter interval) only when asking again for an element it did not find, and learns how late elements come', () => {
+  it('smart: asks to be held a quarter interval with every request once it knows when elements are due, and learns how late elements come; never for an irregular stream', () => {
     const hints: PollHints = { expectedIntervalMs: 5_000, clockOffsetMs: 0 };
     const { poll } = session('smart', hints, false);
     poll.answered(200, answer('"e1"'));
-    hints.generatedAtMs = Date.now() - 5_000;
     expect(poll.holdMs).toBe(0);
-    expect(poll.requesting()).not.toHaveProperty('prefer');
-    poll.answered(304, answer('"e1"'));
+    hints.generatedAtMs = Date.now() - 5_000;
     expect(poll.holdMs).toBe(2_000);
     expect(poll.requesting()).toMatchObject({ 'if-none-match': '"e1"', prefer: 'wait=2' });
     poll.answered(200, answer('"e2"'));
-    expect(poll.holdMs).toBe(0);
-    // e2 came just now, about when it was due: the next request goes out at least the 20 ms floor after the next due moment.
+    expect(poll.holdMs).toBe(2_000);
+    // e2 came just now, about when it was due: the next request goes out at the next due moment.
     const e2At = Date.now();
     hints.generatedAtMs = e2At;
-    expect(poll.nextDelay(e2At)).toBeGreaterThanOrEqual(5_020);
+    expect(poll.nextDelay(e2At)).toBeGreaterThanOrEqual(5_000);
     const irregular = session('smart', { expectedIntervalMs: null, generatedAtMs: Date.now() }).poll;
     irregular.answered(200, answer('"e1"'));
     irregular.answered(304, answer('"e1"'));
