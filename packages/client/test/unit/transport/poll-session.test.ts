@@ -1,4 +1,4 @@
-import { describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { PollHints } from '../../../src/transport/poll-schedule.js';
 import { NOT_HOLDING_AFTER, PollSession, type PollStrategy } from '../../../src/transport/poll-session.js';
 import { emptyStats } from '../../../src/transport/transport-stats.js';
@@ -54,10 +54,16 @@ describe('PollSession', () => {
     expect(poll.fresh).toBe(false);
   });
 
-  it('smart: asks when the next element is due, to be held until it is served; a late one is asked for again at once, held, each time a wait runs out', () => {
+  describe('on a set clock', () => {
     const now = Date.UTC(2026, 10, 25, 12);
-    vi.useFakeTimers({ now, toFake: ['Date'] });
-    try {
+    beforeEach(() => {
+      vi.useFakeTimers({ now, toFake: ['Date'] });
+    });
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+
+    it('smart: asks when the next element is due, to be held until it is served; a late one is asked for again at once, held, each time a wait runs out', () => {
       const hints: PollHints = { generatedAtMs: now - 300, expectedIntervalMs: 1_000, clockOffsetMs: 0 };
       const { poll } = session('smart', hints);
       poll.answered(200, answer('"e1"'));
@@ -73,15 +79,9 @@ describe('PollSession', () => {
       poll.answered(304, answer('"e1"'));
       expect(poll.nextDelay(now + 2_700)).toBe(0);
       expect(poll.publisherHolds).toBe(true);
-    } finally {
-      vi.useRealTimers();
-    }
-  });
+    });
 
-  it(`smart: a publisher (or a cache in front of it) that answers held requests at once is polled unheld after ${NOT_HOLDING_AFTER} such answers, backing off while the element is late`, () => {
-    const now = Date.UTC(2026, 10, 25, 12);
-    vi.useFakeTimers({ now, toFake: ['Date'] });
-    try {
+    it(`smart: a publisher (or a cache in front of it) that answers held requests at once is polled unheld after ${NOT_HOLDING_AFTER} such answers, backing off while the element is late`, () => {
       const hints: PollHints = { generatedAtMs: now - 300, expectedIntervalMs: 1_000, clockOffsetMs: 0 };
       const { poll } = session('smart', hints);
       poll.answered(200, answer('"e1"'));
@@ -100,9 +100,24 @@ describe('PollSession', () => {
       expect(poll.nextDelay(now + 900)).toBe(250);
       poll.answered(200, answer('"e2"'));
       expect(poll.requesting()).not.toHaveProperty('prefer');
-    } finally {
-      vi.useRealTimers();
-    }
+    });
+
+    it('smart and holding: a publisher that answers held requests at once turns holding off: asked after the due moment from then on', () => {
+      const hints: PollHints = { generatedAtMs: now, expectedIntervalMs: 5_000, clockOffsetMs: 0 };
+      const { poll } = session('smart', hints, true);
+      poll.answered(200, answer('"e1"'));
+      for (let answeredAtOnce = 1; answeredAtOnce <= NOT_HOLDING_AFTER; answeredAtOnce++) {
+        expect(poll.requesting()).toMatchObject({ prefer: 'wait=3' });
+        poll.answered(304, answer('"e1"'));
+      }
+      expect(poll.publisherHolds).toBe(false);
+      expect(poll.holdMs).toBe(0);
+      poll.answered(200, answer('"e2"'));
+      hints.generatedAtMs = now;
+      // Unheld: at the due moment (plus the learnt margin), not before it.
+      expect(poll.nextDelay(now)).toBeGreaterThanOrEqual(5_000);
+      expect(poll.requesting()).not.toHaveProperty('prefer');
+    });
   });
 
   it('smart and holding: asks to be held once it knows when the next element is due, never for an irregular stream', () => {
