@@ -24,6 +24,7 @@ import { streamResources } from '@rdf-stream/protocol';
 import { GzipEventReader } from './gzip-event-reader.js';
 import { GzipFragmentTexts } from './gzip-fragment-texts.js';
 import { GzipStreamCheck } from './gzip-stream-check.js';
+import { LeanHttpConnection } from './lean-http-connection.js';
 import { isGzipVerifyClient } from './gzip-verify-sample.js';
 import { countFailure, type Fleet, pollingClient, type PollingClientOptions } from './polling-client.js';
 import { POLL_TRACE_ENV, PollTrace } from './poll-trace.js';
@@ -103,9 +104,21 @@ async function pollClient(job: WorkerJob, client: FleetClient, localAddress: str
   await pollingClient(fleet, client, pollTrace === undefined ? options : { ...options, trace: { sink: pollTrace, client: clientNumber } });
 }
 
+/**
+ * A long-poller: the client library's `LongPollSession` over a connection of its own
+ * (`LeanHttpConnection`, the default), or over the worker's undici pool (`--long-poll-client undici`).
+ */
 async function longPollClient(job: WorkerJob, client: FleetClient, localAddress: string, _fleetIndex: number, streamUrl: string) {
   const session = new LongPollSession({ format: 'turtle', waitSeconds: transportDefaults.longPollWaitSeconds, backoff: transportDefaults.backoff, stats });
-  await pollingClient(fleet, client, latestOptions(job, streamUrl, localAddress, session));
+  const options = latestOptions(job, streamUrl, localAddress, session);
+  if (job.longPollClient === 'undici') {
+    await pollingClient(fleet, client, options);
+    return;
+  }
+  const url = new URL(streamResources(streamUrl).latest);
+  const source = job.localAddresses.length > 1 ? localAddress : undefined;
+  const connection = new LeanHttpConnection(url, source, (socket) => stopConnections.push(() => socket.destroy()));
+  await pollingClient(fleet, client, { ...options, dispatcher: connection });
 }
 
 /** Where a poller or long-poller asks: `/latest` over its source address's pool. */

@@ -1,5 +1,4 @@
 import type { LatestSession, PollHints } from '@rdf-stream/client';
-import type { Dispatcher } from 'undici';
 import type { PollTrace } from './poll-trace.js';
 import type { FleetClient, UpdateRecorder } from './update-recorder.js';
 
@@ -12,10 +11,25 @@ export interface Fleet {
   stopping: boolean;
 }
 
+/** Where a polling client sends its requests: the part of undici's `request` it uses. */
+export interface LatestDispatcher {
+  request(options: {
+    readonly path: string;
+    readonly method: 'GET';
+    readonly headers: Record<string, string>;
+    readonly headersTimeout: number;
+    readonly bodyTimeout: number;
+  }): Promise<{
+    readonly statusCode: number;
+    readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+    readonly body: { text(): Promise<string>; dump(): Promise<unknown> };
+  }>;
+}
+
 /** One poller or long-poller of `/latest`: the session that decides, and where it asks. */
 export interface PollingClientOptions {
-  /** A connection pool to the publisher (undici's `Pool` in the fleet). */
-  readonly dispatcher: Pick<Dispatcher, 'request'>;
+  /** Where it asks: a connection pool to the publisher (undici's `Pool`), or a long-poller's own connection (`LeanHttpConnection`). */
+  readonly dispatcher: LatestDispatcher;
   /** The path of `/latest`. */
   readonly path: string;
   /** Longest wait for an answer's headers, and for its body (ms); a held request gets `session.holdMs` more. */
@@ -32,7 +46,7 @@ export function countFailure(fleet: Fleet, error: unknown): void {
   if (fleet.stopping) return;
   fleet.counters.errors++;
   const code = (error as NodeJS.ErrnoException).code;
-  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') fleet.counters.timeouts++;
+  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'ETIMEDOUT') fleet.counters.timeouts++;
 }
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -2,10 +2,13 @@ import type { RunSummary } from '../scenario/run-benchmark.js';
 
 /**
  * How a run is named in the table, the report and the charts: `poll (smart) + nginx`, `sse (gzip)`,
- * `websocket (ws client)`, `sse (identity) on 2 × redis` (publisher instances sharing a Redis log).
+ * `websocket (ws client)`, `long-poll (undici client)`, `sse (identity) on 2 × redis` (publisher
+ * instances sharing a Redis log).
  */
-export function runLabel(run: Pick<RunSummary, 'mode' | 'pollStrategy' | 'sseEncoding' | 'websocketClient' | 'proxy'> & Partial<Pick<RunSummary, 'log' | 'serverInstances'>>): string {
-  const variant = run.pollStrategy ?? run.sseEncoding ?? (run.websocketClient === 'ws' ? 'ws client' : undefined);
+export function runLabel(
+  run: Pick<RunSummary, 'mode' | 'pollStrategy' | 'sseEncoding' | 'websocketClient' | 'proxy'> & Partial<Pick<RunSummary, 'log' | 'serverInstances' | 'longPollClient'>>,
+): string {
+  const variant = run.pollStrategy ?? run.sseEncoding ?? (run.websocketClient === 'ws' ? 'ws client' : run.longPollClient === 'undici' ? 'undici client' : undefined);
   const log = run.log === 'redis' ? ` on ${run.serverInstances ?? 1} × redis` : '';
   return `${run.mode}${variant === undefined ? '' : ` (${variant})`}${run.proxy === 'none' ? '' : ` + ${run.proxy}`}${log}`;
 }

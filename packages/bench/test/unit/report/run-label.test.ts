@@ -9,6 +9,8 @@ describe('runLabel', () => {
     expect(runLabel({ mode: 'sse', sseEncoding: 'identity', proxy: 'none' })).toBe('sse (identity)');
     expect(runLabel({ mode: 'websocket', websocketClient: 'ws', proxy: 'none' })).toBe('websocket (ws client)');
     expect(runLabel({ mode: 'websocket', websocketClient: 'lean', proxy: 'none' })).toBe('websocket');
+    expect(runLabel({ mode: 'long-poll', longPollClient: 'undici', proxy: 'none' })).toBe('long-poll (undici client)');
+    expect(runLabel({ mode: 'long-poll', longPollClient: 'lean', proxy: 'none' })).toBe('long-poll');
   });
 
   it('leaves out what a run does not have: no variant (long-poll, or a summary written before variants), no proxy', () => {
