@@ -86,7 +86,7 @@ const program = new Command('pnpm bench')
   .addOption(new Option('--sse-encoding <name>', 'what SSE clients accept: identity (the study) or gzip (as browsers)').choices(['identity', 'gzip']).default('identity'))
   .option('--gzip-verify-sample <N%|N>', 'with --sse-encoding gzip: clients that inflate their whole stream and check what the others read without inflating (a share such as 1%, or a number)', verifySample, DEFAULT_GZIP_VERIFY_SAMPLE)
   .addOption(new Option('--websocket-client <name>', 'WebSocket subscribers: lean (RFC 6455 over a bare socket) or ws (the ws library\'s client, about a fifth more CPU per update)').choices(['lean', 'ws']).default('lean'))
-  .addOption(new Option('--long-poll-client <name>', 'long-pollers: lean (HTTP/1.1 over a connection of its own, parsed by hand) or undici (undici\'s request over a pool, as the pollers; it costs the fleet more per answer)').choices(['lean', 'undici']).default('lean'))
+  .addOption(new Option('--http-client <name>', 'pollers and long-pollers: lean (HTTP/1.1 over a connection of its own, parsed by hand) or undici (undici\'s request over a pool per worker; it costs the fleet more per answer)').choices(['lean', 'undici']).default('lean'))
   .addOption(new Option('--proxy <name>', 'cache in front of the publisher for polling (from the Debian package)').choices(['none', 'nginx', 'varnish']).default('none'))
   .option('--server-workers <N>', 'publisher worker processes (the publisher\'s --workers) of each instance', positive('server workers'), 1)
   .option('--server-instances <N>', 'publisher instances, each on its own port from --port, the clients dealt over them round-robin (above 1: --log redis)', positiveInteger('server instances'), 1)
@@ -111,7 +111,7 @@ program.parse(process.argv.filter((arg) => arg !== '--'));
 const flags = program.opts<{
   scenario: 'study' | 'upstream'; changeInterval: number; upstreamPoll: number; upstreamChanges: number;
   mode: BenchMode[]; clients: number[]; duration: number; ramp: number; interval: number; payload: number;
-  pollInterval: number | undefined; pollStrategy: PollStrategyName[]; sseEncoding: 'identity' | 'gzip'; gzipVerifySample: GzipVerifySample; websocketClient: 'lean' | 'ws'; longPollClient: 'lean' | 'undici'; proxy: 'none' | 'nginx' | 'varnish'; serverWorkers: number;
+  pollInterval: number | undefined; pollStrategy: PollStrategyName[]; sseEncoding: 'identity' | 'gzip'; gzipVerifySample: GzipVerifySample; websocketClient: 'lean' | 'ws'; httpClient: 'lean' | 'undici'; proxy: 'none' | 'nginx' | 'varnish'; serverWorkers: number;
   serverInstances: number; log: 'file' | 'redis'; redisUrl?: string; redisAppendfsync: Appendfsync; compareLog?: Array<'file' | 'redis'>; clientsPerAddress: number; sourceAddresses: number;
   clientProcesses: number; target?: string; cpuProf?: string; out: string; seed: number; port: number;
   throughputDuration: number; throughputConnections: number; throughputThreads: number; latencyTarget: number;
@@ -171,7 +171,7 @@ const options: BenchOptions = {
   sseEncoding: flags.sseEncoding,
   gzipVerifySample: flags.gzipVerifySample,
   websocketClient: flags.websocketClient,
-  longPollClient: flags.longPollClient,
+  httpClient: flags.httpClient,
   proxy: flags.proxy,
   clientProcesses: flags.clientProcesses,
   serverWorkers: flags.serverWorkers,

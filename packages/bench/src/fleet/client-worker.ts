@@ -104,27 +104,23 @@ async function pollClient(job: WorkerJob, client: FleetClient, localAddress: str
   await pollingClient(fleet, client, pollTrace === undefined ? options : { ...options, trace: { sink: pollTrace, client: clientNumber } });
 }
 
-/**
- * A long-poller: the client library's `LongPollSession` over a connection of its own
- * (`LeanHttpConnection`, the default), or over the worker's undici pool (`--long-poll-client undici`).
- */
+/** A long-poller: the client library's `LongPollSession`. */
 async function longPollClient(job: WorkerJob, client: FleetClient, localAddress: string, _fleetIndex: number, streamUrl: string) {
   const session = new LongPollSession({ format: 'turtle', waitSeconds: transportDefaults.longPollWaitSeconds, backoff: transportDefaults.backoff, stats });
-  const options = latestOptions(job, streamUrl, localAddress, session);
-  if (job.longPollClient === 'undici') {
-    await pollingClient(fleet, client, options);
-    return;
-  }
-  const url = new URL(streamResources(streamUrl).latest);
-  const source = job.localAddresses.length > 1 ? localAddress : undefined;
-  const connection = new LeanHttpConnection(url, source, (socket) => stopConnections.push(() => socket.destroy()));
-  await pollingClient(fleet, client, { ...options, dispatcher: connection });
+  await pollingClient(fleet, client, latestOptions(job, streamUrl, localAddress, session));
 }
 
-/** Where a poller or long-poller asks: `/latest` over its source address's pool. */
+/**
+ * Where a poller or long-poller asks: `/latest` over a connection of its own
+ * (`LeanHttpConnection`, the default), or over its source address's undici pool (`--http-client undici`).
+ */
 function latestOptions(job: WorkerJob, streamUrl: string, localAddress: string, session: LatestSession, hints?: PollHints): PollingClientOptions {
   const url = new URL(streamResources(streamUrl).latest);
-  return { dispatcher: poolFor(job, url, localAddress), path: url.pathname, requestTimeoutMs: job.requestTimeoutMs, session, hints };
+  const dispatcher =
+    job.httpClient === 'undici'
+      ? poolFor(job, url, localAddress)
+      : new LeanHttpConnection(url, job.localAddresses.length > 1 ? localAddress : undefined, (socket) => stopConnections.push(() => socket.destroy()));
+  return { dispatcher, path: url.pathname, requestTimeoutMs: job.requestTimeoutMs, session, hints };
 }
 
 /** Every gzip piece inflated once for all the clients of this worker. */

@@ -30,7 +30,7 @@ export interface WorkerJob {
   /** WebSocket subscribers: `lean` (RFC 6455 over a bare socket) or `ws` (the ws library's client, to check the lean one). */
   readonly websocketClient: 'lean' | 'ws';
   /** Long-pollers: `lean` (`LeanHttpConnection`, a connection each) or `undici` (the worker's pools, as the pollers). */
-  readonly longPollClient: 'lean' | 'undici';
+  readonly httpClient: 'lean' | 'undici';
   /** Source addresses to spread connections over (127.0.0.x). */
   readonly localAddresses: readonly string[];
   /** Fraction of latencies kept as raw values for density charts. */

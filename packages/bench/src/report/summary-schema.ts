@@ -35,7 +35,7 @@ export const SummarySchema = Type.Object({
       pollStrategy: Type.Optional(Type.Union([Type.Literal('fixed'), Type.Literal('smart'), Type.Literal('smart-hold')])),
       sseEncoding: Type.Optional(Type.Union([Type.Literal('identity'), Type.Literal('gzip')])),
       websocketClient: Type.Optional(Type.Union([Type.Literal('lean'), Type.Literal('ws')])),
-      longPollClient: Type.Optional(Type.Union([Type.Literal('lean'), Type.Literal('undici')])),
+      httpClient: Type.Optional(Type.Union([Type.Literal('lean'), Type.Literal('undici')])),
       proxy: Type.Union([Type.Literal('none'), Type.Literal('nginx'), Type.Literal('varnish')]),
       clients: Type.Integer({ minimum: 1 }),
       connected: count,

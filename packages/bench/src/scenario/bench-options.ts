@@ -20,7 +20,7 @@ export interface BenchOptions {
   /** WebSocket subscribers: `lean` (RFC 6455 over a bare socket) or `ws` (the ws library's client). */
   readonly websocketClient: 'lean' | 'ws';
   /** Long-pollers: `lean` (HTTP/1.1 over a connection of each client's own) or `undici` (undici's `request` over a pool). */
-  readonly longPollClient: 'lean' | 'undici';
+  readonly httpClient: 'lean' | 'undici';
   readonly proxy: 'none' | 'nginx' | 'varnish';
   readonly clientProcesses: number;
   /** Publisher worker processes (`--workers`) of each instance. */

@@ -73,7 +73,7 @@ export interface RunSummary {
   readonly pollStrategy?: BenchOptions['pollStrategy'];
   readonly sseEncoding?: BenchOptions['sseEncoding'];
   readonly websocketClient?: BenchOptions['websocketClient'];
-  readonly longPollClient?: BenchOptions['longPollClient'];
+  readonly httpClient?: BenchOptions['httpClient'];
   /** The machine's load average (1, 5, 15 min) when the run started: other work on the machine. */
   readonly loadAverage: readonly [number, number, number];
   /** The publisher's memory with no client, with every client idle, and at its peak; null with `--target`. */
@@ -249,7 +249,7 @@ async function startFleet(options: BenchOptions, mode: BenchMode, clients: numbe
       sseEncoding: options.sseEncoding,
       gzipVerifyClients: gzipVerifySampleClients(options.gzipVerifySample, clients),
       websocketClient: options.websocketClient,
-      longPollClient: options.longPollClient,
+      httpClient: options.httpClient,
       localAddresses: sources.addresses,
       sampleRate: 0.1,
       requestTimeoutMs: 10_000,
@@ -390,7 +390,7 @@ function summarise(run: {
     ...(mode === 'poll' ? { pollStrategy: options.pollStrategy } : {}),
     ...(mode === 'sse' ? { sseEncoding: options.sseEncoding } : {}),
     ...(mode === 'websocket' ? { websocketClient: options.websocketClient } : {}),
-    ...(mode === 'long-poll' ? { longPollClient: options.longPollClient } : {}),
+    ...(mode === 'long-poll' || mode === 'poll' ? { httpClient: options.httpClient } : {}),
     loadAverage: run.loadAverage,
     memory: run.memory,
     ...(mode === 'sse' && options.sseEncoding === 'gzip' ? { gzipReading: gzipReadings(reports) } : {}),

@@ -26,7 +26,7 @@ const options: BenchOptions = {
   sseEncoding: 'identity',
   gzipVerifySample: DEFAULT_GZIP_VERIFY_SAMPLE,
   websocketClient: 'lean',
-  longPollClient: 'lean',
+  httpClient: 'lean',
   proxy: 'none',
   clientProcesses: 2,
   serverWorkers: 1,

@@ -9,8 +9,10 @@ describe('runLabel', () => {
     expect(runLabel({ mode: 'sse', sseEncoding: 'identity', proxy: 'none' })).toBe('sse (identity)');
     expect(runLabel({ mode: 'websocket', websocketClient: 'ws', proxy: 'none' })).toBe('websocket (ws client)');
     expect(runLabel({ mode: 'websocket', websocketClient: 'lean', proxy: 'none' })).toBe('websocket');
-    expect(runLabel({ mode: 'long-poll', longPollClient: 'undici', proxy: 'none' })).toBe('long-poll (undici client)');
-    expect(runLabel({ mode: 'long-poll', longPollClient: 'lean', proxy: 'none' })).toBe('long-poll');
+    expect(runLabel({ mode: 'long-poll', httpClient: 'undici', proxy: 'none' })).toBe('long-poll (undici client)');
+    expect(runLabel({ mode: 'long-poll', httpClient: 'lean', proxy: 'none' })).toBe('long-poll');
+    expect(runLabel({ mode: 'poll', pollStrategy: 'fixed', httpClient: 'undici', proxy: 'nginx' })).toBe('poll (fixed, undici client) + nginx');
+    expect(runLabel({ mode: 'poll', pollStrategy: 'smart', httpClient: 'lean', proxy: 'none' })).toBe('poll (smart)');
   });
 
   it('leaves out what a run does not have: no variant (long-poll, or a summary written before variants), no proxy', () => {
