@@ -2,6 +2,7 @@ import type { OutgoingHttpHeaders, Server, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
 import { streamPath } from '@rdf-stream/protocol';
 import type { LongPollWaiter, WaitOutcome } from '../publish/latest/long-poll-waiters.js';
+import { watchProgress } from '../publish/sse/guarded-sink.js';
 import type { StreamHub } from '../publish/stream-hub.js';
 import { wireResponse } from '../render/wire-response.js';
 import type { AppContext } from './app-context.js';
@@ -55,6 +56,14 @@ interface WireBytes {
  * parser still reads the connection, and parses the client's next request on it as on any idle
  * keep-alive connection.
  *
+ * A connection is watched for what its client acknowledges (`watchProgress`, with the limits
+ * of its first stream's `LongPollWaiters.guard`) once, from its first held request until it
+ * closes, not once per held request: the monitor then knows it idle between two answers, as an
+ * SSE subscriber between two events, and reads the kernel's send queues once after an element's
+ * answers rather than at every check while requests are held (smart pollers holding ahead are
+ * held most of the time). Over its limits, its held request (if any) is cancelled and the
+ * connection reset, as a push connection's.
+ *
  * What Node would otherwise do for such a connection is done here: its client going away
  * cancels its wait (no answer, nothing left behind); a request pipelined behind the held one
  * gets the held one answered first (as at the end of its wait), so that answers keep their
@@ -107,7 +116,8 @@ export class HeldLongPolls {
     // Node versions whose responses keep these otherwise hold the response itself.
     if (headState._header !== null || headState._headerSent !== false) return false;
     const held = new HeldLongPoll(socket, hub, request, method === 'HEAD', this.#answer);
-    if (!hub.waiters.hold(held, seconds * 1000, socket)) return false;
+    // Watched by the connection (below), not by each hold.
+    if (!hub.waiters.hold(held, seconds * 1000)) return false;
     this.#held.set(socket, held);
     if (!this.#hubsWatched.has(hub)) {
       this.#hubsWatched.add(hub);
@@ -115,7 +125,11 @@ export class HeldLongPolls {
     }
     if (!this.#closeWatched.has(socket)) {
       this.#closeWatched.add(socket);
-      socket.once('close', () => this.#closed(socket));
+      const unwatch = this.#watchProgress(socket, hub);
+      socket.once('close', () => {
+        unwatch();
+        this.#closed(socket);
+      });
     }
     // Node writes nothing for a response whose head it takes for sent, and ends it: the
     // connection is idle for Node from here on, and the response and request can be collected.
@@ -134,6 +148,26 @@ export class HeldLongPolls {
     if (held === undefined) return;
     held.hub.waiters.cancel(held);
     this.#answerHeld(held, 'timeout');
+  }
+
+  /** Watches what `socket`'s client acknowledges until it closes: see the class. */
+  #watchProgress(socket: Socket, hub: StreamHub): () => void {
+    const guard = hub.waiters.guard;
+    if (guard === undefined) return () => undefined;
+    return watchProgress(
+      socket,
+      guard.limits,
+      (reason) => {
+        const held = this.#held.get(socket);
+        if (held !== undefined) {
+          this.#held.delete(socket);
+          held.hub.waiters.cancel(held);
+        }
+        socket.resetAndDestroy();
+        (held?.hub.waiters.guard ?? guard).onEvicted(reason);
+      },
+      guard.monitor,
+    );
   }
 
   #resumeAnswered(): void {

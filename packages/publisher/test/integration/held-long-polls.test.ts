@@ -1,9 +1,10 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import type { IncomingMessage } from 'node:http';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type FormatName, formatNames, mediaTypes } from '@rdf-stream/protocol';
 import { readProblem } from '../support/problem.js';
 import { RawHttpConnection, type RawResponse, request } from '../support/raw-http.js';
+import { sharedSendProgressMonitor } from '../../src/publish/sse/send-progress-monitor.js';
 import { startTestPublisher, type TestPublisher } from '../../src/testing.js';
 
 let running: TestPublisher | undefined;
@@ -124,6 +125,24 @@ describe('long-polls held by their socket alone', () => {
     expect(refused.status).toBe(400);
     expect(JSON.parse(refused.body.toString('utf8')).code).toBe('PUB_ERR_UNKNOWN_FORMAT');
     expect(connection.ended).toBe(false);
+  });
+
+  it('watches what a connection\'s client acknowledges once, from its first held request until it closes, not once per hold', async () => {
+    // A check interval of this test's own, so that its monitor watches this publisher's connections alone.
+    const { running } = await publisherWithElement(['--subscriber-progress-check-ms', '777']);
+    const monitor = sharedSendProgressMonitor(777);
+    const connection = await open();
+    for (let round = 0; round < 3; round++) {
+      connection.send(path, { 'accept-encoding': 'identity', 'if-none-match': running.hub.latest!.etags.turtle.identity, prefer: 'wait=20' });
+      await running.untilWaiting(1);
+      expect(monitor.size).toBe(1);
+      await running.push();
+      expect((await connection.read()).status).toBe(200);
+      // Answered, and idle until its next request: still watched, so that the monitor knows it idle.
+      expect(monitor.size).toBe(1);
+    }
+    connection.close();
+    await vi.waitUntil(() => monitor.size === 0, { timeout: 10_000, interval: 10 });
   });
 
   it('reads each connection again once a release of several batches has answered them all', async () => {
