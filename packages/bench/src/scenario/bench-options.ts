@@ -36,6 +36,11 @@ export interface BenchOptions {
   /** Source addresses the fleet may use: 127.0.0.1 to 127.0.0.N (`--source-addresses`). */
   readonly sourceAddresses: number;
   readonly target: string | undefined;
+  /**
+   * The server the run's fleet subscribes to instead of the publisher (`--peer`): nchan, fed the
+   * publisher's elements; undefined: the publisher. Set on the peer's runs only.
+   */
+  readonly peer?: 'nchan';
   /** Where the publisher writes a V8 CPU profile when it exits (`node --cpu-prof`), or undefined for none. */
   readonly publisherCpuProfDir?: string;
   readonly outDir: string;
