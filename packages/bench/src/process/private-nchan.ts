@@ -1,10 +1,11 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { accessSync, chmodSync, constants, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, chmodSync, constants, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { defaults } from '@rdf-stream/publisher';
 
 const run = promisify(execFile);
 
@@ -19,7 +20,13 @@ export const NCHAN_STREAM_PATH = '/streams/parking';
 const PUBLISH_PATH = '/pub';
 /** Messages nchan keeps on the channel: a few, as the subscribers only ever want the newest. */
 const MESSAGE_BUFFER_LENGTH = 16;
-/** File descriptors nginx needs beyond one per subscriber: its listener, logs, the relay's publisher connection. */
+/**
+ * nginx connections per subscriber: with one each, a 10 000-subscriber fleet found them "not
+ * enough" (the error log) and nginx closed connections whose request it had not read yet, which
+ * the clients saw as errors. The structures are preallocated, a few hundred bytes each.
+ */
+const CONNECTIONS_PER_SUBSCRIBER = 2;
+/** Connections nginx needs besides the subscribers': its listener, the relay's publisher connection. */
 const SPARE_CONNECTIONS = 256;
 /** How long the peer may take to accept connections (ms). */
 const START_TIMEOUT_MS = 10_000;
@@ -65,9 +72,18 @@ function openFilesHardLimit(): number {
  * The configuration of the peer: one worker, an nchan channel `parking` published by POST on
  * `/pub` and read as EventSource on the publisher's own events path; subscribers get only what
  * is published after they connect (as the publisher's SSE subscribers without `Last-Event-ID`),
- * and never time out. Everything nginx writes stays in `dir`.
+ * never time out, and are pinged as often as the publisher writes its heartbeat to its own, so
+ * that both servers make the same writes. Everything nginx writes stays in `dir`.
  */
-export function nchanConfig(options: { readonly dir: string; readonly port: number; readonly module: string; readonly connections: number; readonly openFiles: number }): string {
+export function nchanConfig(options: {
+  readonly dir: string;
+  readonly port: number;
+  readonly module: string;
+  readonly connections: number;
+  readonly openFiles: number;
+  /** Seconds between two pings (`event: ping`) to every subscriber: the publisher's heartbeat's. */
+  readonly pingSeconds: number;
+}): string {
   const { dir } = options;
   return `load_module ${options.module};
 worker_processes 1;
@@ -101,6 +117,7 @@ http {
       nchan_channel_id parking;
       nchan_subscriber_first_message newest;
       nchan_subscriber_timeout 0;
+      nchan_eventsource_ping_interval ${options.pingSeconds};
     }
   }
 }
@@ -144,7 +161,14 @@ export class PrivateNchan {
     const configFile = join(directory, 'nginx.conf');
     writeFileSync(
       configFile,
-      nchanConfig({ dir: directory, port, module: nchanModulePath(), connections: Math.min(subscribers + SPARE_CONNECTIONS, openFiles - 16), openFiles }),
+      nchanConfig({
+        dir: directory,
+        port,
+        module: nchanModulePath(),
+        connections: subscribers * CONNECTIONS_PER_SUBSCRIBER + SPARE_CONNECTIONS,
+        openFiles,
+        pingSeconds: Math.round(defaults.heartbeatMs / 1000),
+      }),
     );
     const master = spawn(nginxBinary()!, ['-p', directory, '-c', configFile, '-e', join(directory, 'error.log')], { stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
@@ -177,8 +201,12 @@ export class PrivateNchan {
     if (response.status !== 201 && response.status !== 202) throw new Error(`nchan refused a message: ${response.status}`);
   }
 
-  /** Fast shutdown (SIGTERM: the open event streams do not hold it), SIGKILL if it lingers; removes the directory. */
-  async stop(): Promise<void> {
+  /**
+   * Fast shutdown (SIGTERM: the open event streams do not hold it), SIGKILL if it lingers; removes
+   * the directory, after copying nginx's error log into `keepLogIn` (as `nchan-error.log`) when
+   * it is not empty.
+   */
+  async stop(keepLogIn?: string): Promise<void> {
     if (this.#master.exitCode === null && this.#master.signalCode === null) {
       const exited = once(this.#master, 'exit');
       this.#master.kill('SIGTERM');
@@ -193,6 +221,11 @@ export class PrivateNchan {
       }, STOP_TIMEOUT_MS);
       await exited;
       clearTimeout(timer);
+    }
+    const log = join(this.directory, 'error.log');
+    if (keepLogIn !== undefined && existsSync(log) && statSync(log).size > 0) {
+      mkdirSync(keepLogIn, { recursive: true });
+      copyFileSync(log, join(keepLogIn, 'nchan-error.log'));
     }
     rmSync(this.directory, { recursive: true, force: true });
   }

@@ -73,7 +73,7 @@ async function startNchanPeer(options: BenchOptions, clients: number): Promise<R
   let relay: NchanRelay | undefined;
   const stop = async () => {
     await relay?.stop();
-    await nchan?.stop();
+    await nchan?.stop(options.outDir);
     await servers.stop();
   };
   try {
