@@ -165,7 +165,8 @@ export class PrivateNchan {
         dir: directory,
         port,
         module: nchanModulePath(),
-        connections: subscribers * CONNECTIONS_PER_SUBSCRIBER + SPARE_CONNECTIONS,
+        // No more than its open files: nginx warns beyond, and could not use them anyway.
+        connections: Math.min(subscribers * CONNECTIONS_PER_SUBSCRIBER + SPARE_CONNECTIONS, openFiles),
         openFiles,
         pingSeconds: Math.round(defaults.heartbeatMs / 1000),
       }),
