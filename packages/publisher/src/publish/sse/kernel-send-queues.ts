@@ -24,10 +24,11 @@ export interface KernelSendQueues {
 }
 
 /**
- * Bytes of a table read per event-loop turn (~3 ms of the kernel printing it): the reads between
- * two yields are synchronous.
+ * Bytes of a table read per event-loop turn (16 pages, under a millisecond of the kernel printing
+ * them): the reads between two yields are synchronous, and a turn is also when libuv accepts a
+ * connection, so a snapshot taken while thousands connect must not hold the loop for long.
  */
-const TABLE_BYTES_PER_TURN = 256 * 1024;
+const TABLE_BYTES_PER_TURN = 64 * 1024;
 /** Room for one `read()` past `TABLE_BYTES_PER_TURN`: the kernel hands a table over a page at a time. */
 const READ_MARGIN_BYTES = 64 * 1024;
 
