@@ -5,7 +5,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { defaults } from '@rdf-stream/publisher';
+import { HEARTBEAT_MS } from '../scenario/bench-options.js';
 
 const run = promisify(execFile);
 
@@ -72,8 +72,8 @@ function openFilesHardLimit(): number {
  * The configuration of the peer: one worker, an nchan channel `parking` published by POST on
  * `/pub` and read as EventSource on the publisher's own events path; subscribers get only what
  * is published after they connect (as the publisher's SSE subscribers without `Last-Event-ID`),
- * never time out, and are pinged as often as the publisher writes its heartbeat to its own, so
- * that both servers make the same writes. Everything nginx writes stays in `dir`.
+ * never time out, and are pinged (`event: ping`) as often as the publisher writes its heartbeat,
+ * as a deployment behind proxies would have it. Everything nginx writes stays in `dir`.
  */
 export function nchanConfig(options: {
   readonly dir: string;
@@ -168,7 +168,7 @@ export class PrivateNchan {
         // No more than its open files: nginx warns beyond, and could not use them anyway.
         connections: Math.min(subscribers * CONNECTIONS_PER_SUBSCRIBER + SPARE_CONNECTIONS, openFiles),
         openFiles,
-        pingSeconds: Math.round(defaults.heartbeatMs / 1000),
+        pingSeconds: Math.round(HEARTBEAT_MS / 1000),
       }),
     );
     const master = spawn(nginxBinary()!, ['-p', directory, '-c', configFile, '-e', join(directory, 'error.log')], { stdio: ['ignore', 'ignore', 'pipe'] });

@@ -48,6 +48,13 @@ export interface BenchOptions {
   readonly port: number;
 }
 
+/**
+ * Milliseconds between two heartbeats of the bench's publishers (their default), and between two
+ * pings of the nchan peer to each subscriber: both keep idle connections alive alike (nchan pings
+ * every subscriber; the publisher skips those sent an element since its last heartbeat).
+ */
+export const HEARTBEAT_MS = 15_000;
+
 /** Turtle bytes per facility and fixed overhead of an element (measured on the demo stream). */
 export const BYTES_PER_FACILITY = 393;
 export const ELEMENT_OVERHEAD_BYTES = 290;
