@@ -1,6 +1,8 @@
-import { closeSync, openSync, readSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { endianness } from 'node:os';
-import { setImmediate as nextTurn } from 'node:timers/promises';
+import type { Worker } from 'node:worker_threads';
+import { startWorkerThread, workerModuleUrl } from '../../worker-thread.js';
+import type { TableReply, TableRequest } from './kernel-table-protocol.js';
 
 /** The four ends of a TCP connection, as `net.Socket` gives them. */
 export interface ConnectionEnds {
@@ -24,42 +26,34 @@ export interface KernelSendQueues {
 }
 
 /**
- * Bytes of a table read per event-loop turn (16 pages, under a millisecond of the kernel printing
- * them): the reads between two yields are synchronous, and a turn is also when libuv accepts a
- * connection, so a snapshot taken while thousands connect must not hold the loop for long.
- */
-const TABLE_BYTES_PER_TURN = 64 * 1024;
-/** Room for one `read()` past `TABLE_BYTES_PER_TURN`: the kernel hands a table over a page at a time. */
-const READ_MARGIN_BYTES = 64 * 1024;
-
-/**
  * `/proc/net/tcp` and `/proc/net/tcp6` (Linux): one read of each gives every connection's
  * `tx_queue`. One read and one parse per check serve every watched socket, where a per-socket
  * `ioctl(SIOCOUTQ)` or `getsockopt(TCP_INFO)` would need a native addon (Node exposes neither)
  * and a system call per socket. Measured in docs/architecture.md ("Why one read of
  * `/proc/net/tcp`").
  *
- * The kernel prints such a table one page (4 kB, ~27 lines) per `read()`: 10 000 connections
- * are ~400 reads. Each is made here synchronously, `TABLE_BYTES_PER_TURN` per event-loop turn,
- * not as a read on the thread pool: there, each page cost a round trip (a task queued, a thread
- * woken, a promise settled) that added ~70 % to the kernel's own work.
+ * The kernel prints such a table one page (4 kB, ~27 lines) per `read()`: 10 000 connections are
+ * ~400 reads. They are made on a worker thread of the instance's own (`kernel-table-reader.ts`),
+ * synchronously, and the tables' text comes back in one message: read with
+ * `fs.promises.readFile`, each page cost a round trip through the thread pool (a task queued, a
+ * thread woken, a promise settled) that added as much again as the kernel's printing; read
+ * synchronously on the event loop, the printing (~2 µs a line) held up the broadcasts. The parse
+ * stays on the event loop. Where no worker can be started, the tables are read with `readFile`.
  */
 export class ProcNetTcpSendQueues implements KernelSendQueues {
   readonly #files: readonly string[];
+  #reader: TableReader | undefined;
 
   constructor(files: readonly string[] = ['/proc/net/tcp', '/proc/net/tcp6']) {
     this.#files = files;
   }
 
   async snapshot(found: (key: string, queuedBytes: number) => void): Promise<boolean> {
+    this.#reader ??= new TableReader();
+    const texts = await this.#reader.read(this.#files).catch(() => readEach(this.#files));
     let any = false;
-    for (const file of this.#files) {
-      let text: string;
-      try {
-        text = await readTable(file);
-      } catch {
-        continue; // No such table (another system, or IPv6 disabled).
-      }
+    for (const text of texts) {
+      if (text === null) continue;
       any = true;
       parseProcNetTcp(text, found);
     }
@@ -67,25 +61,68 @@ export class ProcNetTcpSendQueues implements KernelSendQueues {
   }
 }
 
-/** The whole table, read in turns of `TABLE_BYTES_PER_TURN`. */
-async function readTable(file: string): Promise<string> {
-  const fd = openSync(file, 'r');
-  try {
-    const buffer = Buffer.allocUnsafe(TABLE_BYTES_PER_TURN + READ_MARGIN_BYTES);
-    const parts: string[] = [];
-    for (;;) {
-      let used = 0;
-      let read = 0;
-      do {
-        read = readSync(fd, buffer, used, buffer.length - used, null);
-        used += read;
-      } while (read > 0 && used < TABLE_BYTES_PER_TURN);
-      parts.push(buffer.toString('latin1', 0, used));
-      if (read === 0) return parts.join('');
-      await nextTurn();
-    }
-  } finally {
-    closeSync(fd);
+/** The tables read with `fs.promises.readFile`, on the thread pool: where no reader thread runs. */
+function readEach(files: readonly string[]): Promise<Array<string | null>> {
+  return Promise.all(files.map((file) => readFile(file, 'latin1').catch(() => null)));
+}
+
+/**
+ * The reader thread, started at the first snapshot and referenced only while a request is out
+ * (idle, it never keeps the process alive); one request at a time. A thread that fails or exits rejects what it was asked, and the
+ * next request starts another.
+ */
+class TableReader {
+  #thread: Worker | undefined;
+  #nextId = 0;
+  #pending: { readonly id: number; settle(texts: ReadonlyArray<string | null> | Error): void } | undefined;
+  #queue: Promise<unknown> = Promise.resolve();
+
+  read(files: readonly string[]): Promise<ReadonlyArray<string | null>> {
+    const result = this.#queue.then(() => this.#ask(files));
+    this.#queue = result.catch(() => undefined);
+    return result;
+  }
+
+  #ask(files: readonly string[]): Promise<ReadonlyArray<string | null>> {
+    const thread = this.#start();
+    const id = ++this.#nextId;
+    return new Promise((resolve, reject) => {
+      // Referenced while a request is out, so that the process waits for its answer.
+      thread.ref();
+      this.#pending = {
+        id,
+        settle: (texts) => {
+          thread.unref();
+          if (texts instanceof Error) reject(texts);
+          else resolve(texts);
+        },
+      };
+      thread.postMessage({ id, files } satisfies TableRequest);
+    });
+  }
+
+  #start(): Worker {
+    if (this.#thread !== undefined) return this.#thread;
+    const thread = startWorkerThread(workerModuleUrl('kernel-table-reader', import.meta.url));
+    thread.on('message', (reply: TableReply) => {
+      if (this.#pending?.id !== reply.id) return;
+      const { settle } = this.#pending;
+      this.#pending = undefined;
+      settle(reply.texts);
+    });
+    const failed = (error: Error) => {
+      if (this.#thread !== thread) return;
+      this.#thread = undefined;
+      const pending = this.#pending;
+      this.#pending = undefined;
+      pending?.settle(error);
+    };
+    thread.on('error', failed);
+    thread.on('exit', (code) => failed(new Error(`the kernel table reader exited (code ${code})`)));
+    // After the listeners: adding a 'message' listener refs the thread again.
+    thread.unref();
+    this.#thread = thread;
+    return thread;
   }
 }
 
