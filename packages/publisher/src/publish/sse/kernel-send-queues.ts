@@ -34,7 +34,7 @@ export interface KernelSendQueues {
  *
  * The kernel prints such a table one page (4 kB, ~27 lines) per `read()`: 10 000 connections are
  * ~400 reads. They are made on a worker thread of the instance's own (`kernel-table-reader.ts`),
- * synchronously, and the tables' text comes back in one message: read with
+ * synchronously, into memory the two threads share, decoded once on the event loop: read with
  * `fs.promises.readFile`, each page cost a round trip through the thread pool (a task queued, a
  * thread woken, a promise settled) that added as much again as the kernel's printing; read
  * synchronously on the event loop, the printing (~2 µs a line) held up the broadcasts. The parse
@@ -66,24 +66,40 @@ function readEach(files: readonly string[]): Promise<Array<string | null>> {
   return Promise.all(files.map((file) => readFile(file, 'latin1').catch(() => null)));
 }
 
+/** Shared memory the tables are first read into (bytes): ~50 000 lines; doubled when they do not fit. */
+const INITIAL_TABLE_BYTES = 8 * 1024 * 1024;
+/** The most shared memory the tables may take (bytes), ~1.7 million lines: past it, `readFile`. */
+const MAX_TABLE_BYTES = 256 * 1024 * 1024;
+
 /**
  * The reader thread, started at the first snapshot and referenced only while a request is out
- * (idle, it never keeps the process alive); one request at a time. A thread that fails or exits rejects what it was asked, and the
- * next request starts another.
+ * (idle, it never keeps the process alive); one request at a time. A thread that fails or exits
+ * rejects what it was asked, and the next request starts another.
  */
 class TableReader {
   #thread: Worker | undefined;
+  #shared = new SharedArrayBuffer(INITIAL_TABLE_BYTES);
   #nextId = 0;
-  #pending: { readonly id: number; settle(texts: ReadonlyArray<string | null> | Error): void } | undefined;
+  #pending: { readonly id: number; settle(reply: TableReply | Error): void } | undefined;
   #queue: Promise<unknown> = Promise.resolve();
 
-  read(files: readonly string[]): Promise<ReadonlyArray<string | null>> {
-    const result = this.#queue.then(() => this.#ask(files));
+  read(files: readonly string[]): Promise<Array<string | null>> {
+    const result = this.#queue.then(() => this.#readAll(files));
     this.#queue = result.catch(() => undefined);
     return result;
   }
 
-  #ask(files: readonly string[]): Promise<ReadonlyArray<string | null>> {
+  async #readAll(files: readonly string[]): Promise<Array<string | null>> {
+    for (;;) {
+      const shared = this.#shared;
+      const reply = await this.#ask(files, shared);
+      if (!reply.overflow) return reply.ranges.map((range) => (range === null ? null : Buffer.from(shared, range[0], range[1] - range[0]).toString('latin1')));
+      if (shared.byteLength * 2 > MAX_TABLE_BYTES) throw new Error('the TCP tables outgrew the reader\'s memory');
+      this.#shared = new SharedArrayBuffer(shared.byteLength * 2);
+    }
+  }
+
+  #ask(files: readonly string[], shared: SharedArrayBuffer): Promise<TableReply> {
     const thread = this.#start();
     const id = ++this.#nextId;
     return new Promise((resolve, reject) => {
@@ -91,13 +107,13 @@ class TableReader {
       thread.ref();
       this.#pending = {
         id,
-        settle: (texts) => {
+        settle: (reply) => {
           thread.unref();
-          if (texts instanceof Error) reject(texts);
-          else resolve(texts);
+          if (reply instanceof Error) reject(reply);
+          else resolve(reply);
         },
       };
-      thread.postMessage({ id, files } satisfies TableRequest);
+      thread.postMessage({ id, files, shared } satisfies TableRequest);
     });
   }
 
@@ -108,7 +124,7 @@ class TableReader {
       if (this.#pending?.id !== reply.id) return;
       const { settle } = this.#pending;
       this.#pending = undefined;
-      settle(reply.texts);
+      settle(reply);
     });
     const failed = (error: Error) => {
       if (this.#thread !== thread) return;
