@@ -16,6 +16,8 @@
 # |-------------------|----------------|-----------------------------------------------------------------|
 # | chromium          | chromium       | the live page's browser tests (playwright-core drives it)       |
 # | nginx             | nginx          | polling through a real cache (bench), the proxy configurations  |
+# | ngx_nchan_module  | libnginx-mod-nchan | the bench's SSE peer (--peer nchan): nginx + nchan for real |
+# |   (a file: /usr/lib/nginx/modules/ngx_nchan_module.so, checked as such)                              |
 # | envsubst          | gettext-base   | the nginx template rendered as the official nginx image does    |
 # | varnishd          | varnish        | the same, through Varnish                                       |
 # | mosquitto         | mosquitto      | the MQTT source's tests (a broker on 127.0.0.1:1883, and private ones) |
@@ -46,14 +48,22 @@ esac
 log() { printf 'test-prerequisites: %s\n' "$*" >&2; }
 
 # program → Debian package, in the order the table above gives them.
-readonly programs=(chromium nginx envsubst varnishd mosquitto mosquitto_passwd valkey-server redis-server ss pgrep)
+# An entry with a slash is a file that must exist (an nginx module), not a program on PATH.
+readonly nchan_module=/usr/lib/nginx/modules/ngx_nchan_module.so
+readonly programs=(chromium nginx "$nchan_module" envsubst varnishd mosquitto mosquitto_passwd valkey-server redis-server ss pgrep)
 declare -A package_of=(
-  [chromium]=chromium [nginx]=nginx [envsubst]=gettext-base [varnishd]=varnish [mosquitto]=mosquitto
+  [chromium]=chromium [nginx]=nginx [$nchan_module]=libnginx-mod-nchan [envsubst]=gettext-base [varnishd]=varnish [mosquitto]=mosquitto
   [mosquitto_passwd]=mosquitto [valkey-server]=valkey-server [redis-server]=redis-server [ss]=iproute2 [pgrep]=procps
 )
 
 # Debian puts some daemons in /usr/sbin, which is not on every user's PATH.
-found() { command -v "$1" >/dev/null 2>&1 || [[ -x "/usr/sbin/$1" || -x "/usr/bin/$1" ]]; }
+found() {
+  if [[ $1 == */* ]]; then
+    [[ -f $1 ]]
+    return
+  fi
+  command -v "$1" >/dev/null 2>&1 || [[ -x "/usr/sbin/$1" || -x "/usr/bin/$1" ]]
+}
 
 missing_packages() {
   local program packages=()
@@ -125,6 +135,7 @@ version() { "$@" 2>&1 | head -n 1; }
 # (Debian's chromium launcher prints a shell warning on stderr before its version.)
 log "chromium: $(chromium --version 2>/dev/null | head -n 1)"
 log "nginx: $(version nginx -v)"
+log "nchan: $(dpkg-query -W -f='${Version}' libnginx-mod-nchan 2>/dev/null || echo "$nchan_module")"
 log "varnish: $(version varnishd -V)"
 log "mosquitto: $(version /usr/sbin/mosquitto -h | sed -n 1p)"
 log "valkey: $(version valkey-server --version)"

@@ -22,6 +22,8 @@ import { goalRows, goalTable } from './report/goals.js';
 import { logComparison, logComparisonTable } from './report/log-comparison.js';
 import { instanceTable } from './report/instance-table.js';
 import { runUpstreamScenario, upstreamTable } from './scenario/run-upstream.js';
+import { nchanMissing } from './process/private-nchan.js';
+import { peerComparison, peerComparisonTable } from './report/peer-comparison.js';
 
 const positive = (what: string) => (value: string) => {
   const parsed = Number(value);
@@ -98,6 +100,9 @@ const program = new Command('pnpm bench')
   .option('--source-addresses <n>', `source addresses the clients may connect from: 127.0.0.1 to 127.0.0.N (at most ${MAX_SOURCE_ADDRESSES})`, positiveInteger('source addresses'), DEFAULT_SOURCE_ADDRESSES)
   .option('--client-processes <N>', 'worker processes holding the clients', positive('client processes'), 2)
   .option('--target <url>', 'measure an already running publisher stream instead of starting one')
+  .addOption(
+    new Option('--peer <name>', 'SSE: after each SSE run, run the same fleet against a peer fed the same elements at the same interval — nchan: nginx with the nchan module (1 worker; Debian packages nginx and libnginx-mod-nchan) — and report the publisher beside it').choices(['nchan']),
+  )
   .option('--cpu-prof <dir>', 'the publisher writes a V8 CPU profile (.cpuprofile) of each run into this directory when it stops')
   .option('--out <dir>', 'where to write summary.json and latencies.csv', `bench-results/${new Date().toISOString().replace(/[:.]/g, '-')}`)
   .option('--seed <n>', 'seed of the demo stream', positive('seed'), 1)
@@ -113,7 +118,7 @@ const flags = program.opts<{
   mode: BenchMode[]; clients: number[]; duration: number; ramp: number; interval: number; payload: number;
   pollInterval: number | undefined; pollStrategy: PollStrategyName[]; sseEncoding: 'identity' | 'gzip'; gzipVerifySample: GzipVerifySample; websocketClient: 'lean' | 'ws'; httpClient: 'lean' | 'undici'; proxy: 'none' | 'nginx' | 'varnish'; serverWorkers: number;
   serverInstances: number; log: 'file' | 'redis'; redisUrl?: string; redisAppendfsync: Appendfsync; compareLog?: Array<'file' | 'redis'>; clientsPerAddress: number; sourceAddresses: number;
-  clientProcesses: number; target?: string; cpuProf?: string; out: string; seed: number; port: number;
+  clientProcesses: number; target?: string; peer?: 'nchan'; cpuProf?: string; out: string; seed: number; port: number;
   throughputDuration: number; throughputConnections: number; throughputThreads: number; latencyTarget: number;
 }>();
 if (flags.scenario === 'upstream') {
@@ -145,6 +150,18 @@ if (flags.serverInstances > 1 && !logs.includes('redis')) refuse('several --serv
 if (flags.serverInstances > 1 && flags.proxy !== 'none') refuse('--proxy fronts one publisher: leave it out with --server-instances above 1');
 if (flags.redisUrl !== undefined && !logs.includes('redis')) refuse('--redis-url is the log of --log redis: add it');
 if (flags.redisUrl !== undefined && !/^redis:\/\/\S+$/.test(flags.redisUrl)) refuse(`--redis-url must be redis://[[user]:password@]host[:port], not ${flags.redisUrl}`);
+if (flags.peer !== undefined) {
+  if (!flags.mode.includes('sse')) refuse('--peer compares SSE runs: add sse to --mode');
+  if (flags.sseEncoding !== 'identity') refuse('--peer compares identity SSE: leave out --sse-encoding gzip');
+  if (flags.target !== undefined) refuse('--peer is fed by the publisher the bench starts: leave out --target');
+  if (flags.serverInstances > 1 || flags.serverWorkers > 1 || flags.compareLog !== undefined || flags.log !== 'file') refuse('--peer compares one publisher process with one nginx worker: leave out --server-instances, --server-workers, --log and --compare-log');
+  // Not a skip: the comparison was asked for and cannot be made here.
+  const missing = nchanMissing();
+  if (missing !== undefined) {
+    console.error(`pnpm bench: ${missing}`);
+    process.exit(1);
+  }
+}
 if (flags.sourceAddresses > MAX_SOURCE_ADDRESSES) refuse(`--source-addresses is at most ${MAX_SOURCE_ADDRESSES} (127.0.0.1 to 127.0.0.${MAX_SOURCE_ADDRESSES})`);
 /** One process may hold 20 000 open files: a publisher worker holds no more connections. */
 const MAX_CONNECTIONS_PER_PUBLISHER = 19_000;
@@ -193,26 +210,26 @@ const runs: RunSummary[] = [];
 const legs = logs.map((log): BenchOptions => ({ ...options, log, serverInstances: log === 'file' && flags.compareLog !== undefined ? 1 : options.serverInstances }));
 /** Polling runs once per strategy asked for (the goals compare them); every other mode once. */
 const variants = (leg: BenchOptions, mode: BenchMode): BenchOptions[] => (mode === 'poll' ? flags.pollStrategy.map((pollStrategy) => ({ ...leg, pollStrategy })) : [leg]);
-for (const base of legs) for (const mode of options.modes) for (const leg of variants(base, mode)) {
-  for (const clients of options.clientCounts) {
-    const bar = new SingleBar({
-      format: `${(mode === 'poll' && flags.pollStrategy.length > 1 ? `poll (${leg.pollStrategy})` : mode).padEnd(9)} ${String(clients).padStart(6)} clients${leg.log === 'redis' ? ` on ${leg.serverInstances} × redis` : ''} [{bar}] {elapsed}/{total_s} s · connected {connected} · updates {updates}`,
-      hideCursor: true,
-      noTTYOutput: true,
-      notTTYSchedule: 5_000,
-    });
-    bar.start(options.rampSeconds + options.durationSeconds, 0, { connected: 0, updates: 0, elapsed: 0, total_s: options.rampSeconds + options.durationSeconds });
-    const summary = await runOne(leg, mode, clients, (state) =>
-      bar.update(Math.floor(state.elapsedSeconds), { connected: state.connected, updates: state.updates, elapsed: Math.floor(state.elapsedSeconds) }),
-    ).catch((error: unknown) => {
-      bar.stop();
-      // Not enough ports: what is free, what the run needs and what helps, rather than a half-connected fleet.
-      if (error instanceof SourcePortsExhaustedError) refuse(error.message);
-      throw error;
-    });
+/** SSE runs once against the publisher and, with `--peer`, once more against the peer, back to back. */
+const servers = (leg: BenchOptions, mode: BenchMode): BenchOptions[] => (mode === 'sse' && flags.peer !== undefined ? [leg, { ...leg, peer: flags.peer }] : [leg]);
+for (const base of legs) for (const mode of options.modes) for (const variant of variants(base, mode)) for (const clients of options.clientCounts) for (const leg of servers(variant, mode)) {
+  const bar = new SingleBar({
+    format: `${(mode === 'poll' && flags.pollStrategy.length > 1 ? `poll (${leg.pollStrategy})` : mode).padEnd(9)} ${String(clients).padStart(6)} clients${leg.log === 'redis' ? ` on ${leg.serverInstances} × redis` : ''}${leg.peer === undefined ? '' : ` on ${leg.peer}`} [{bar}] {elapsed}/{total_s} s · connected {connected} · updates {updates}`,
+    hideCursor: true,
+    noTTYOutput: true,
+    notTTYSchedule: 5_000,
+  });
+  bar.start(options.rampSeconds + options.durationSeconds, 0, { connected: 0, updates: 0, elapsed: 0, total_s: options.rampSeconds + options.durationSeconds });
+  const summary = await runOne(leg, mode, clients, (state) =>
+    bar.update(Math.floor(state.elapsedSeconds), { connected: state.connected, updates: state.updates, elapsed: Math.floor(state.elapsedSeconds) }),
+  ).catch((error: unknown) => {
     bar.stop();
-    runs.push(summary);
-  }
+    // Not enough ports: what is free, what the run needs and what helps, rather than a half-connected fleet.
+    if (error instanceof SourcePortsExhaustedError) refuse(error.message);
+    throw error;
+  });
+  bar.stop();
+  runs.push(summary);
 }
 /** The study's wrk run: the publisher alone, and behind the proxy when there is one. */
 async function throughputPhase(): Promise<{ publisher: ThroughputResult; proxy?: ThroughputResult } | undefined> {
@@ -241,18 +258,18 @@ async function throughputPhase(): Promise<{ publisher: ThroughputResult; proxy?:
 
 const throughput = await throughputPhase();
 const capacity = throughput?.proxy?.requestsPerSecond ?? throughput?.publisher.requestsPerSecond;
-const sseThatMet = runs.filter((run) => run.mode === 'sse' && run.missedUpdates === 0 && run.latencyMs.p99 <= flags.latencyTarget);
+const sseThatMet = runs.filter((run) => run.mode === 'sse' && run.peer === undefined && run.missedUpdates === 0 && run.latencyMs.p99 <= flags.latencyTarget);
 const mal = capacity === undefined ? undefined : analyzeMal(capacity, sseThatMet.length > 0 ? Math.max(...sseThatMet.map((run) => run.clients)) : undefined);
 /** The largest run of a mode (SSE: of an encoding) that measured its CPU per update. */
 const costOf = (mode: 'sse' | 'long-poll' | 'websocket', sseEncoding?: 'identity' | 'gzip') =>
   runs
-    .filter((run) => run.mode === mode && run.sseEncoding === sseEncoding && run.serverCpuMicrosPerUpdate !== null)
+    .filter((run) => run.mode === mode && run.sseEncoding === sseEncoding && run.peer === undefined && run.serverCpuMicrosPerUpdate !== null)
     .sort((a, b) => b.clients - a.clients)[0]?.serverCpuMicrosPerUpdate ?? null;
 const plan = capacityPlan({
   cpuMicrosPerUpdate: { sse: costOf('sse', 'identity'), 'sse-gzip': costOf('sse', 'gzip'), 'long-poll': costOf('long-poll'), websocket: costOf('websocket') },
   pollRequestsPerSecond: throughput?.publisher.requestsPerSecond ?? null,
   bytes: runs.find((run) => run.elementBytes !== null)?.elementBytes ?? null,
-  ran: [...new Set(runs.flatMap((run): PushTransport[] => (run.mode === 'poll' ? [] : [run.mode === 'sse' && run.sseEncoding === 'gzip' ? 'sse-gzip' : run.mode])))],
+  ran: [...new Set(runs.flatMap((run): PushTransport[] => (run.mode === 'poll' || run.peer !== undefined ? [] : [run.mode === 'sse' && run.sseEncoding === 'gzip' ? 'sse-gzip' : run.mode])))],
 });
 const command = `pnpm bench ${process.argv.slice(2).filter((arg) => arg !== '--').join(' ')}`.trim();
 const written = await writeResults(options.outDir, command, runs, plan, throughput, mal);
@@ -276,6 +293,8 @@ const instances = instanceTable(runs);
 if (instances !== '') console.log(`\n${instances}`);
 const comparison = logComparison(runs);
 if (comparison.length > 0) console.log(`\n${logComparisonTable(comparison)}`);
+const peers = peerComparison(runs);
+if (peers.length > 0) console.log(`\n${peerComparisonTable(peers)}`);
 const goals = goalRows(runs);
 if (goals.length > 0) console.log(`\n${goalTable(goals)}`);
 console.log(`\n${Object.values(written).join('\n')}`);

@@ -85,6 +85,7 @@ export function connectionKind(run: {
   readonly sseEncoding?: 'identity' | 'gzip';
   readonly websocketClient?: 'lean' | 'ws';
   readonly proxy: 'none' | 'nginx' | 'varnish';
+  readonly peer?: 'nchan' | undefined;
 }): string {
   const kind = {
     sse: run.sseEncoding === 'gzip' ? 'SSE subscriber (gzip)' : 'SSE subscriber',
@@ -92,6 +93,7 @@ export function connectionKind(run: {
     websocket: run.websocketClient === 'ws' ? 'WebSocket (ws client)' : 'WebSocket',
     poll: 'polling connection (keep-alive)',
   }[run.mode];
+  if (run.peer !== undefined) return `${kind} of ${run.peer}`;
   return run.proxy === 'none' ? kind : `${kind} + ${run.proxy}`;
 }
 

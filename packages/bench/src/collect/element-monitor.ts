@@ -11,6 +11,12 @@ export class ElementMonitor {
   /** Connections lost and resumed while the run went on. */
   reconnects = 0;
   readonly #stopping = new AbortController();
+  readonly #onElement: ((text: string) => void) | undefined;
+
+  /** `onElement` is given each element's text as it arrives (the peer run relays it). */
+  constructor(onElement?: (text: string) => void) {
+    this.#onElement = onElement;
+  }
 
   /** Resolves once the stream is open; rejects if the publisher refuses it (4xx). */
   start(streamUrl: string): Promise<void> {
@@ -25,6 +31,7 @@ export class ElementMonitor {
           if (event.type === 'element') {
             const stamp = elementStamp(event.text);
             if (stamp) this.published.set(stamp.seq, stamp.generatedAtMs);
+            this.#onElement?.(event.text);
           } else if (event.type === 'reconnect') this.reconnects++;
         }
       })().catch(reject);

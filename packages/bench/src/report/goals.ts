@@ -16,7 +16,8 @@ type Run = Pick<
   | 'websocketClient'
   | 'log'
   | 'serverInstances'
->;
+> &
+  Partial<Pick<RunSummary, 'peer'>>;
 
 /** A figure a run is held to: its own, or its ratio to another run's at the same client count. */
 export interface GoalRow {
@@ -48,10 +49,14 @@ interface Goal {
   /** The reference at the same client count (and log), or none. */
   readonly reference?: { readonly name: string; readonly is: (run: Run) => boolean; readonly flag: string };
   readonly bound: number;
+  /** Held only when the invocation ran the reference: a peer's run is asked for (`--peer`), never implied. */
+  readonly onlyWithReference?: boolean;
 }
 
-const direct = (run: Run) => run.proxy === 'none';
+/** The publisher's own run, with no proxy in front (not a peer's). */
+const direct = (run: Run) => run.proxy === 'none' && run.peer === undefined;
 const sseIdentity = { name: 'sse (identity)', is: (run: Run) => run.mode === 'sse' && run.sseEncoding !== 'gzip' && direct(run), flag: '--mode sse' };
+const nchanSse = { name: 'sse (identity) on nchan', is: (run: Run) => run.mode === 'sse' && run.peer === 'nchan', flag: '--mode sse --peer nchan' };
 const fixedPoll = { name: 'poll (fixed)', is: (run: Run) => run.mode === 'poll' && run.pollStrategy === 'fixed' && direct(run), flag: '--mode poll --poll-strategy fixed' };
 const smartPoll = (run: Run) => run.mode === 'poll' && run.pollStrategy === 'smart' && direct(run);
 
@@ -64,6 +69,7 @@ export const GOALS: readonly Goal[] = [
   { goal: 'long-poll: p99 ≤ 1.5 × SSE’s', applies: (run) => run.mode === 'long-poll' && direct(run), figure: 'p99', reference: sseIdentity, bound: 1.5 },
   { goal: 'long-poll: server CPU per update ≤ 2 × SSE’s', applies: (run) => run.mode === 'long-poll' && direct(run), figure: 'cpu', reference: sseIdentity, bound: 2 },
   { goal: 'gzip SSE: p99 ≤ 1.2 × identity SSE’s', applies: (run) => run.mode === 'sse' && run.sseEncoding === 'gzip' && direct(run), figure: 'p99', reference: sseIdentity, bound: 1.2 },
+  { goal: 'SSE CPU ≤ 0.7 × nchan’s', applies: sseIdentity.is, figure: 'cpu', reference: nchanSse, bound: 0.7, onlyWithReference: true },
 ];
 
 function figureOf(run: Run, figure: Figure): number | null {
@@ -83,7 +89,7 @@ const round = (value: number) => Math.round(value * 100) / 100;
  * client count, same log and instances, no proxy), as a ratio beside its bound (pure).
  */
 export function goalRows(runs: readonly Run[]): GoalRow[] {
-  return GOALS.flatMap((goal) =>
+  return GOALS.filter((goal) => !goal.onlyWithReference || runs.some((run) => goal.reference?.is(run))).flatMap((goal) =>
     runs.filter(goal.applies).map((run): GoalRow => {
       const measured = figureOf(run, goal.figure);
       const figure = measured === null ? null : round(measured);

@@ -24,6 +24,15 @@ const connectionMemory = Type.Object({
   tcpSocketsPerConnection: nullable(Type.Number()),
 });
 
+/** One side of `peerComparison`: the publisher's run or the peer's. */
+const peerSide = Type.Object({
+  p50: Type.Number(),
+  p99: Type.Number(),
+  missedUpdates: count,
+  cpuMicrosPerUpdate: nullable(Type.Number({ minimum: 0 })),
+  rssMiB: nullable(meanMax),
+});
+
 /** The schema of `summary.json` (documented in docs/bench.md). */
 export const SummarySchema = Type.Object({
   command: Type.String(),
@@ -36,6 +45,7 @@ export const SummarySchema = Type.Object({
       sseEncoding: Type.Optional(Type.Union([Type.Literal('identity'), Type.Literal('gzip')])),
       websocketClient: Type.Optional(Type.Union([Type.Literal('lean'), Type.Literal('ws')])),
       httpClient: Type.Optional(Type.Union([Type.Literal('lean'), Type.Literal('undici')])),
+      peer: Type.Optional(Type.Literal('nchan')),
       proxy: Type.Union([Type.Literal('none'), Type.Literal('nginx'), Type.Literal('varnish')]),
       clients: Type.Integer({ minimum: 1 }),
       connected: count,
@@ -142,6 +152,17 @@ export const SummarySchema = Type.Object({
         file: Type.Object({ p50: Type.Number(), p99: Type.Number(), missedUpdates: count }),
         redis: Type.Object({ p50: Type.Number(), p99: Type.Number(), missedUpdates: count }),
         addedMs: Type.Object({ p50: Type.Number(), p99: Type.Number() }),
+      }),
+    ),
+  ),
+  peerComparison: Type.Optional(
+    Type.Array(
+      Type.Object({
+        peer: Type.Literal('nchan'),
+        clients: Type.Integer({ minimum: 1 }),
+        publisher: peerSide,
+        nchan: peerSide,
+        ratio: Type.Object({ p50: nullable(Type.Number()), p99: nullable(Type.Number()), cpuMicrosPerUpdate: nullable(Type.Number()), rssMiB: nullable(Type.Number()) }),
       }),
     ),
   ),

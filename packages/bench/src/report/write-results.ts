@@ -13,6 +13,7 @@ import { runLabel } from './run-label.js';
 import { goalCells, goalRows } from './goals.js';
 import { logComparison, logComparisonCells } from './log-comparison.js';
 import { INSTANCE_TABLE_NOTE, instanceCells } from './instance-table.js';
+import { PEER_COMPARISON_NOTE, peerComparison, peerComparisonCells } from './peer-comparison.js';
 
 /**
  * `summary.json` (schema in docs/bench.md), `latencies.csv` (the 10 % sample) and the report
@@ -42,6 +43,7 @@ export async function writeResults(
     memoryPerConnection: connectionMemoryRows(runs),
     ...(throughput ? { throughput: { ...throughput.publisher, ...(throughput.proxy ? { viaProxy: throughput.proxy, proxyRatio: Math.round((throughput.proxy.requestsPerSecond / throughput.publisher.requestsPerSecond) * 100) / 100 } : {}) } } : {}),
     ...(logComparison(runs).length > 0 ? { logComparison: logComparison(runs) } : {}),
+    ...(peerComparison(runs).length > 0 ? { peerComparison: peerComparison(runs) } : {}),
     ...(goalRows(runs).length > 0 ? { goals: goalRows(runs) } : {}),
     capacityPlan: plan,
     ...(mal ? { mal } : {}),
@@ -130,6 +132,7 @@ export function markdownReport(command: string, runs: readonly RunSummary[]): st
   const instances = instanceCells(runs);
   const compared = logComparison(runs);
   const goals = goalRows(runs);
+  const peers = peerComparison(runs);
   return [
     '# Benchmark report',
     '',
@@ -142,6 +145,7 @@ export function markdownReport(command: string, runs: readonly RunSummary[]): st
     ...results.notes.map((note) => `- ${note}`),
     ...(instances.rows.length === 0 ? [] : ['', '## Publisher instances and their shared log', '', markdownTable(instances), '', INSTANCE_TABLE_NOTE]),
     ...(compared.length === 0 ? [] : ['', '## Latency added by the shared Redis log', '', markdownTable(logComparisonCells(compared))]),
+    ...(peers.length === 0 ? [] : ['', '## The publisher beside nchan', '', markdownTable(peerComparisonCells(peers)), '', PEER_COMPARISON_NOTE]),
     ...(goals.length === 0 ? [] : ['', '## Goals', '', markdownTable(goalCells(goals))]),
     '',
   ].join('\n');

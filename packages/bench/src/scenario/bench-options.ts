@@ -38,12 +38,24 @@ export interface BenchOptions {
   /** Source addresses the fleet may use: 127.0.0.1 to 127.0.0.N (`--source-addresses`). */
   readonly sourceAddresses: number;
   readonly target: string | undefined;
+  /**
+   * The server the run's fleet subscribes to instead of the publisher (`--peer`): nchan, fed the
+   * publisher's elements; undefined: the publisher. Set on the peer's runs only.
+   */
+  readonly peer?: 'nchan';
   /** Where the publisher writes a V8 CPU profile when it exits (`node --cpu-prof`), or undefined for none. */
   readonly publisherCpuProfDir?: string;
   readonly outDir: string;
   readonly seed: number;
   readonly port: number;
 }
+
+/**
+ * Milliseconds between two heartbeats of the bench's publishers (their default), and between two
+ * pings of the nchan peer to each subscriber: both keep idle connections alive alike (nchan pings
+ * every subscriber; the publisher skips those sent an element since its last heartbeat).
+ */
+export const HEARTBEAT_MS = 15_000;
 
 /** Turtle bytes per facility and fixed overhead of an element (measured on the demo stream). */
 export const BYTES_PER_FACILITY = 393;

@@ -74,6 +74,11 @@ export interface RunSummary {
   readonly sseEncoding?: BenchOptions['sseEncoding'];
   readonly websocketClient?: BenchOptions['websocketClient'];
   readonly httpClient?: BenchOptions['httpClient'];
+  /**
+   * The server the fleet subscribed to when it was not the publisher (`--peer nchan`): the
+   * `server` figures are then its worker process's, and latency runs from its publish request.
+   */
+  readonly peer?: 'nchan';
   /** The machine's load average (1, 5, 15 min) when the run started: other work on the machine. */
   readonly loadAverage: readonly [number, number, number];
   /** The publisher's memory with no client, with every client idle, and at its peak; null with `--target`. */
@@ -174,7 +179,7 @@ export async function runOne(options: BenchOptions, mode: BenchMode, clients: nu
     monitor.stop();
     const system = { steal: systemDelta(measureCounters, endCounters), listen: systemDelta(startCounters, endCounters) };
     const memory = baseline === null || memoryWatch === undefined ? null : runMemory(mode, options, baseline, memoryWatch.idle, peakSnapshot(memoryWatch.during), measureFromMs);
-    return summarise({ options, mode, clients, connected, reports, resources, serverCpuMs, system, elementBytes, published: monitor.published, measureFromMs, endedAt, timeline, loadAverage, memory, shared, sources });
+    return summarise({ options, mode, clients, connected, reports, resources, serverCpuMs, system, elementBytes, published: services.published ?? monitor.published, measureFromMs, endedAt, timeline, loadAverage, memory, shared, sources });
   } finally {
     await services.stop();
   }
@@ -189,7 +194,7 @@ function runMemory(mode: BenchMode, options: BenchOptions, baseline: MemorySnaps
     tcpBufferKiB: snapshot.tcpMemBytes === null ? null : Math.round(snapshot.tcpMemBytes / 1024),
   });
   return {
-    connection: connectionKind({ mode, sseEncoding: options.sseEncoding, websocketClient: options.websocketClient, proxy: viaProxy(mode) ? options.proxy : 'none' }),
+    connection: connectionKind({ mode, sseEncoding: options.sseEncoding, websocketClient: options.websocketClient, proxy: viaProxy(mode) ? options.proxy : 'none', peer: options.peer }),
     baseline: reading(baseline),
     idle: idle === null ? null : reading(idle),
     active: active === null ? null : reading(active),
@@ -333,7 +338,7 @@ function summarise(run: {
   /** Steal over the measurement; listen-queue drops over the whole run, ramp included. */
   readonly system: { readonly steal: ReturnType<typeof systemDelta>; readonly listen: ReturnType<typeof systemDelta> };
   readonly elementBytes: ElementBytes | null;
-  readonly published: ElementMonitor['published'];
+  readonly published: ReadonlyMap<number, number>;
   readonly measureFromMs: number;
   readonly endedAt: number;
   readonly timeline: RunSummary['timeline'];
@@ -371,12 +376,13 @@ function summarise(run: {
     warmupElements: latencies.warmupElements,
     warmupLatencyMs: latencies.warmup === null ? null : percentiles(latencies.warmup),
     perElement: latencies.perElement,
-    wireBytesPerUpdate: wireBytesPerUpdate(mode, run.elementBytes, { requests: sum('requests'), notModified: sum('notModified') }, options.sseEncoding),
+    // A peer frames the element its own way: the publisher's sizes are not its own.
+    wireBytesPerUpdate: options.peer === undefined ? wireBytesPerUpdate(mode, run.elementBytes, { requests: sum('requests'), notModified: sum('notModified') }, options.sseEncoding) : null,
     serverCpuMicrosPerUpdate: run.serverCpuMs === null || updatesMeasured === 0 ? null : Math.round((run.serverCpuMs * 1000) / updatesMeasured),
     stealPercent: run.system.steal.stealPercent,
     listenOverflows: run.system.listen.listenOverflows,
     listenDrops: run.system.listen.listenDrops,
-    elementBytes: run.elementBytes,
+    elementBytes: options.peer === undefined ? run.elementBytes : null,
     serverCpuMilli: run.resources?.cpuMilli ?? null,
     fleetCpuSeconds: Math.round(reports.reduce((total, report) => total + report.cpuSeconds, 0) * 100) / 100,
     serverRssMiB: run.resources?.rssMiB ?? null,
@@ -391,6 +397,7 @@ function summarise(run: {
     ...(mode === 'sse' ? { sseEncoding: options.sseEncoding } : {}),
     ...(mode === 'websocket' ? { websocketClient: options.websocketClient } : {}),
     ...(mode === 'long-poll' || mode === 'poll' ? { httpClient: options.httpClient } : {}),
+    ...(options.peer === undefined ? {} : { peer: options.peer }),
     loadAverage: run.loadAverage,
     memory: run.memory,
     ...(mode === 'sse' && options.sseEncoding === 'gzip' ? { gzipReading: gzipReadings(reports) } : {}),

@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { PublisherProcess, repositoryRoot } from '../process/publisher-process.js';
 import { PrivateValkey } from '../process/private-valkey.js';
 import { freePort } from '../reliability/free-port.js';
-import type { BenchOptions } from './bench-options.js';
+import { type BenchOptions, HEARTBEAT_MS } from './bench-options.js';
 
 const run = promisify(execFile);
 
@@ -34,6 +34,7 @@ export async function startPublisher(options: BenchOptions, clients: number, por
       '--max-event-loop-delay-ms', '0',
       // The benchmark measures the publisher at saturation: no shedding.
       '--max-event-loop-turn-ms', '0',
+      '--heartbeat-ms', String(HEARTBEAT_MS),
       '--workers', String(options.serverWorkers ?? 1),
       '--data-dir', dataDir,
       ...(log.kind === 'redis' ? ['--log', 'redis', '--redis-url', log.url, '--redis-key-prefix', log.keyPrefix, '--base-url', log.baseUrl] : []),

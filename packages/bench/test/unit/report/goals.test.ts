@@ -48,4 +48,12 @@ describe('the goals of a run, beside the run they are measured against', () => {
     expect(goalRows([sse, gzip]).map((row) => [row.run, row.value, row.met])).toEqual([['sse (gzip)', 0.98, true]]);
     expect(goalRows([sse, run({ mode: 'websocket' }), run({ mode: 'poll', pollStrategy: 'smart', proxy: 'nginx' })])).toEqual([]);
   });
+
+  it('holds the publisher\'s SSE CPU per update to nchan\'s when the invocation ran the peer, and never asks for the peer otherwise', () => {
+    const nchan = run({ sseEncoding: 'identity', peer: 'nchan', serverCpuMicrosPerUpdate: 40 });
+    expect(goalRows([sse, nchan]).map((row) => [row.goal, row.run, row.reference, row.value, row.met])).toEqual([['SSE CPU ≤ 0.7 × nchan’s', 'sse (identity)', 'sse (identity) on nchan', 0.75, false]]);
+    expect(goalRows([run({ sseEncoding: 'identity', clients: 2000 }), nchan])).toEqual([
+      expect.objectContaining({ goal: 'SSE CPU ≤ 0.7 × nchan’s', clients: 2000, met: null, missing: 'add --mode sse --peer nchan --clients 2000 to the same invocation' }),
+    ]);
+  });
 });

@@ -1,5 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { endianness } from 'node:os';
+import type { Worker } from 'node:worker_threads';
+import { startWorkerThread, workerModuleUrl } from '../../worker-thread.js';
+import type { TableReply, TableRequest } from './kernel-table-protocol.js';
 
 /** The four ends of a TCP connection, as `net.Socket` gives them. */
 export interface ConnectionEnds {
@@ -26,29 +29,116 @@ export interface KernelSendQueues {
  * `/proc/net/tcp` and `/proc/net/tcp6` (Linux): one read of each gives every connection's
  * `tx_queue`. One read and one parse per check serve every watched socket, where a per-socket
  * `ioctl(SIOCOUTQ)` or `getsockopt(TCP_INFO)` would need a native addon (Node exposes neither)
- * and a system call per socket. Measured in docs/reliability.md (figures): ~10 ms of CPU per
- * check with 20 000 connections in the table.
+ * and a system call per socket. Measured in docs/architecture.md ("Why one read of
+ * `/proc/net/tcp`").
+ *
+ * The kernel prints such a table one page (4 kB, ~27 lines) per `read()`: 10 000 connections are
+ * ~400 reads. They are made on a worker thread of the instance's own (`kernel-table-reader.ts`),
+ * synchronously, into memory the two threads share, decoded once on the event loop: read with
+ * `fs.promises.readFile`, each page cost a round trip through the thread pool (a task queued, a
+ * thread woken, a promise settled) that added as much again as the kernel's printing; read
+ * synchronously on the event loop, the printing (~2 µs a line) held up the broadcasts. The parse
+ * stays on the event loop. Where no worker can be started, the tables are read with `readFile`.
  */
 export class ProcNetTcpSendQueues implements KernelSendQueues {
   readonly #files: readonly string[];
+  #reader: TableReader | undefined;
 
   constructor(files: readonly string[] = ['/proc/net/tcp', '/proc/net/tcp6']) {
     this.#files = files;
   }
 
   async snapshot(found: (key: string, queuedBytes: number) => void): Promise<boolean> {
+    this.#reader ??= new TableReader();
+    const texts = await this.#reader.read(this.#files).catch(() => readEach(this.#files));
     let any = false;
-    for (const file of this.#files) {
-      let text: string;
-      try {
-        text = await readFile(file, 'latin1');
-      } catch {
-        continue; // No such table (another system, or IPv6 disabled).
-      }
+    for (const text of texts) {
+      if (text === null) continue;
       any = true;
       parseProcNetTcp(text, found);
     }
     return any;
+  }
+}
+
+/** The tables read with `fs.promises.readFile`, on the thread pool: where no reader thread runs. */
+function readEach(files: readonly string[]): Promise<Array<string | null>> {
+  return Promise.all(files.map((file) => readFile(file, 'latin1').catch(() => null)));
+}
+
+/** Shared memory the tables are first read into (bytes): ~50 000 lines; doubled when they do not fit. */
+const INITIAL_TABLE_BYTES = 8 * 1024 * 1024;
+/** The most shared memory the tables may take (bytes), ~1.7 million lines: past it, `readFile`. */
+const MAX_TABLE_BYTES = 256 * 1024 * 1024;
+
+/**
+ * The reader thread, started at the first snapshot and referenced only while a request is out
+ * (idle, it never keeps the process alive); one request at a time. A thread that fails or exits
+ * rejects what it was asked, and the next request starts another.
+ */
+class TableReader {
+  #thread: Worker | undefined;
+  #shared = new SharedArrayBuffer(INITIAL_TABLE_BYTES);
+  #nextId = 0;
+  #pending: { readonly id: number; settle(reply: TableReply | Error): void } | undefined;
+  #queue: Promise<unknown> = Promise.resolve();
+
+  read(files: readonly string[]): Promise<Array<string | null>> {
+    const result = this.#queue.then(() => this.#readAll(files));
+    this.#queue = result.catch(() => undefined);
+    return result;
+  }
+
+  async #readAll(files: readonly string[]): Promise<Array<string | null>> {
+    for (;;) {
+      const shared = this.#shared;
+      const reply = await this.#ask(files, shared);
+      if (!reply.overflow) return reply.ranges.map((range) => (range === null ? null : Buffer.from(shared, range[0], range[1] - range[0]).toString('latin1')));
+      if (shared.byteLength * 2 > MAX_TABLE_BYTES) throw new Error('the TCP tables outgrew the reader\'s memory');
+      this.#shared = new SharedArrayBuffer(shared.byteLength * 2);
+    }
+  }
+
+  #ask(files: readonly string[], shared: SharedArrayBuffer): Promise<TableReply> {
+    const thread = this.#start();
+    const id = ++this.#nextId;
+    return new Promise((resolve, reject) => {
+      // Referenced while a request is out, so that the process waits for its answer.
+      thread.ref();
+      this.#pending = {
+        id,
+        settle: (reply) => {
+          thread.unref();
+          if (reply instanceof Error) reject(reply);
+          else resolve(reply);
+        },
+      };
+      thread.postMessage({ id, files, shared } satisfies TableRequest);
+    });
+  }
+
+  #start(): Worker {
+    if (this.#thread !== undefined) return this.#thread;
+    const thread = startWorkerThread(workerModuleUrl('kernel-table-reader', import.meta.url));
+    thread.on('message', (reply: TableReply) => {
+      if (this.#pending?.id !== reply.id) return;
+      const { settle } = this.#pending;
+      this.#pending = undefined;
+      settle(reply);
+    });
+    const failed = (error: Error) => {
+      if (this.#thread !== thread) return;
+      this.#thread = undefined;
+      const pending = this.#pending;
+      this.#pending = undefined;
+      pending?.settle(error);
+    };
+    thread.on('error', failed);
+    thread.on('exit', (code) => failed(new Error(`the kernel table reader exited (code ${code})`)));
+    // After the listeners: adding a 'message' listener refs the thread again.
+    thread.unref();
+    this.#thread = thread;
+    return thread;
   }
 }
 

@@ -257,6 +257,26 @@ describe('Broadcaster', () => {
     expect(sink.received).toEqual([':\n\n']);
   });
 
+  it('writes the heartbeat only to a subscriber sent no element since the last one, while acknowledgements are watched', async () => {
+    const { live, broadcaster, publish, log } = setup();
+    const busy = new FakeSink();
+    live(busy);
+    await publish();
+    expect(busy.received).toHaveLength(1);
+    await broadcaster.heartbeat();
+    expect(busy.received).toHaveLength(1);
+    await broadcaster.heartbeat();
+    expect(busy.received.at(-1)).toBe(':\n\n');
+    // Without the check of acknowledgements, every heartbeat is written.
+    const unwatched = new FakeSink();
+    const subscriber = new Subscriber(unwatched, 'turtle', new EventStreamEncoder('identity'), log.latestSeq, { ...roomy, progressCheckMs: 0 });
+    subscriber.live = true;
+    broadcaster.add(subscriber);
+    await publish();
+    await broadcaster.heartbeat();
+    expect(unwatched.received.at(-1)).toBe(':\n\n');
+  });
+
   it('closeAll ends every stream with its farewell, a retry delay drawn for each', async () => {
     const { live, broadcaster } = setup({ batchSize: 1 });
     const sinks = [new FakeSink(), new FakeSink()];
