@@ -82,7 +82,6 @@ export class PollSession implements LatestSession {
   readonly #options: PollSessionOptions;
   /** Read off the options once: a poller asks these on every answer. */
   readonly #fixed: boolean;
-  #holding: boolean;
   /** The request's headers without a stored answer. */
   readonly #plain: Readonly<Record<string, string>>;
   readonly #stored = new StoredAnswer();
@@ -108,15 +107,17 @@ export class PollSession implements LatestSession {
   #askedHoldMs = 0;
   /** The last answer had nothing new and came when the request's wait ran out (see `PollMoment.waitRanOut`). */
   #waitRanOut = false;
-  /** What `smartPollDelay` is told; replaced when the publisher is found not to hold. */
+  /**
+   * What `smartPollDelay` is told, `hold` (asking ahead, held) included; replaced, holding off,
+   * when the publisher is found not to hold.
+   */
   #schedule: SmartPollOptions;
 
   constructor(options: PollSessionOptions) {
     this.#options = options;
     this.#fixed = options.strategy === 'fixed';
-    this.#holding = options.strategy === 'smart' && options.hold === true;
     this.#plain = Object.freeze({ accept: mediaTypes[options.format] });
-    this.#schedule = { jitterMs: options.jitterMs, minPollIntervalMs: options.minPollIntervalMs, hold: this.#holding };
+    this.#schedule = { jitterMs: options.jitterMs, minPollIntervalMs: options.minPollIntervalMs, hold: options.strategy === 'smart' && options.hold === true };
   }
 
   /** False once this poller found that its publisher answers requests that ask to be held at once (`NOT_HOLDING_AFTER`). */
@@ -152,7 +153,7 @@ export class PollSession implements LatestSession {
     const { hints, jitterMs } = this.#options;
     const intervalMs = hints?.expectedIntervalMs;
     if (hints?.generatedAtMs === undefined || !intervalMs || intervalMs <= 0) return 0;
-    return (this.#holding ? holdSeconds(intervalMs, jitterMs) : lateHoldSeconds(intervalMs)) * 1000;
+    return (this.#schedule.hold === true ? holdSeconds(intervalMs, jitterMs) : lateHoldSeconds(intervalMs)) * 1000;
   }
 
   /** What an answer means; a 2xx or 304 updates the cache (read the body of an `element` after). */
@@ -255,7 +256,6 @@ export class PollSession implements LatestSession {
     }
     if (++this.#answeredAtOnce < NOT_HOLDING_AFTER) return;
     this.#publisherHolds = false;
-    this.#holding = false;
     this.#schedule = { ...this.#schedule, hold: false };
   }
 }
