@@ -93,6 +93,8 @@ export class GuardedSink {
   readonly #limits: SubscriberQueueLimits;
   readonly #onEvicted: (reason: EvictionReason) => void;
   readonly #timers: Pick<Clock, 'setTimeout' | 'clearTimeout'>;
+  /** Whether an element was written since the last heartbeat (`heartbeatDue`). */
+  #elementSinceHeartbeat = false;
 
   constructor(
     readonly sink: SubscriberSink,
@@ -133,6 +135,25 @@ export class GuardedSink {
     const accepted = this.sink.write(frame);
     if (!accepted) this.#watchStall();
     return accepted;
+  }
+
+  /** Notes that an element was written to the connection (see `heartbeatDue`). */
+  elementSent(): void {
+    this.#elementSinceHeartbeat = true;
+  }
+
+  /**
+   * Whether the heartbeat due now is to be written (an SSE comment, a WebSocket ping); starts
+   * the next heartbeat interval. Not when an element was written since the last one while what
+   * the client acknowledges is watched (`progressCheckMs` not 0): the element kept proxies from
+   * timing out, and a peer that vanished leaves it unacknowledged and is cut for `stall`. A
+   * stream busier than the heartbeat then costs no heartbeat write per connection, nor the check
+   * of acknowledgements each write calls for.
+   */
+  heartbeatDue(): boolean {
+    const skip = this.#elementSinceHeartbeat && this.#limits.progressCheckMs !== 0;
+    this.#elementSinceHeartbeat = false;
+    return !skip;
   }
 
   /** Cuts the connection at once: its client can resume by id. */

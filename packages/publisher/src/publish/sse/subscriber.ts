@@ -23,10 +23,7 @@ export type { EvictionReason, SubscriberQueueLimits, SubscriberSink } from './gu
  * limits are those of every push connection (`GuardedSink`).
  *
  * A connection sent an element since the last heartbeat is not sent this one while the process
- * watches what clients acknowledge (`progressCheckMs` > 0), as a data WebSocket is not pinged:
- * the element kept proxies from timing out, and a peer that vanished leaves its bytes
- * unacknowledged and is evicted for `stall`. A stream busier than `heartbeatMs` then costs no
- * heartbeat write per connection, nor the check of acknowledgements that each write calls for.
+ * watches what clients acknowledge, as a data WebSocket is not pinged (`GuardedSink.heartbeatDue`).
  */
 export class Subscriber implements PushSubscriber {
   readonly transport = 'sse';
@@ -34,10 +31,6 @@ export class Subscriber implements PushSubscriber {
   live = false;
   lastSentSeq: number;
   readonly #connection: GuardedSink;
-  /** Whether acknowledgements are watched (`progressCheckMs` not 0): busy connections skip heartbeats. */
-  readonly #acknowledgementsWatched: boolean;
-  /** Whether an element was written since the last heartbeat. */
-  #sentSinceHeartbeat = false;
 
   constructor(
     readonly sink: SubscriberSink,
@@ -52,7 +45,6 @@ export class Subscriber implements PushSubscriber {
     this.lastSentSeq = lastSentSeq;
     this.patches = format === 'patch';
     this.#connection = new GuardedSink(sink, limits, (reason) => onEvicted(this, reason));
-    this.#acknowledgementsWatched = limits.progressCheckMs !== 0;
   }
 
   get closed(): boolean {
@@ -80,7 +72,7 @@ export class Subscriber implements PushSubscriber {
   /** Writes an element's frame (`frameOf`); returns false when the sink asks to wait for `drain`. */
   send(frame: WireFrame, seq: number): boolean {
     this.lastSentSeq = seq;
-    this.#sentSinceHeartbeat = true;
+    this.#connection.elementSent();
     return this.#connection.write(this.encoder.encode(frame));
   }
 
@@ -103,7 +95,7 @@ export class Subscriber implements PushSubscriber {
   }
 
   offerMessage(message: BroadcastMessage): boolean {
-    if (message.kind === 'heartbeat' && this.#skipsHeartbeat()) return true;
+    if (message.kind === 'heartbeat' && !this.#connection.heartbeatDue()) return true;
     const frame = sseMessageFrame(message)[this.encoding];
     if (this.wouldOverflow(wireBytes(frame).length)) {
       this.evict('queue');
@@ -139,13 +131,6 @@ export class Subscriber implements PushSubscriber {
   /** Resolves when the sink has drained, or false if it closed (or was evicted) first. */
   drained(): Promise<boolean> {
     return this.#connection.drained();
-  }
-
-  /** Whether this heartbeat is left out: an element went since the last one, and acknowledgements are watched. */
-  #skipsHeartbeat(): boolean {
-    const skip = this.#sentSinceHeartbeat && this.#acknowledgementsWatched;
-    this.#sentSinceHeartbeat = false;
-    return skip;
   }
 }
 

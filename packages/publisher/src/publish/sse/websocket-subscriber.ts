@@ -46,9 +46,8 @@ const messageFramesOf = new WeakMap<BroadcastMessage, WebSocketFrames>();
  * `pongTimeoutMs` is cut without a closing handshake (it is not reading).
  *
  * A socket sent an element since the last heartbeat is not pinged when the process watches what
- * clients acknowledge (`progressCheckMs` > 0): a peer that vanished leaves those bytes
- * unacknowledged and is evicted for `stall`, and the element kept proxies from timing out. Only
- * idle sockets are pinged, so a busy stream costs no ping, pong or timer per socket.
+ * clients acknowledge (`GuardedSink.heartbeatDue`): only idle sockets are pinged, so a busy
+ * stream costs no ping, pong or timer per socket.
  */
 export class WebSocketSubscriber implements PushSubscriber {
   readonly transport = 'websocket';
@@ -60,8 +59,6 @@ export class WebSocketSubscriber implements PushSubscriber {
   readonly #limits: WebSocketLimits;
   readonly #onCut: (subscriber: WebSocketSubscriber, reason: CutReason) => void;
   #pongTimer: NodeJS.Timeout | undefined;
-  /** Whether an element was written since the last heartbeat. */
-  #sentSinceHeartbeat = false;
 
   constructor(
     readonly sink: WebSocketSink,
@@ -90,7 +87,7 @@ export class WebSocketSubscriber implements PushSubscriber {
   }
 
   offerMessage(message: BroadcastMessage): boolean {
-    if (message.kind === 'heartbeat' && this.#skipsPing()) return true;
+    if (message.kind === 'heartbeat' && !this.#guard.heartbeatDue()) return true;
     const written = this.#offer(this.#messageBytes(message));
     if (written && message.kind === 'heartbeat') this.#expectPong();
     return written;
@@ -98,7 +95,7 @@ export class WebSocketSubscriber implements PushSubscriber {
 
   sendElement(element: LoggedElement): boolean {
     this.lastSentSeq = element.seq;
-    this.#sentSinceHeartbeat = true;
+    this.#guard.elementSent();
     return this.#guard.write(this.#bytes(this.#framesOf(element)));
   }
 
@@ -130,7 +127,7 @@ export class WebSocketSubscriber implements PushSubscriber {
     }
     if (seq !== undefined) {
       this.lastSentSeq = seq;
-      this.#sentSinceHeartbeat = true;
+      this.#guard.elementSent();
     }
     this.#guard.write(bytes);
     return true;
@@ -153,13 +150,6 @@ export class WebSocketSubscriber implements PushSubscriber {
       messageFramesOf.set(message, frames);
     }
     return this.#bytes(frames);
-  }
-
-  /** Whether this heartbeat's ping is left out: an element went since the last one, and acknowledgements are watched. */
-  #skipsPing(): boolean {
-    const skip = this.#sentSinceHeartbeat && this.#limits.progressCheckMs !== 0;
-    this.#sentSinceHeartbeat = false;
-    return skip;
   }
 
   /** After a ping: cut the connection unless a pong comes within `pongTimeoutMs`. */
