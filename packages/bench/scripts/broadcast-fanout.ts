@@ -24,7 +24,7 @@ import { request } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { defaults } from '@rdf-stream/publisher';
-import { processCpuMs } from '../src/collect/process-cpu-ms.js';
+import { ProcessCpuClock } from '../src/collect/process-cpu-clock.js';
 import { PublisherProcess } from '../src/process/publisher-process.js';
 import type { SubscriberFleetMessage, SubscriberFleetReport, SubscriberTransport } from './subscriber-fleet.js';
 
@@ -151,7 +151,8 @@ async function publisherPhase(publisher: PublisherProcess, encoding: Exclude<Pha
   lastCount = await metric('rdf_stream_broadcast_duration_seconds_count');
   let lastSum = await metric('rdf_stream_broadcast_duration_seconds_sum');
   const before = await report();
-  const cpuBefore = processCpuMs(publisher.pid);
+  const cpuClock = new ProcessCpuClock(publisher.pid);
+  const cpuBefore = cpuClock.readMs();
   const durations: number[] = [];
   const cpuTimes: number[] = [];
   let lastCpuSum = await metric('rdf_stream_broadcast_cpu_seconds_sum');
@@ -169,7 +170,7 @@ async function publisherPhase(publisher: PublisherProcess, encoding: Exclude<Pha
     lastSum = sum;
     lastCount = count;
   }
-  const cpuAfter = processCpuMs(publisher.pid);
+  const cpuAfter = cpuClock.readMs();
   await sleep(500); // the clients read the last element
   const after = await report();
   await closeAll();
@@ -184,7 +185,8 @@ async function rawPhase(frame: Buffer): Promise<PhaseResult> {
     await connect(`http://127.0.0.1:${values['raw-port']}/`, 'sse', false);
     process.stdout.write(`[raw] ${subscribers} subscribers connected\n`);
     const before = await report();
-    const cpuBefore = processCpuMs(server.pid!);
+    const cpuClock = new ProcessCpuClock(server.pid!);
+    const cpuBefore = cpuClock.readMs();
     const durations: number[] = [];
     const cpuTimes: number[] = [];
     for (let index = 0; index < elements; index++) {
@@ -194,7 +196,7 @@ async function rawPhase(frame: Buffer): Promise<PhaseResult> {
       process.stdout.write(`[raw] broadcast to ${result.reached} subscribers in ${result.durationMs.toFixed(1)} ms\n`);
       await sleep(intervalMs);
     }
-    const cpuAfter = processCpuMs(server.pid!);
+    const cpuAfter = cpuClock.readMs();
     const after = await report();
     await closeAll();
     return summary('raw', durations, cpuTimes, (cpuAfter - cpuBefore) / durations.length, before, after);

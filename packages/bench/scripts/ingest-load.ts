@@ -23,7 +23,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createParser } from 'eventsource-parser';
 import { Pool } from 'undici';
-import { processCpuMs } from '../src/collect/process-cpu-ms.js';
+import { ProcessCpuClock } from '../src/collect/process-cpu-clock.js';
 import { type Appendfsync, appendfsyncPolicies, PrivateValkey } from '../src/process/private-valkey.js';
 import { PublisherProcess } from '../src/process/publisher-process.js';
 import { freePort } from '../src/reliability/free-port.js';
@@ -69,9 +69,13 @@ function body(count: number, variant: number): string {
  * The publisher's CPU time so far (ms): its cost per element, which elements per second hide when
  * the machine is the bottleneck. Null where /proc cannot be read (off Linux).
  */
+const clocks = new Map<number, ProcessCpuClock>();
 function publisherCpuMs(pid: number | undefined): number | null {
+  if (pid === undefined) return null;
   try {
-    return processCpuMs(pid ?? Number.NaN);
+    const clock = clocks.get(pid) ?? new ProcessCpuClock(pid);
+    clocks.set(pid, clock);
+    return clock.readMs();
   } catch {
     return null;
   }

@@ -1,4 +1,5 @@
 import pidusage from 'pidusage';
+import { ProcessCpuClock } from './process-cpu-clock.js';
 
 export interface ResourceSummary {
   readonly cpuMilli: { readonly mean: number; readonly max: number };
@@ -12,6 +13,7 @@ export interface ResourceSummary {
  */
 export class ProcessSampler {
   readonly #pids: number[];
+  readonly #clocks: ProcessCpuClock[];
   readonly #cpu: number[] = [];
   readonly #rss: number[] = [];
   /** CPU time the processes have used since they started (ms), with when it was read (epoch ms). */
@@ -20,6 +22,7 @@ export class ProcessSampler {
 
   constructor(pids: number[]) {
     this.#pids = pids;
+    this.#clocks = pids.map((pid) => new ProcessCpuClock(pid));
   }
 
   start(): void {
@@ -30,11 +33,12 @@ export class ProcessSampler {
 
   async #sample(): Promise<void> {
     try {
-      const values = Object.values(await pidusage(this.#pids));
-      const reading = { atMs: Date.now(), cpuTimeMs: values.reduce((sum, stat) => sum + stat.ctime, 0) };
-      // From the CPU time between two samples, not pidusage's `cpu`: that is relative to pidusage's
+      // CPU time to the nanosecond (see ProcessCpuClock), not pidusage's whole 10 ms ticks; and from
+      // the CPU time between two samples, not pidusage's `cpu`: that is relative to pidusage's
       // previous reading of the process by anyone, and a second sampler of the same process (an
       // instance apart, besides the sum) would read about 0.
+      const reading = { atMs: Date.now(), cpuTimeMs: this.#clocks.reduce((sum, clock) => sum + clock.readMs(), 0) };
+      const values = Object.values(await pidusage(this.#pids));
       const previous = this.#cpuTime.at(-1);
       if (previous !== undefined) this.#cpu.push(((reading.cpuTimeMs - previous.cpuTimeMs) / Math.max(1, reading.atMs - previous.atMs)) * 1000);
       this.#rss.push(values.reduce((sum, stat) => sum + stat.memory / 1_048_576, 0));
