@@ -136,6 +136,18 @@ export class PrometheusMetrics implements StreamMetrics {
         for (const source of sources()) this.set({ stream: source.streamId, kind: source.kind }, source.health().state === 'ok' ? 1 : 0);
       },
     });
+    new Gauge({
+      name: 'rdf_stream_source_lease_holder',
+      help: "With a shared log: 1 on the instance that holds a stream's source lease and runs its source, 0 on the others (whose rdf_stream_source_up says 1 while another runs it); summed over the instances, 1 in the steady state. Absent without a shared log",
+      labelNames: ['stream', 'kind'] as const,
+      registers: [this.registry],
+      collect() {
+        for (const source of sources()) {
+          const { leaseHolder } = source.health();
+          if (leaseHolder !== undefined) this.set({ stream: source.streamId, kind: source.kind }, leaseHolder ? 1 : 0);
+        }
+      },
+    });
     const logs = () => this.#logs;
     new Gauge({
       name: 'rdf_stream_log_up',

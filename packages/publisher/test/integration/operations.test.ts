@@ -94,6 +94,9 @@ describe('GET /metrics', () => {
     expect(text).toMatch(/^rdf_stream_broadcast_duration_seconds_count\{stream="parking"\} 1$/m);
     expect(text).toMatch(/^rdf_stream_broadcast_subscribers\{stream="parking"\} 1$/m);
     expect(text).toMatch(/^rdf_stream_http_requests_total\{route="\/streams\/:id\/latest",method="GET",status="2xx"\} 1$/m);
+    // Without a shared log no instance holds a lease: the gauge has no series.
+    expect(text).toMatch(/^# TYPE rdf_stream_source_lease_holder gauge$/m);
+    expect(text).not.toMatch(/^rdf_stream_source_lease_holder\{/m);
     // kind: the source kind of a stream (simulator, replay, web-api, mqtt, ingest, …); transport:
     // sse or websocket: bounded too.
     const labelNames = new Set([...text.matchAll(/[{,](\w+)="/g)].map((match) => match[1]));

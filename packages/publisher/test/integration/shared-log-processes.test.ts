@@ -73,6 +73,12 @@ describe('publisher processes on one shared log', () => {
     const holder = await holderOf([first, second]);
     const other = holder === first ? second : first;
     expect((await health(other)).streams.parking.source).toMatchObject({ leaseHolder: false, state: 'ok' });
+    // Both say the source is up; only the holder says it runs it.
+    for (const [instance, holds] of [[holder, 1], [other, 0]] as const) {
+      const metrics = await (await fetch(`${instance.direct}/metrics`)).text();
+      expect(metrics).toMatch(/^rdf_stream_source_up\{stream="parking",kind="simulator"\} 1$/m);
+      expect(metrics).toMatch(new RegExp(`^rdf_stream_source_lease_holder\\{stream="parking",kind="simulator"\\} ${holds}$`, 'm'));
+    }
 
     // A subscriber on the survivor sees every element from the one it connected after.
     const epoch = (await health(other)).streams.parking.log.epoch;
@@ -86,6 +92,7 @@ describe('publisher processes on one shared log', () => {
     await exited;
     const beforeTakeOver = (await health(other)).streams.parking.latestSeq;
     expect(await holderOf([other])).toBe(other);
+    expect(await (await fetch(`${other.direct}/metrics`)).text()).toMatch(/^rdf_stream_source_lease_holder\{stream="parking",kind="simulator"\} 1$/m);
     // The new holder publishes on: at least five more elements, numbered after the last one.
     const events = await subscriber.waitForEvents(beforeTakeOver - firstSeq + 6);
     expect(events.map((event) => event.id)).toEqual(Array.from({ length: events.length }, (_, n) => `${epoch}-${firstSeq + n}`));
