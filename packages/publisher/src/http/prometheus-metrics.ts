@@ -76,6 +76,13 @@ export class PrometheusMetrics implements StreamMetrics {
     labelNames: ['stream', 'reason'] as const,
     registers: [this.registry],
   });
+  readonly #servedDelay = new Histogram({
+    name: 'rdf_stream_element_served_delay_seconds',
+    help: 'Time from an element\'s generation (prov:generatedAtTime) to /latest serving it: its append made durable and its formats compressed. Polling and long-polling clients cannot get an element before; SSE and WebSocket subscribers get it once durable',
+    labelNames: ['stream'] as const,
+    buckets: BROADCAST_SECONDS_BUCKETS,
+    registers: [this.registry],
+  });
   readonly #broadcastDuration = new Histogram({
     name: 'rdf_stream_broadcast_duration_seconds',
     help: 'Time to write one element to every push subscriber (SSE and WebSocket)',
@@ -181,6 +188,10 @@ export class PrometheusMetrics implements StreamMetrics {
 
   elementPublished(streamId: string): void {
     this.#published.inc({ stream: streamId });
+  }
+
+  elementServed(streamId: string, delaySeconds: number): void {
+    this.#servedDelay.observe({ stream: streamId }, delaySeconds);
   }
 
   broadcastFinished(streamId: string, durationSeconds: number, subscribers: number, cpuSeconds: number): void {

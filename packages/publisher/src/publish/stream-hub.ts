@@ -95,7 +95,10 @@ export class StreamHub {
     }, { batchSize: limits.broadcastBatchSize });
     this.latestCache = new LatestElementCache(log.epoch, this.waiters, onError);
     this.resources = new ResourceIndex(definition.iri, limits.maxDescribedResources);
+    // The element the log held at start-up was generated before it: only later ones count.
+    let restoredSeq = log.latest()?.seq ?? 0;
     this.latestCache.onServed((latest) => {
+      if (latest.seq > restoredSeq) metrics.elementServed(definition.id, Math.max(0, Date.now() - latest.generatedAt.getTime()) / 1000);
       try {
         this.resources.index({ ...latest, ntriples: latest.bodies.ntriples.identity });
       } catch (error) {
@@ -125,6 +128,7 @@ export class StreamHub {
     // A shared log's server lost it: subscribers come back with their old ids and get the
     // explicit epoch gap; /latest and long-polls start over with the new life's elements.
     log.onEpochChanged?.((epoch) => {
+      restoredSeq = 0;
       this.latestCache.restart(epoch);
       this.waiters.release('timeout').catch(onError);
       this.subscribers.broadcaster.restart(options.reconnectDelayMs ?? (() => 0)).catch(onError);

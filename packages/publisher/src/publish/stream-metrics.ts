@@ -4,6 +4,12 @@ import type { CutReason, Transport } from './sse/push-subscriber.js';
 export interface StreamMetrics {
   elementPublished(streamId: string): void;
   /**
+   * `/latest` (and the long-polls it releases) started serving an element produced while this
+   * instance runs: seconds from its generation (`prov:generatedAtTime`) — its append made durable
+   * and its formats compressed.
+   */
+  elementServed(streamId: string, delaySeconds: number): void;
+  /**
    * One element written to every live subscriber: the broadcast's wall time (yields included),
    * the subscribers reached, and the CPU time of its batches alone (the process's, between
    * yields: what the writes cost, whatever else shared the machine).

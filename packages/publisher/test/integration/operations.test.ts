@@ -93,6 +93,7 @@ describe('GET /metrics', () => {
     expect(text).toMatch(/^rdf_stream_elements_published_total\{stream="parking"\} 1$/m);
     expect(text).toMatch(/^rdf_stream_broadcast_duration_seconds_count\{stream="parking"\} 1$/m);
     expect(text).toMatch(/^rdf_stream_broadcast_subscribers\{stream="parking"\} 1$/m);
+    expect(text).toMatch(/^rdf_stream_element_served_delay_seconds_count\{stream="parking"\} 1$/m);
     expect(text).toMatch(/^rdf_stream_http_requests_total\{route="\/streams\/:id\/latest",method="GET",status="2xx"\} 1$/m);
     // Without a shared log no instance holds a lease: the gauge has no series.
     expect(text).toMatch(/^# TYPE rdf_stream_source_lease_holder gauge$/m);

@@ -124,6 +124,25 @@ describe('StreamHub', () => {
     expect(counted).toEqual(['waiters parking 1', 'published parking', 'waiters parking 0']);
   });
 
+  it('observes how long after its generation /latest serves each element produced while it runs, not the one the log held at start-up', async () => {
+    const log = new MemoryEventLog(10, { retainedElements: 100, retainedSeconds: 0 }, { epoch: 'e1' });
+    await log.append(rendered(1));
+    const served: Array<{ streamId: string; delaySeconds: number }> = [];
+    const { hub: stream } = hub({ log, metrics: { ...noMetrics, elementServed: (streamId, delaySeconds) => void served.push({ streamId, delaySeconds }) } });
+    await stream.start();
+    expect(stream.latest?.seq).toBe(1);
+    expect(served).toEqual([]);
+    const generatedAt = new Date(Date.now() - 1_500);
+    const before = Date.now();
+    await stream.publish(sampleObservations(definition.iri, [4]), generatedAt);
+    await stream.latestCache.reached(2);
+    const after = Date.now();
+    expect(served).toHaveLength(1);
+    expect(served[0]!.streamId).toBe('parking');
+    expect(served[0]!.delaySeconds).toBeGreaterThanOrEqual((before - generatedAt.getTime()) / 1000);
+    expect(served[0]!.delaySeconds).toBeLessThanOrEqual((after - generatedAt.getTime()) / 1000);
+  });
+
   describe('as a replica', () => {
     it('refuses to publish: only the writer numbers elements', () => {
       const { hub: stream } = hub({ role: 'replica' });
