@@ -23,6 +23,8 @@ export interface ElementWriterOptions {
   readonly log: EventLog;
   readonly jsonLd: JsonLdWriter;
   readonly metrics: StreamMetrics;
+  /** Called with each rendering before its append (`/latest` starts compressing it meanwhile). */
+  readonly onRendered?: (element: LoggedElement) => void;
 }
 
 /**
@@ -71,6 +73,7 @@ export class ElementWriter {
     const { log, metrics, streamId } = this.#options;
     for (let rendering = 1; ; rendering++) {
       const logged = this.#render(quadsOf, generatedAt, idempotency);
+      this.#options.onRendered?.(logged);
       try {
         await log.append(logged);
       } catch (error) {

@@ -116,7 +116,15 @@ export class StreamHub {
     this.#writer =
       options.role === 'replica'
         ? undefined
-        : new ElementWriter({ baseUrl: options.baseUrl, streamId: definition.id, log, jsonLd: options.jsonLd, metrics });
+        : new ElementWriter({
+            baseUrl: options.baseUrl,
+            streamId: definition.id,
+            log,
+            jsonLd: options.jsonLd,
+            metrics,
+            // /latest compresses an element while its append is made durable.
+            onRendered: (element) => this.latestCache.prepare(element),
+          });
     // Persist, then dispatch: readers hear of an element only once the log has made it durable.
     // A replica's /latest comes compressed from the writer (`replicateLatest`).
     const writer = options.role !== 'replica';

@@ -69,9 +69,30 @@ export function latestDocument(element: LoggedElement, format: FormatName): Buff
 }
 
 /**
+ * Whether two logged elements are the same: the same object (the file and memory logs keep what
+ * was appended), or the same number and documents (a shared log decodes what it reads, and an
+ * element another instance appended under a number this one rendered for has other documents).
+ */
+function sameElement(a: LoggedElement, b: LoggedElement): boolean {
+  if (a === b) return true;
+  if (a.seq !== b.seq || a.graph !== b.graph) return false;
+  return formatNames.every((format) => a.documents[format].equals(b.documents[format]));
+}
+
+/** How `/latest`'s representations of an element are made (`latestElement`; a stand-in in tests). */
+export type CompressLatest = (element: LoggedElement, epoch: string, onError: (error: unknown) => void) => Promise<LatestElement>;
+
+/**
  * What `/latest` serves: the newest durable element, compressed. Offered elements are
  * compressed off the publishing path and coalesced: when elements become durable faster than
  * they compress (ingest bursts), the ones superseded meanwhile are never compressed.
+ *
+ * The writer may `prepare` an element as soon as it is rendered, before its append is durable:
+ * its compression then runs beside the log's write and sync, and the element is served when it
+ * is durable instead of a compression later. At most one element is prepared at a time (what
+ * is rendered while one compresses is left to `offer`, which coalesces); a prepared element
+ * that never becomes durable (a failed append) is dropped by the next preparation, and its
+ * compression was the only work lost.
  */
 export class LatestElementCache {
   #epoch: string;
@@ -82,11 +103,30 @@ export class LatestElementCache {
   #refreshing = false;
   #reachedWaiters: Array<{ readonly seq: number; readonly resolve: () => void }> = [];
   readonly #servedListeners: Array<(latest: LatestElement) => void> = [];
+  readonly #compress: CompressLatest;
+  /** The element whose compression `prepare` started. */
+  #prepared: { readonly element: LoggedElement; readonly epoch: string; readonly latest: Promise<LatestElement>; settled: boolean } | undefined;
 
-  constructor(epoch: string, waiters: LongPollWaiters, onError: (error: unknown) => void) {
+  constructor(epoch: string, waiters: LongPollWaiters, onError: (error: unknown) => void, compress: CompressLatest = latestElement) {
     this.#epoch = epoch;
     this.#waiters = waiters;
     this.#onError = onError;
+    this.#compress = compress;
+  }
+
+  /**
+   * Starts compressing `element` (rendered, its append not durable yet), unless another
+   * preparation is still compressing; `offer` of the same element, once durable, uses it.
+   */
+  prepare(element: LoggedElement): void {
+    if (this.#prepared !== undefined && !this.#prepared.settled) return;
+    const prepared = { element, epoch: this.#epoch, latest: this.#compress(element, this.#epoch, this.#onError), settled: false };
+    // A failure is seen, and answered by compressing again, where the element is offered.
+    prepared.latest.then(
+      () => (prepared.settled = true),
+      () => (prepared.settled = true),
+    );
+    this.#prepared = prepared;
   }
 
   get current(): LatestElement | undefined {
@@ -115,6 +155,7 @@ export class LatestElementCache {
     this.#epoch = epoch;
     this.#current = undefined;
     this.#pending = undefined;
+    this.#prepared = undefined;
   }
 
   /** Registers `listener`, called with each element `/latest` starts serving. */
@@ -133,12 +174,26 @@ export class LatestElementCache {
     try {
       for (let next = this.#pending; next !== undefined; next = this.#pending) {
         this.#pending = undefined;
-        const latest = await latestElement(next, this.#epoch, this.#onError);
+        const latest = await this.#compressed(next);
         if ((this.#current?.seq ?? 0) < latest.seq) this.#serve(latest);
       }
     } finally {
       this.#refreshing = false;
     }
+  }
+
+  /** `element` compressed: by its preparation when there was one, else now. */
+  async #compressed(element: LoggedElement): Promise<LatestElement> {
+    const prepared = this.#prepared;
+    if (prepared !== undefined && prepared.epoch === this.#epoch && sameElement(prepared.element, element)) {
+      this.#prepared = undefined;
+      try {
+        return await prepared.latest;
+      } catch {
+        // Not expected (compression failures are served uncompressed): compress it again.
+      }
+    }
+    return this.#compress(element, this.#epoch, this.#onError);
   }
 
   #serve(latest: LatestElement): void {

@@ -123,6 +123,88 @@ describe('LatestElementCache', () => {
     expect(served).toEqual([4, 5]);
   });
 
+  describe('prepare (compression started while the append is made durable)', () => {
+    /** A cache whose compressions are counted, each resolved when the test says. */
+    function counted() {
+      const waiters = new LongPollWaiters(10);
+      const started: Array<{ seq: number; finish: () => void }> = [];
+      const compress = (logged: LoggedElement, at: string, onError: (error: unknown) => void) =>
+        new Promise<Awaited<ReturnType<typeof latestElement>>>((resolve) => started.push({ seq: logged.seq, finish: () => resolve(latestElement(logged, at, onError)) }));
+      const latestCache = new LatestElementCache(epoch, waiters, ignoreErrors, compress);
+      const served: number[] = [];
+      latestCache.onServed((latest) => served.push(latest.seq));
+      return { latestCache, started, served };
+    }
+
+    it('serves a prepared element as soon as it is offered, without compressing it again', async () => {
+      const { latestCache, started, served } = counted();
+      const logged = element(1);
+      latestCache.prepare(logged);
+      started[0]!.finish();
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(served).toEqual([]); // not durable yet: not served
+      latestCache.offer(logged);
+      await latestCache.reached(1);
+      expect(started.map((compression) => compression.seq)).toEqual([1]);
+      expect(served).toEqual([1]);
+    });
+
+    it('uses the preparation of an equal element a shared log decoded, and never that of another element of the same number', async () => {
+      const { latestCache, started } = counted();
+      const logged = element(2);
+      latestCache.prepare(logged);
+      started[0]!.finish();
+      const decoded: LoggedElement = { ...logged, documents: Object.fromEntries(formatNames.map((format) => [format, Buffer.from(logged.documents[format])])) as LoggedElement['documents'] };
+      latestCache.offer(decoded);
+      await latestCache.reached(2);
+      expect(started).toHaveLength(1);
+      // Another instance won number 3 with other documents: what this one prepared for 3 is not served.
+      const mine = element(3);
+      const theirs: LoggedElement = { ...mine, documents: { ...mine.documents, turtle: Buffer.from(`${mine.documents.turtle.toString()}# theirs\n`) } };
+      latestCache.prepare(mine);
+      started[1]!.finish();
+      latestCache.offer(theirs);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(started.map((compression) => compression.seq)).toEqual([2, 3, 3]);
+      started[2]!.finish();
+      await latestCache.reached(3);
+      expect(latestCache.current!.bodies.turtle.identity.toString()).toMatch(/# theirs/);
+    });
+
+    it('prepares one element at a time: those rendered meanwhile are compressed when offered, coalesced', async () => {
+      const { latestCache, started, served } = counted();
+      const [one, two, three] = [element(1), element(2), element(3)];
+      latestCache.prepare(one);
+      latestCache.prepare(two); // the first still compresses: not prepared
+      expect(started.map((compression) => compression.seq)).toEqual([1]);
+      latestCache.offer(one);
+      latestCache.offer(two);
+      latestCache.offer(three);
+      started[0]!.finish();
+      await latestCache.reached(1);
+      // 2 was superseded while 1 was served: only 3 is compressed next.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(started.map((compression) => compression.seq)).toEqual([1, 3]);
+      started[1]!.finish();
+      await latestCache.reached(3);
+      expect(served).toEqual([1, 3]);
+    });
+
+    it('drops a preparation when the log starts a new life', async () => {
+      const { latestCache, started } = counted();
+      const logged = element(1);
+      latestCache.prepare(logged);
+      started[0]!.finish();
+      latestCache.restart('e2');
+      latestCache.offer(logged);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(started).toHaveLength(2);
+      started[1]!.finish();
+      await latestCache.reached(1);
+      expect(latestCache.current!.etags.turtle.identity).toMatch(/e2/);
+    });
+  });
+
   it('resolves `reached(seq)` only once that element or a newer one is served', async () => {
     const { latestCache } = cache();
     const order: string[] = [];
