@@ -28,6 +28,8 @@ export { elementIds, type EventSourceMessage, openSse, type SseConnection } from
 export interface TestPublisherOptions {
   /** Command-line flags, after the defaults (so they override them), e.g. `['--page-elements', '3']`. */
   readonly flags?: readonly string[];
+  /** Runs once the publisher is built and started, before it listens (what a slow start-up does). */
+  readonly beforeListen?: () => Promise<void>;
   /**
    * Where the first stream's elements come from: `manual` (default) publishes only what `push`
    * is given; `simulator` is the parking simulator, one element every `intervalMs` on `clock`;
@@ -180,6 +182,7 @@ export async function startTestPublisher(options: TestPublisherOptions = {}): Pr
       processMetrics: false,
     });
     await publisher.start();
+    await options.beforeListen?.();
     await publisher.listen();
     return publisher;
   };

@@ -67,6 +67,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
         },
       );
       heldLongPolls.attach(server);
+      server.once('listening', () => shedder.forgetStartUp());
       // Fastify applies its keepAliveTimeout option only to a server it creates itself.
       server.keepAliveTimeout = config.keepAliveTimeoutMs;
       unusedConnections = new UnusedConnections(server);

@@ -56,6 +56,8 @@ export class LoadShedder {
   readonly #problem: Buffer;
   #shedUntil = 0;
   #shedding = false;
+  /** Samples before this moment (epoch ms) are dropped: see `forgetStartUp`. */
+  #forgetUntil = 0;
   /** Requests shed since start (count). */
   shed = 0;
 
@@ -104,6 +106,21 @@ export class LoadShedder {
     return true;
   }
 
+  /**
+   * Forgets the event loop's delays so far and stops any shedding they caused: called when the
+   * server starts listening, so that the publisher's own start-up (building its streams, loading
+   * shapes and contexts, compiling its modules), which holds the loop before anyone can ask,
+   * does not make it shed its first requests for `shedHoldMs`.
+   */
+  forgetStartUp(): void {
+    this.#histogram?.reset();
+    this.#shedUntil = 0;
+    this.#shedding = false;
+    // A turn that held the loop is recorded only when the loop runs again, possibly after the
+    // next sample: the samples of the next two intervals are dropped too.
+    this.#forgetUntil = Date.now() + 2 * SAMPLE_INTERVAL_MS;
+  }
+
   close(): void {
     clearInterval(this.#timer);
     this.#histogram?.disable();
@@ -114,6 +131,7 @@ export class LoadShedder {
     const meanDelayMs = Math.max(0, histogram.mean / 1e6 - RESOLUTION_MS);
     histogram.reset();
     const now = Date.now();
+    if (now < this.#forgetUntil) return;
     if (meanDelayMs > this.#options.maxEventLoopTurnMs) this.#shedUntil = now + this.#options.shedHoldMs;
     this.#shedding = now < this.#shedUntil;
   }

@@ -352,6 +352,26 @@ describe('load shedding (a saturated event loop starves the accepting of new con
   }
   const fresh = (url: string, init: RequestInit = {}) => fetch(url, { ...init, keepalive: false, headers: { connection: 'close', ...init.headers } });
 
+  it('does not shed its first requests for its own start-up: a loop held before listening is forgotten', async () => {
+    // A start-up that holds the event loop in 40 ms stretches for 1.2 s before the publisher
+    // listens (as a cluster worker's does): the shedder samples it, and with a 5 ms limit and a
+    // minute's hold the first requests would be shed for a minute if that counted.
+    const holdTheLoop = async () => {
+      const end = performance.now() + 1_200;
+      while (performance.now() < end) {
+        const until = performance.now() + 40;
+        while (performance.now() < until) {
+          // start-up work
+        }
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    };
+    running = await startTestPublisher({ beforeListen: holdTheLoop, flags: ['--max-event-loop-turn-ms', '5', '--shed-hold-ms', '60000'] });
+    const descriptor = await fresh(`${running.url}/streams/parking`);
+    expect(descriptor.status).toBe(200);
+    expect(await (await fetch(`${running.url}/metrics`)).text()).not.toMatch(/route="\(shed\)"/);
+  });
+
   it('sheds new requests with a pre-built 503 + Retry-After, keeps /health and /metrics answering, and keeps established streams flowing', async () => {
     running = await startTestPublisher({ flags: ['--max-event-loop-turn-ms', '5', '--shed-hold-ms', '1500', '--pressure-retry-after-seconds', '7'] });
     await running.push();

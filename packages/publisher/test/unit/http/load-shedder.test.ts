@@ -86,6 +86,16 @@ describe('LoadShedder', () => {
     expect(shed).toEqual([]);
   });
 
+  it('forgets the delays before the server listens (its own start-up), and sheds again if the loop stays saturated', async () => {
+    const { shedder, request } = shedderWith();
+    await saturate(shedder);
+    shedder.forgetStartUp();
+    expect(shedder.shedding).toBe(false);
+    expect(request('/streams/parking/latest').answered).toBe(false);
+    await saturate(shedder);
+    expect(request('/streams/parking/latest').answered).toBe(true);
+  });
+
   describe('once the event loop is saturated', () => {
     it('answers 503 problem+json with Retry-After, then reads nothing more from the connection until then', async () => {
       const { shedder, shed, request } = shedderWith();
