@@ -65,11 +65,13 @@ function body(count: number, variant: number): string {
   return `${lines.join('\n')}\n`;
 }
 
+/** Each process's CPU clock, by pid: kept between readings, which it counts from its first. */
+const clocks = new Map<number, ProcessCpuClock>();
+
 /**
  * The publisher's CPU time so far (ms): its cost per element, which elements per second hide when
  * the machine is the bottleneck. Null where /proc cannot be read (off Linux).
  */
-const clocks = new Map<number, ProcessCpuClock>();
 function publisherCpuMs(pid: number | undefined): number | null {
   if (pid === undefined) return null;
   try {
