@@ -44,11 +44,15 @@ function watchRetainedHeap(): void {
 }
 
 /**
+ * Seconds, for what each element takes — its broadcast's duration and CPU time, the delay until
+ * `/latest` serves it: from half a millisecond to 5 s.
+ */
+const ELEMENT_SECONDS_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+
+/**
  * Prometheus metrics of one publisher. Labels are bounded: `stream` takes configured stream ids,
  * `route` the registered route patterns, `status` a status class (2xx…5xx). Never per client.
  */
-/** Seconds, for a broadcast's duration and its CPU time: from half a millisecond to 5 s. */
-const BROADCAST_SECONDS_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 
 export class PrometheusMetrics implements StreamMetrics {
   readonly registry = new Registry();
@@ -80,21 +84,21 @@ export class PrometheusMetrics implements StreamMetrics {
     name: 'rdf_stream_element_served_delay_seconds',
     help: 'Time from an element\'s generation (prov:generatedAtTime) to /latest serving it: its append made durable and its formats compressed. Polling and long-polling clients cannot get an element before; SSE and WebSocket subscribers get it once durable',
     labelNames: ['stream'] as const,
-    buckets: BROADCAST_SECONDS_BUCKETS,
+    buckets: ELEMENT_SECONDS_BUCKETS,
     registers: [this.registry],
   });
   readonly #broadcastDuration = new Histogram({
     name: 'rdf_stream_broadcast_duration_seconds',
     help: 'Time to write one element to every push subscriber (SSE and WebSocket)',
     labelNames: ['stream'] as const,
-    buckets: BROADCAST_SECONDS_BUCKETS,
+    buckets: ELEMENT_SECONDS_BUCKETS,
     registers: [this.registry],
   });
   readonly #broadcastCpu = new Histogram({
     name: 'rdf_stream_broadcast_cpu_seconds',
     help: 'CPU time of the batches that write one element to every push subscriber (SSE and WebSocket) (yields excluded)',
     labelNames: ['stream'] as const,
-    buckets: BROADCAST_SECONDS_BUCKETS,
+    buckets: ELEMENT_SECONDS_BUCKETS,
     registers: [this.registry],
   });
   readonly #broadcastReach = new Gauge({
