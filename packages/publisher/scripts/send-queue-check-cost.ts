@@ -1,7 +1,8 @@
 /**
  * What one check of the kernel send queues costs with N connections: `SendProgressMonitor` over
  * `/proc/net/tcp{,6}` (one read and one parse per check, every socket's counters read in
- * slices), against `ss` (netlink sock_diag, the kernel filtering by port) run once per check.
+ * slices), `SendProgressMonitor` reading each socket with `ioctl(SIOCOUTQ)` (through koffi,
+ * where it loads), and `ss` (netlink sock_diag, the kernel filtering by port) run once per check.
  *
  * A child process opens N connections to this process's server and never reads; the server
  * writes 20 kB to half of them (a non-empty kernel queue) and watches every accepted socket.
@@ -18,6 +19,7 @@ import { promisify } from 'node:util';
 import { parseArgs } from 'node:util';
 import { ProcNetTcpSendQueues } from '../src/publish/sse/kernel-send-queues.js';
 import { SendProgressMonitor } from '../src/publish/sse/send-progress-monitor.js';
+import { socketSendQueue } from '../src/publish/sse/socket-send-queue.js';
 
 const { values } = parseArgs({
   options: {
@@ -63,8 +65,11 @@ await new Promise((resolve) => setTimeout(resolve, 500));
 
 const manual = { now: () => performance.now(), setTimeout: () => undefined, clearTimeout: () => undefined };
 const monitor = new SendProgressMonitor(1_000, new ProcNetTcpSendQueues(), manual);
+const perSocket = socketSendQueue('auto');
+const ioctlMonitor = new SendProgressMonitor(1_000, new ProcNetTcpSendQueues(), manual, undefined, perSocket);
 let exceeded = 0;
 for (const socket of accepted) monitor.watch(socket, { maxQueueBytes: 1 << 30, stallTimeoutMs: 1 << 30 }, () => exceeded++);
+for (const socket of accepted) ioctlMonitor.watch(socket, { maxQueueBytes: 1 << 30, stallTimeoutMs: 1 << 30 }, () => exceeded++);
 
 const checks = Number(values.checks);
 const measure = async (what: string, once: () => Promise<unknown>, prepare = () => {}) => {
@@ -94,6 +99,12 @@ const broadcast = () => {
 await measure('SendProgressMonitor.check (read + parse /proc/net/tcp{,6}, counters in slices)', () => monitor.check(), broadcast);
 await monitor.check();
 await measure('SendProgressMonitor.check with every connection idle since the last (no snapshot)', () => monitor.check());
+if (perSocket === undefined) console.log('ioctl(SIOCOUTQ): not available here (koffi not installed, or not Linux)');
+else {
+  await measure('SendProgressMonitor.check reading each socket with ioctl(SIOCOUTQ) (counters in slices)', () => ioctlMonitor.check(), broadcast);
+  await ioctlMonitor.check();
+  await measure('the same with every connection idle since the last', () => ioctlMonitor.check());
+}
 const queues = new ProcNetTcpSendQueues();
 await measure('snapshot alone (read + parse)', () => queues.snapshot(() => undefined));
 const run = promisify(execFile);
@@ -105,7 +116,7 @@ const childTicks = async () => {
 const ssBefore = await childTicks();
 await measure(`ss -tnH 'sport = :${port}' (spawned per check; its own CPU below)`, () => run('ss', ['-tnH', `sport = :${port}`], { maxBuffer: 64 * 1024 * 1024 }));
 console.log(`ss processes' own CPU: ${((await childTicks()) - ssBefore) / checks} ms per check`);
-console.log(`(connections reported over limits: ${exceeded}; watched: ${monitor.size})`);
+console.log(`(connections reported over limits: ${exceeded}; watched: ${monitor.size} and ${ioctlMonitor.size})`);
 child.disconnect();
 for (const socket of accepted) socket.destroy();
 server.close();

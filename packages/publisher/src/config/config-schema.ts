@@ -94,6 +94,13 @@ export const ConfigSchema = Type.Object(
       60_000,
       'Milliseconds between two checks of what push clients acknowledged, kernel queues counted (0: off)',
     ),
+    subscriberSendQueueReader: Type.Union(
+      [Type.Literal('auto'), Type.Literal('table')],
+      {
+        description:
+          'How those checks read kernel send queues: auto (ioctl SIOCOUTQ per outstanding socket where the optional koffi dependency loads on Linux, else /proc/net/tcp) or table (always one read of /proc/net/tcp per check)',
+      },
+    ),
     broadcastBatchSize: integer(1, 100_000, 'SSE and WebSocket subscribers (and held long-polls answered) written per event-loop turn'),
     wsMaxPayloadBytes: integer(125, 16_777_216, 'Largest frame a data WebSocket client may send, in bytes (close 1009 above; any data message is closed 1008)'),
     wsPongTimeoutMs: integer(1_000, 3_600_000, 'Milliseconds a data WebSocket may take to answer a ping before it is cut'),
@@ -186,6 +193,7 @@ export const optionGroups: Readonly<Record<string, readonly OptionKey[]>> = {
     'maxSubscriberQueueBytes',
     'subscriberStallTimeoutMs',
     'subscriberProgressCheckMs',
+    'subscriberSendQueueReader',
     'broadcastBatchSize',
     'maxNotificationChannels',
     'notificationChannelTtlSeconds',

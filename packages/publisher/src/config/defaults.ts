@@ -85,6 +85,12 @@ export const defaults = Object.freeze({
    * acknowledgement, or this after its unacknowledged bytes pass `maxSubscriberQueueBytes`.
    */
   subscriberProgressCheckMs: 1_000,
+  /**
+   * How those checks read kernel send queues: `auto`, each outstanding socket's with
+   * `ioctl(SIOCOUTQ)` where the optional `koffi` dependency loads (Linux), else one read of
+   * `/proc/net/tcp` per check; `table`, always `/proc/net/tcp`.
+   */
+  subscriberSendQueueReader: 'auto',
   /** Subscribers written per event-loop turn during a broadcast. */
   broadcastBatchSize: 500,
   /**

@@ -90,6 +90,7 @@ export class StreamHub {
         maxQueueBytes: limits.maxSubscriberQueueBytes,
         stallTimeoutMs: limits.subscriberStallTimeoutMs,
         progressCheckMs: limits.subscriberProgressCheckMs,
+        sendQueueReader: limits.subscriberSendQueueReader,
       },
       onEvicted: (reason) => metrics.subscriberEvicted(definition.id, reason),
     }, { batchSize: limits.broadcastBatchSize });

@@ -28,11 +28,13 @@ const evictedByReason = async () => {
   );
 };
 
-describe('readers that stop reading, at a rate the kernel keeps accepting (real sockets)', () => {
+// Each kernel queue read one socket at a time (ioctl SIOCOUTQ, the default where it loads), and
+// all at once from /proc/net/tcp.
+describe.each(['auto', 'table'] as const)('readers that stop reading, at a rate the kernel keeps accepting (real sockets; queues read: %s)', (queueReader) => {
   it('are evicted within subscriberStallTimeoutMs of their last acknowledgement, counting what the kernel holds; a reader beside them loses nothing', async () => {
     // A queue limit never reached, and no write ever refused (the kernel grows the socket's
     // buffer to 4 MiB first): only the bytes the clients acknowledge can tell them apart.
-    running = await startTestPublisher({ flags: ['--max-subscriber-queue-bytes', String(1 << 30), '--subscriber-stall-timeout-ms', '1000', '--subscriber-progress-check-ms', '200'] });
+    running = await startTestPublisher({ flags: ['--max-subscriber-queue-bytes', String(1 << 30), '--subscriber-stall-timeout-ms', '1000', '--subscriber-progress-check-ms', '200', '--subscriber-send-queue-reader', queueReader] });
     const reader = await openSse(`${running.url}/streams/parking/events`);
     const stalled = [1, 2, 3].map(() => neverReading('GET /streams/parking/events HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n'));
     await running!.untilSubscribers(1 + stalled.length);
@@ -53,7 +55,7 @@ describe('readers that stop reading, at a rate the kernel keeps accepting (real 
   });
 
   it('are evicted when what they left unacknowledged in the kernel passes maxSubscriberQueueBytes, before any stall', async () => {
-    running = await startTestPublisher({ flags: ['--max-subscriber-queue-bytes', String(200 * 1024), '--subscriber-stall-timeout-ms', '3600000', '--subscriber-progress-check-ms', '200'] });
+    running = await startTestPublisher({ flags: ['--max-subscriber-queue-bytes', String(200 * 1024), '--subscriber-stall-timeout-ms', '3600000', '--subscriber-progress-check-ms', '200', '--subscriber-send-queue-reader', queueReader] });
     neverReading('GET /streams/parking/events HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n');
     await running!.untilSubscribers(1);
     const element = sampleObservations(running.hub.definition.iri, Array.from({ length: 15 }, (_, index) => index));
@@ -66,7 +68,7 @@ describe('readers that stop reading, at a rate the kernel keeps accepting (real 
   });
 
   it('a held long-poll whose client stopped reading the answers before it on its connection is cut, and counted', async () => {
-    running = await startTestPublisher({ flags: ['--subscriber-stall-timeout-ms', '1000', '--subscriber-progress-check-ms', '200'] });
+    running = await startTestPublisher({ flags: ['--subscriber-stall-timeout-ms', '1000', '--subscriber-progress-check-ms', '200', '--subscriber-send-queue-reader', queueReader] });
     const element = sampleObservations(running.hub.definition.iri, Array.from({ length: 15 }, (_, index) => index));
     await running.push(element);
     const latest = `${running.url}/streams/parking/latest`;

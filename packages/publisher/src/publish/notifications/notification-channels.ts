@@ -13,6 +13,7 @@ import { type ChannelType, EVENT_SOURCE_CHANNEL, WEB_SOCKET_CHANNEL } from './se
 import type { WebSocketSink } from '../sse/websocket-subscriber.js';
 import type { ChannelRecord, ChannelStore } from './channel-store.js';
 import { MemoryChannelStore } from './memory-channel-store.js';
+import type { SendQueueReaderChoice } from '../sse/socket-send-queue.js';
 
 /** Elements read from the log at a time when several became durable together (count). */
 const notificationReadElements = 64;
@@ -31,6 +32,7 @@ export interface NotificationChannelsOptions {
     /** Milliseconds a receiver's socket may refuse data without draining before it is cut. */
     readonly subscriberStallTimeoutMs: number;
     readonly subscriberProgressCheckMs?: number;
+    readonly subscriberSendQueueReader?: SendQueueReaderChoice;
   };
   readonly onError: (error: unknown) => void;
   readonly clock?: Clock;
@@ -165,7 +167,7 @@ export class NotificationChannels {
     // Cut like an SSE subscriber: it reconnects with its Last-Event-ID.
     const connection = new GuardedSink(
       sink,
-      { maxQueueBytes: limits.maxSubscriberQueueBytes, stallTimeoutMs: limits.subscriberStallTimeoutMs, progressCheckMs: limits.subscriberProgressCheckMs },
+      { maxQueueBytes: limits.maxSubscriberQueueBytes, stallTimeoutMs: limits.subscriberStallTimeoutMs, progressCheckMs: limits.subscriberProgressCheckMs, sendQueueReader: limits.subscriberSendQueueReader },
       forget,
       this.#clock,
     );

@@ -2,6 +2,7 @@ import { Socket } from 'node:net';
 import { type Clock, realClock } from '../../clock-and-logger.js';
 import { defaults } from '../../config/defaults.js';
 import { type MonitoredSocket, type SendProgressMonitor, sharedSendProgressMonitor } from './send-progress-monitor.js';
+import type { SendQueueReaderChoice } from './socket-send-queue.js';
 
 /** The TCP connection under a sink: what its client acknowledged is read from it, and it is reset when cut. */
 export interface SinkConnection extends MonitoredSocket {
@@ -47,6 +48,8 @@ export interface SubscriberQueueLimits {
    * refused writes are watched. Default: `defaults.subscriberProgressCheckMs`.
    */
   readonly progressCheckMs?: number;
+  /** How those checks read kernel send queues. Default: `defaults.subscriberSendQueueReader`. */
+  readonly sendQueueReader?: SendQueueReaderChoice;
 }
 
 /** Why a connection was cut. */
@@ -60,7 +63,7 @@ export function connectionOf(sink: SubscriberSink): SinkConnection | undefined {
 
 /**
  * Watches what the client of `connection` acknowledges, the kernel's queue counted, with the
- * process's monitor for `limits.progressCheckMs` (or `monitor`); calls `onExceeded` at a check
+ * process's monitor for `limits.progressCheckMs` and `limits.sendQueueReader` (or `monitor`); calls `onExceeded` at a check
  * that finds it over `limits`. Returns the function that stops watching (a no-op when nothing
  * is watched: checks off, or no kernel queues to read on this system).
  */
@@ -72,7 +75,8 @@ export function watchProgress(
 ): () => void {
   const checkMs = limits.progressCheckMs ?? defaults.subscriberProgressCheckMs;
   if (monitor === undefined && checkMs === 0) return () => undefined;
-  return (monitor ?? sharedSendProgressMonitor(checkMs)).watch(connection, { maxQueueBytes: limits.maxQueueBytes, stallTimeoutMs: limits.stallTimeoutMs }, onExceeded);
+  const reader = limits.sendQueueReader ?? (defaults.subscriberSendQueueReader as SendQueueReaderChoice);
+  return (monitor ?? sharedSendProgressMonitor(checkMs, reader)).watch(connection, { maxQueueBytes: limits.maxQueueBytes, stallTimeoutMs: limits.stallTimeoutMs }, onExceeded);
 }
 
 /**

@@ -27,10 +27,11 @@ export interface KernelSendQueues {
 
 /**
  * `/proc/net/tcp` and `/proc/net/tcp6` (Linux): one read of each gives every connection's
- * `tx_queue`. One read and one parse per check serve every watched socket, where a per-socket
- * `ioctl(SIOCOUTQ)` or `getsockopt(TCP_INFO)` would need a native addon (Node exposes neither)
- * and a system call per socket. Measured in docs/architecture.md ("Why one read of
- * `/proc/net/tcp`").
+ * `tx_queue`. One read and one parse per check serve every watched socket, with nothing but
+ * Node; it is what a check uses where `ioctl(SIOCOUTQ)` per socket (`socket-send-queue.ts`,
+ * through the optional `koffi`) cannot be called, or with `subscriberSendQueueReader: table`.
+ * Its cost grows with every TCP connection of the network namespace, the two readers compared
+ * in docs/architecture.md ("How a check reads the kernel's queues").
  *
  * The kernel prints such a table one page (4 kB, ~27 lines) per `read()`: 10 000 connections are
  * ~400 reads. They are made on a worker thread of the instance's own (`kernel-table-reader.ts`),

@@ -1,6 +1,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { type Clock, monotonicClock } from '../../clock-and-logger.js';
 import { type ConnectionEnds, connectionKey, type KernelSendQueues, ProcNetTcpSendQueues } from './kernel-send-queues.js';
+import { type SendQueueReaderChoice, type SocketSendQueue, socketSendQueue } from './socket-send-queue.js';
 
 /** The part of a `net.Socket` the monitor reads (a fake in unit tests). */
 export interface MonitoredSocket extends ConnectionEnds {
@@ -48,23 +49,27 @@ interface Watched {
 
 /**
  * Watches what the clients of push connections acknowledge, counting the bytes the kernel holds
- * for them: every `checkIntervalMs` one snapshot of every connection's kernel send queue
- * (`KernelSendQueues`: one read of `/proc/net/tcp`), from which a connection's acknowledged
- * bytes are `sent to the kernel − kernel queue`. A connection is reported (`onExceeded`) when
- * its unacknowledged bytes pass `maxQueueBytes`, or when its client acknowledged nothing for
- * `stallTimeoutMs` while something was outstanding; that is, within the limit plus one check,
- * whatever the stream's rate, where a `write()` refused only once the kernel has stopped growing
- * the socket's buffer (up to 4 MiB, past a quarter of an hour at a few kB/s).
+ * for them: every `checkIntervalMs`, each connection's kernel send queue, from which its
+ * acknowledged bytes are `sent to the kernel − kernel queue`. A connection idle since the last
+ * check and sent nothing since (a quiet stream between its elements) is not read. The others
+ * are read one by one where the system lets a socket's queue be read (`SocketSendQueue`:
+ * `ioctl(SIOCOUTQ)`, exact, since nothing is written between that read and the count of bytes
+ * sent), and otherwise from one snapshot of every connection's (`KernelSendQueues`: one read of
+ * `/proc/net/tcp`). A connection is reported (`onExceeded`) when its unacknowledged bytes pass
+ * `maxQueueBytes`, or when its client acknowledged nothing for `stallTimeoutMs` while something
+ * was outstanding; that is, within the limit plus one check, whatever the stream's rate, where a
+ * `write()` refused only once the kernel has stopped growing the socket's buffer (up to 4 MiB,
+ * past a quarter of an hour at a few kB/s).
  *
- * Acknowledged bytes are bracketed, not guessed: the bytes sent are read before the snapshot and
- * after it (each in slices of `SLICE` per turn), and progress counts only when the lower bound
- * passes the upper bound of the last progress, so that writes made during a snapshot never look
- * like a reader's progress. A check takes no snapshot when every connection was idle at the last
- * one and nothing has been sent to it since (a quiet stream between its elements). Where the system has no such table the monitor stops
- * (`supported` false) and only the refused-write stall timer of `GuardedSink` remains.
+ * From a snapshot, acknowledged bytes are bracketed, not guessed: the bytes sent are read before
+ * the snapshot and after it (each in slices of `SLICE` per turn), and progress counts only when
+ * the lower bound passes the upper bound of the last progress, so that writes made during a
+ * snapshot never look like a reader's progress. Where the system has no such table the monitor
+ * stops (`supported` false) and only the refused-write stall timer of `GuardedSink` remains.
  */
 export class SendProgressMonitor {
   readonly #queues: KernelSendQueues;
+  readonly #perSocket: SocketSendQueue | undefined;
   readonly #clock: Clock;
   readonly #yield: () => Promise<unknown>;
   readonly #watched = new Map<string, Watched>();
@@ -77,8 +82,11 @@ export class SendProgressMonitor {
     queues: KernelSendQueues = new ProcNetTcpSendQueues(),
     clock: Clock = monotonicClock,
     yieldTurn: () => Promise<unknown> = () => nextTurn(),
+    /** Reads one socket's queue at once; undefined: every check that needs queues takes a snapshot. */
+    perSocket?: SocketSendQueue,
   ) {
     this.#queues = queues;
+    this.#perSocket = perSocket;
     this.#clock = clock;
     this.#yield = yieldTurn;
   }
@@ -135,15 +143,24 @@ export class SendProgressMonitor {
   async check(): Promise<void> {
     const check = ++this.#checks;
     const entries = [...this.#watched.values()];
-    let outstanding = false;
+    /** Connections with something outstanding whose queue only a snapshot gives. */
+    const fromTable: Watched[] = [];
+    const perSocket = this.#perSocket;
     const started = this.#clock.now();
     await this.#inSlices(entries, (watched) => {
-      watched.sentBefore = sentToKernel(watched.socket);
-      if (watched.sentBefore === watched.idleSent && watched.socket.writableLength === 0) watched.progressAt = started;
-      else outstanding = true;
+      const { socket } = watched;
+      watched.sentBefore = sentToKernel(socket);
+      if (watched.sentBefore === watched.idleSent && socket.writableLength === 0) {
+        watched.progressAt = started;
+        return;
+      }
+      const queued = perSocket?.queued(socket);
+      if (queued === undefined) fromTable.push(watched);
+      // Read together on the event loop: nothing was written to it in between.
+      else this.#judge(watched, queued, watched.sentBefore, watched.sentBefore, this.#clock.now());
     });
-    // Every connection idle since its last snapshot (a quiet stream between elements): none needed.
-    if (!outstanding) return;
+    // Every connection idle since its last check (a quiet stream between elements), or read one by one.
+    if (fromTable.length === 0) return;
     const byKey = this.#watched;
     const found = await this.#queues.snapshot((key, queuedBytes) => {
       const watched = byKey.get(key);
@@ -157,22 +174,30 @@ export class SendProgressMonitor {
       return;
     }
     const now = this.#clock.now();
-    await this.#inSlices(entries, (watched) => {
-      // Not in the table: closed meanwhile, or watched after the snapshot began.
+    await this.#inSlices(fromTable, (watched) => {
+      // Not in the table: closed meanwhile.
       if (watched.seenInCheck !== check) return;
-      const { socket, kernelQueued, limits } = watched;
       if (!Number.isFinite(watched.sentBefore)) return; // not a socket's counters (a test's stand-in)
-      const unacknowledged = kernelQueued + socket.writableLength;
-      const ackedAtLeast = watched.sentBefore - kernelQueued;
-      const sentAfter = sentToKernel(socket);
-      if (unacknowledged === 0 || ackedAtLeast > watched.ackedBaseline) {
-        watched.ackedBaseline = sentAfter - kernelQueued;
-        watched.progressAt = now;
-      }
-      watched.idleSent = unacknowledged === 0 && sentAfter === watched.sentBefore ? sentAfter : Number.NaN;
-      if (unacknowledged > limits.maxQueueBytes) watched.onExceeded('queue');
-      else if (now - watched.progressAt >= limits.stallTimeoutMs) watched.onExceeded('stall');
+      this.#judge(watched, watched.kernelQueued, watched.sentBefore, sentToKernel(watched.socket), now);
     });
+  }
+
+  /**
+   * Judges one connection from its kernel queue `kernelQueued`, read after `sentBefore` bytes
+   * had been handed to the kernel and before `sentAfter` had: progress counts only when what its
+   * client acknowledged at least passes the most it could have acknowledged at the last progress.
+   */
+  #judge(watched: Watched, kernelQueued: number, sentBefore: number, sentAfter: number, now: number): void {
+    const { socket, limits } = watched;
+    const unacknowledged = kernelQueued + socket.writableLength;
+    const ackedAtLeast = sentBefore - kernelQueued;
+    if (unacknowledged === 0 || ackedAtLeast > watched.ackedBaseline) {
+      watched.ackedBaseline = sentAfter - kernelQueued;
+      watched.progressAt = now;
+    }
+    watched.idleSent = unacknowledged === 0 && sentAfter === sentBefore ? sentAfter : Number.NaN;
+    if (unacknowledged > limits.maxQueueBytes) watched.onExceeded('queue');
+    else if (now - watched.progressAt >= limits.stallTimeoutMs) watched.onExceeded('stall');
   }
 
   /** Runs `visit` over `entries` still watched, `SLICE` per turn. */
@@ -191,16 +216,22 @@ export class SendProgressMonitor {
 /** Bytes that left the process for the kernel (those of a write still in progress excluded). */
 const sentToKernel = (socket: MonitoredSocket) => socket.bytesWritten - socket.writableLength;
 
-const shared = new Map<number, SendProgressMonitor>();
+const shared = new Map<string, SendProgressMonitor>();
 
 /**
- * The process's monitor for `checkIntervalMs`: one snapshot per check serves every stream and
+ * The process's monitor for `checkIntervalMs` and `reader`: one check serves every stream and
  * every kind of push connection (SSE, notification receivers, held long-polls, any sink given
- * to a `GuardedSink`), however many publishers the process runs.
+ * to a `GuardedSink`), however many publishers the process runs. `reader` 'auto' reads each
+ * outstanding socket's queue with `ioctl(SIOCOUTQ)` where it can (`socketSendQueue`), 'table'
+ * always from a snapshot of `/proc/net/tcp`.
  */
-export function sharedSendProgressMonitor(checkIntervalMs: number): SendProgressMonitor {
-  let monitor = shared.get(checkIntervalMs);
-  if (monitor === undefined) shared.set(checkIntervalMs, (monitor = new SendProgressMonitor(checkIntervalMs)));
+export function sharedSendProgressMonitor(checkIntervalMs: number, reader: SendQueueReaderChoice = 'auto'): SendProgressMonitor {
+  const key = `${checkIntervalMs} ${reader}`;
+  let monitor = shared.get(key);
+  if (monitor === undefined) {
+    monitor = new SendProgressMonitor(checkIntervalMs, new ProcNetTcpSendQueues(), monotonicClock, () => nextTurn(), socketSendQueue(reader));
+    shared.set(key, monitor);
+  }
   return monitor;
 }
 

@@ -5,6 +5,7 @@ import { Broadcaster } from './broadcaster.js';
 import { type Feed, preparePatch } from './element-patches.js';
 import type { CutReason, PushSubscriber } from './push-subscriber.js';
 import type { ResumePlan } from './resume.js';
+import type { SendQueueReaderChoice } from './socket-send-queue.js';
 import type { StreamMetrics } from '../stream-metrics.js';
 import type { EventStreamEncoder } from '../../render/event-stream-encoder.js';
 import { Subscriber, type SubscriberSink } from './subscriber.js';
@@ -18,6 +19,7 @@ export interface SubscriberLimits {
   readonly subscriberStallTimeoutMs: number;
   /** Milliseconds between two checks of what subscribers acknowledged (0: off; default: the process's default). */
   readonly subscriberProgressCheckMs?: number;
+  readonly subscriberSendQueueReader?: SendQueueReaderChoice;
   /** Elements read from the log at a time while a subscriber catches up. */
   readonly catchUpBatchElements: number;
   /** Milliseconds a data WebSocket may take to answer a ping before it is cut. */
@@ -116,6 +118,7 @@ export class SubscriberRegistry {
       maxQueueBytes: this.#limits.maxSubscriberQueueBytes,
       stallTimeoutMs: this.#limits.subscriberStallTimeoutMs,
       progressCheckMs: this.#limits.subscriberProgressCheckMs,
+      sendQueueReader: this.#limits.subscriberSendQueueReader,
     };
   }
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { connectionKey, type KernelSendQueues } from '../../../../src/publish/sse/kernel-send-queues.js';
 import { type MonitoredSocket, type ProgressVerdict, SendProgressMonitor } from '../../../../src/publish/sse/send-progress-monitor.js';
+import type { SocketSendQueue } from '../../../../src/publish/sse/socket-send-queue.js';
 import { manualClock } from '../../../../src/testing/manual-clock.js';
 
 const limits = { maxQueueBytes: 512 * 1024, stallTimeoutMs: 10_000 };
@@ -45,13 +46,31 @@ class FakeQueues implements KernelSendQueues {
   }
 }
 
-function setup() {
+/** `ioctl(SIOCOUTQ)` per socket: reads a connection's queue at once, except those in `unreadable`. */
+class FakeSocketQueue implements SocketSendQueue {
+  readonly unreadable = new Set<MonitoredSocket>();
+  reads = 0;
+
+  queued(socket: MonitoredSocket): number | undefined {
+    if (this.unreadable.has(socket)) return undefined;
+    this.reads++;
+    return (socket as FakeConnection).kernelQueued;
+  }
+}
+
+function setup(perSocket?: FakeSocketQueue) {
   const time = manualClock(0);
   const queues = new FakeQueues();
   let yields = 0;
-  const monitor = new SendProgressMonitor(CHECK_MS, queues, time.clock, async () => {
-    yields++;
-  });
+  const monitor = new SendProgressMonitor(
+    CHECK_MS,
+    queues,
+    time.clock,
+    async () => {
+      yields++;
+    },
+    perSocket,
+  );
   const verdicts = new Map<FakeConnection, ProgressVerdict[]>();
   const watch = (connection = new FakeConnection(), connectionLimits = limits) => {
     queues.connections.push(connection);
@@ -209,5 +228,82 @@ describe('SendProgressMonitor', () => {
     // Three slices before the snapshot and three after: two yields each.
     expect(yields()).toBeGreaterThanOrEqual(4);
     expect(stalled.every(({ verdicts }) => verdicts[0] === 'stall')).toBe(true);
+  });
+
+  describe('reading each socket\'s queue at once (ioctl SIOCOUTQ)', () => {
+    it('judges outstanding connections without any snapshot: a stall after stallTimeoutMs, not a check earlier, a slow reader kept', async () => {
+      const perSocket = new FakeSocketQueue();
+      const { watch, runUntil, queues } = setup(perSocket);
+      const stalled = watch();
+      const slow = watch();
+      stalled.connection.send(128 * 1024);
+      for (let second = 1; second < 11; second++) {
+        slow.connection.send(5_500);
+        if (second % 9 === 0) slow.connection.acknowledge(1);
+        await runUntil(second * CHECK_MS);
+      }
+      // The first check was the stalled one's last progress (nothing acknowledged since).
+      expect(stalled.verdicts).toEqual([]);
+      await runUntil(CHECK_MS + limits.stallTimeoutMs);
+      expect(stalled.verdicts).toEqual(['stall']);
+      expect(slow.verdicts).toEqual([]);
+      expect(queues.snapshots).toBe(0);
+      expect(perSocket.reads).toBeGreaterThan(0);
+    });
+
+    it('reports unacknowledged bytes over maxQueueBytes at the first check, not at the limit', async () => {
+      const { watch, runUntil, queues } = setup(new FakeSocketQueue());
+      const atLimit = watch();
+      atLimit.connection.send(limits.maxQueueBytes - 100);
+      atLimit.connection.writableLength = 100;
+      const over = watch();
+      over.connection.send(limits.maxQueueBytes - 100);
+      over.connection.writableLength = 101;
+      await runUntil(CHECK_MS);
+      expect(over.verdicts).toEqual(['queue']);
+      expect(atLimit.verdicts).toEqual([]);
+      expect(queues.snapshots).toBe(0);
+    });
+
+    it('does not read a connection idle since its last check, and reads it again once something is sent', async () => {
+      const perSocket = new FakeSocketQueue();
+      const { watch, runUntil } = setup(perSocket);
+      const { connection, verdicts } = watch();
+      connection.send(5_500);
+      connection.acknowledge(5_500);
+      await runUntil(CHECK_MS); // read once: idle
+      await runUntil(20 * CHECK_MS);
+      expect(perSocket.reads).toBe(1);
+      connection.send(5_500); // stalled from now on
+      await runUntil(21 * CHECK_MS);
+      expect(perSocket.reads).toBe(2);
+      await runUntil(20 * CHECK_MS + limits.stallTimeoutMs - CHECK_MS);
+      expect(verdicts).toEqual([]);
+      await runUntil(20 * CHECK_MS + limits.stallTimeoutMs);
+      expect(verdicts).toEqual(['stall']);
+    });
+
+    it('judges a connection it cannot read from a snapshot, and only that one', async () => {
+      const perSocket = new FakeSocketQueue();
+      const { watch, runUntil, queues } = setup(perSocket);
+      const readable = watch();
+      const unreadable = watch();
+      perSocket.unreadable.add(unreadable.connection);
+      readable.connection.send(100_000);
+      await runUntil(CHECK_MS); // the unreadable one, new, is learnt idle from a snapshot
+      expect(queues.snapshots).toBe(1);
+      await runUntil(5 * CHECK_MS);
+      expect(queues.snapshots).toBe(1);
+      unreadable.connection.send(100_000);
+      // A write during the snapshot is no progress of the connection read from it.
+      queues.duringSnapshot = () => unreadable.connection.send(1_000);
+      await runUntil(CHECK_MS + limits.stallTimeoutMs);
+      expect(readable.verdicts).toEqual(['stall']);
+      expect(unreadable.verdicts).toEqual([]);
+      await runUntil(5 * CHECK_MS + limits.stallTimeoutMs);
+      expect(unreadable.verdicts).toEqual(['stall']);
+      // One snapshot at each check while it had something outstanding (from 6 s to 15 s).
+      expect(queues.snapshots).toBe(1 + limits.stallTimeoutMs / CHECK_MS);
+    });
   });
 });
