@@ -5,6 +5,7 @@ import { runPrimary, runWorker } from './cluster.js';
 import type { PublisherConfig } from './config/config-schema.js';
 import { withListeningPort } from './config/load-config.js';
 import { redactedUrl } from './log/redis/redis-connection.js';
+import { socketSendQueue } from './publish/sse/socket-send-queue.js';
 import { createPublisher, type Publisher } from './publisher.js';
 import { instanceConfig, superviseInstances } from './shared-log-workers.js';
 
@@ -66,10 +67,20 @@ export async function runServer(configured: PublisherConfig): Promise<Publisher 
       address,
       streams: [...publisher.hubs.values()].map((hub) => hub.definition.iri),
       log: config.log === 'file' ? `file: ${config.dataDir}` : config.log === 'redis' ? `redis: ${redactedUrl(config.redisUrl)}` : 'memory (lost at exit)',
+      sendQueues: sendQueuesRead(config),
     },
     `publishing ${[...publisher.hubs.keys()].join(', ')} at ${config.baseUrl}/streams`,
   );
   return publisher;
+}
+
+/**
+ * How the publisher reads what push clients acknowledged (`subscriberSendQueueReader`), said at
+ * start-up: the ioctl needs the optional koffi, whose absence would otherwise go unnoticed.
+ */
+function sendQueuesRead(config: PublisherConfig): string {
+  if (config.subscriberProgressCheckMs === 0) return 'not read (subscriberProgressCheckMs 0)';
+  return socketSendQueue(config.subscriberSendQueueReader) === undefined ? '/proc/net/tcp' : 'ioctl(SIOCOUTQ) per socket';
 }
 
 /** Linux silently caps the listen backlog at `net.core.somaxconn`: say so, with the fix. */

@@ -303,6 +303,10 @@ describe('installed with npm into an outside project', () => {
       await exited;
     });
 
+    it('reads kernel send queues socket by socket: npm installed the optional koffi, and it loads', () => {
+      expect(publisherOutput).toMatch(/"sendQueues":"ioctl\(SIOCOUTQ\) per socket"/);
+    });
+
     it('serves the latest element and the live page from the installed package, with IRIs on the port it bound', async () => {
       expect(streamUrl).not.toMatch(/:0\//);
       const latest = await fetch(`${streamUrl}/latest`);
