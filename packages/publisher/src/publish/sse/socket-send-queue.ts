@@ -73,8 +73,11 @@ function loadIoctl(): SocketSendQueue | undefined {
   }
   for (const name of LIBC_NAMES) {
     try {
-      // Declared with its third argument typed: calling the variadic `ioctl` so is what C
-      // callers compile to on these architectures' ABIs, and spares koffi a per-call parse.
+      // Declared with a fixed third argument, though `ioctl` is variadic: on these
+      // architectures' Linux ABIs a variadic function finds its integer and pointer arguments
+      // where a fixed one does (x86-64 also passes in %al a count of vector registers, which
+      // glibc's and musl's ioctl only use to skip saving them), and a fixed declaration spares
+      // koffi working out the types of every call.
       const ioctl = koffi.load(name).func('int ioctl(int fd, unsigned long request, _Inout_ int32_t *out)');
       return new IoctlSendQueue(ioctl as (fd: number, request: number, out: Int32Array) => number);
     } catch {
