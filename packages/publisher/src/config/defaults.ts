@@ -90,7 +90,7 @@ export const defaults = Object.freeze({
    * `ioctl(SIOCOUTQ)` where the optional `koffi` dependency loads (Linux), else one read of
    * `/proc/net/tcp` per check; `table`, always `/proc/net/tcp`.
    */
-  subscriberSendQueueReader: 'auto',
+  subscriberSendQueueReader: 'auto' as const,
   /** Subscribers written per event-loop turn during a broadcast. */
   broadcastBatchSize: 500,
   /**

@@ -63,9 +63,10 @@ export function connectionOf(sink: SubscriberSink): SinkConnection | undefined {
 
 /**
  * Watches what the client of `connection` acknowledges, the kernel's queue counted, with the
- * process's monitor for `limits.progressCheckMs` and `limits.sendQueueReader` (or `monitor`); calls `onExceeded` at a check
- * that finds it over `limits`. Returns the function that stops watching (a no-op when nothing
- * is watched: checks off, or no kernel queues to read on this system).
+ * process's monitor for `limits.progressCheckMs` and `limits.sendQueueReader` (or `monitor`);
+ * calls `onExceeded` at a check that finds it over `limits`. Returns the function that stops
+ * watching (a no-op when nothing is watched: checks off, or no kernel queues to read on this
+ * system).
  */
 export function watchProgress(
   connection: MonitoredSocket,
@@ -75,7 +76,7 @@ export function watchProgress(
 ): () => void {
   const checkMs = limits.progressCheckMs ?? defaults.subscriberProgressCheckMs;
   if (monitor === undefined && checkMs === 0) return () => undefined;
-  const reader = limits.sendQueueReader ?? (defaults.subscriberSendQueueReader as SendQueueReaderChoice);
+  const reader = limits.sendQueueReader ?? defaults.subscriberSendQueueReader;
   return (monitor ?? sharedSendProgressMonitor(checkMs, reader)).watch(connection, { maxQueueBytes: limits.maxQueueBytes, stallTimeoutMs: limits.stallTimeoutMs }, onExceeded);
 }
 

@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import type { PublisherConfig } from '../../config/config-schema.js';
 import type { MonitoredSocket } from './send-progress-monitor.js';
 
 /**
@@ -11,7 +12,7 @@ export interface SocketSendQueue {
 }
 
 /** Which way the process's send-progress monitors read kernel send queues (`subscriberSendQueueReader`). */
-export type SendQueueReaderChoice = 'auto' | 'table';
+export type SendQueueReaderChoice = PublisherConfig['subscriberSendQueueReader'];
 
 /**
  * `ioctl(fd, SIOCOUTQ)` on Linux (the value `ss` prints as Send-Q), called through `koffi`, an
