@@ -85,6 +85,21 @@ export function portUsage(entries: readonly TcpSocketEntry[], range: PortRange):
   return new Map([...usage].map(([address, { ports: _ports, ...counts }]) => [address, counts]));
 }
 
+/** Ports of `range` held (open or in TIME_WAIT) per local address; `*`: on the wildcard address. */
+export type HeldPorts = ReadonlyMap<string, ReadonlySet<number>>;
+
+/** The ports of `range` each local address holds (open or in TIME_WAIT). */
+export function heldPorts(entries: readonly TcpSocketEntry[], range: PortRange): HeldPorts {
+  const held = new Map<string, Set<number>>();
+  for (const entry of entries) {
+    if (entry.port < range.low || entry.port > range.high) continue;
+    const ports = held.get(entry.address) ?? new Set<number>();
+    ports.add(entry.port);
+    held.set(entry.address, ports);
+  }
+  return held;
+}
+
 export function parsePortRange(text: string): PortRange | undefined {
   const [low, high] = text.trim().split(/\s+/).map(Number);
   return low !== undefined && high !== undefined && Number.isInteger(low) && Number.isInteger(high) && low <= high ? { low, high } : undefined;
@@ -99,14 +114,18 @@ export function readPortRange(): PortRange {
   }
 }
 
-/** The machine's port usage now, from /proc/net/tcp and /proc/net/tcp6 (Linux); empty elsewhere. */
-export function readPortUsage(range: PortRange): PortUsage {
-  const entries = ['/proc/net/tcp', '/proc/net/tcp6'].flatMap((file) => {
+/** The machine's TCP sockets now, from /proc/net/tcp and /proc/net/tcp6 (Linux); none elsewhere. */
+export function readTcpSockets(): TcpSocketEntry[] {
+  return ['/proc/net/tcp', '/proc/net/tcp6'].flatMap((file) => {
     try {
       return parseProcNetTcp(readFileSync(file, 'utf8'));
     } catch {
       return [];
     }
   });
-  return portUsage(entries, range);
+}
+
+/** The machine's port usage now (Linux); empty elsewhere. */
+export function readPortUsage(range: PortRange): PortUsage {
+  return portUsage(readTcpSockets(), range);
 }

@@ -21,10 +21,12 @@ import {
   transportDefaults,
 } from '@rdf-stream/client';
 import { streamResources } from '@rdf-stream/protocol';
+import { sourceAddressOf } from '../scenario/source-addresses.js';
 import { GzipEventReader } from './gzip-event-reader.js';
 import { GzipFragmentTexts } from './gzip-fragment-texts.js';
 import { GzipStreamCheck } from './gzip-stream-check.js';
 import { LeanHttpConnection } from './lean-http-connection.js';
+import { SourceEndpoint } from './source-endpoint.js';
 import { isGzipVerifyClient } from './gzip-verify-sample.js';
 import { countFailure, type Fleet, pollingClient, type PollingClientOptions } from './polling-client.js';
 import { POLL_TRACE_ENV, PollTrace } from './poll-trace.js';
@@ -53,8 +55,9 @@ let statsAtMeasure: { readonly requests: number; readonly notModified: number } 
 /**
  * One connection pool per publisher instance and source address; each polling client has at most
  * one request in flight. The pool binds its connections to the address when the fleet spreads
- * over several: the bench keeps each address's share small enough (`--clients-per-address`) that
- * `bind()`, whose search grows with the address's ports already taken, finds one in a few tries.
+ * over several, with a port the kernel chooses: with thousands of the address's ports in
+ * TIME_WAIT that search costs the worker seconds of CPU in the kernel (`SourceEndpoint`), which
+ * the default lean clients avoid by naming the port the bench planned for them.
  */
 const pools = new Map<string, Pool>();
 
@@ -83,7 +86,7 @@ function readStreamFacts(job: WorkerJob) {
  * request. `smart`: the client library's schedule (`smartPollDelay`): one request when the next
  * element is due, a learnt margin after it, jitter; cache freshness for an irregular stream.
  */
-async function pollClient(job: WorkerJob, client: FleetClient, localAddress: string, _fleetIndex: number, streamUrl: string) {
+async function pollClient(job: WorkerJob, client: FleetClient, source: SourceEndpoint | undefined, _fleetIndex: number, streamUrl: string) {
   const smart = job.pollStrategy !== 'fixed';
   // The worker has just added this client: its number in the trace.
   const clientNumber = clients.length - 1;
@@ -100,26 +103,26 @@ async function pollClient(job: WorkerJob, client: FleetClient, localAddress: str
     backoff,
     stats,
   });
-  const options = latestOptions(job, streamUrl, localAddress, session, hints);
+  const options = latestOptions(job, streamUrl, source, session, hints);
   await pollingClient(fleet, client, pollTrace === undefined ? options : { ...options, trace: { sink: pollTrace, client: clientNumber } });
 }
 
 /** A long-poller: the client library's `LongPollSession`. */
-async function longPollClient(job: WorkerJob, client: FleetClient, localAddress: string, _fleetIndex: number, streamUrl: string) {
+async function longPollClient(job: WorkerJob, client: FleetClient, source: SourceEndpoint | undefined, _fleetIndex: number, streamUrl: string) {
   const session = new LongPollSession({ format: 'turtle', waitSeconds: transportDefaults.longPollWaitSeconds, backoff: transportDefaults.backoff, stats });
-  await pollingClient(fleet, client, latestOptions(job, streamUrl, localAddress, session));
+  await pollingClient(fleet, client, latestOptions(job, streamUrl, source, session));
 }
 
 /**
  * Where a poller or long-poller asks: `/latest` over a connection of its own
  * (`LeanHttpConnection`, the default), or over its source address's undici pool (`--http-client undici`).
  */
-function latestOptions(job: WorkerJob, streamUrl: string, localAddress: string, session: LatestSession, hints?: PollHints): PollingClientOptions {
+function latestOptions(job: WorkerJob, streamUrl: string, source: SourceEndpoint | undefined, session: LatestSession, hints?: PollHints): PollingClientOptions {
   const url = new URL(streamResources(streamUrl).latest);
   const dispatcher =
     job.httpClient === 'undici'
-      ? poolFor(job, url, localAddress)
-      : new LeanHttpConnection(url, job.localAddresses.length > 1 ? localAddress : undefined, (socket) => stopConnections.push(() => socket.destroy()));
+      ? poolFor(job, url, source?.address ?? '127.0.0.1')
+      : new LeanHttpConnection(url, source, (socket) => stopConnections.push(() => socket.destroy()));
   return { dispatcher, path: url.pathname, requestTimeoutMs: job.requestTimeoutMs, session, hints };
 }
 
@@ -170,7 +173,7 @@ function readGzipBody(res: IncomingMessage, session: SseSession, check: GzipStre
  * the sample clients, so that the fleet's CPU, on the publisher's cores, stays what an identity
  * fleet's is.
  */
-function sseClient(job: WorkerJob, client: FleetClient, localAddress: string, fleetIndex: number, streamUrl: string): Promise<void> {
+function sseClient(job: WorkerJob, client: FleetClient, source: SourceEndpoint | undefined, fleetIndex: number, streamUrl: string): Promise<void> {
   const verify = job.sseEncoding === 'gzip' && isGzipVerifyClient(fleetIndex, job.totalClients, job.gzipVerifyClients);
   if (verify) gzipReading.verifyClients++;
   return new Promise((resolve) => {
@@ -179,10 +182,6 @@ function sseClient(job: WorkerJob, client: FleetClient, localAddress: string, fl
       if (event.type === 'element') fleet.updates.record(client, event.text, event.receivedAt);
     });
     const url = new URL(`${streamResources(streamUrl).events}?format=turtle`);
-    // bind() with an ephemeral port searches the address's ports already bound: the bench keeps
-    // each address's share small (`--clients-per-address`), or opening thousands of connections
-    // turns quadratic and stalls this worker for seconds during the ramp.
-    const source = job.localAddresses.length > 1 ? { localAddress } : {};
     const connect = () => {
       if (fleet.stopping) {
         resolve();
@@ -197,7 +196,7 @@ function sseClient(job: WorkerJob, client: FleetClient, localAddress: string, fl
       };
       const headers = session.connecting();
       if (job.sseEncoding === 'gzip') headers['accept-encoding'] = 'gzip';
-      const req = request(url, { ...source, headers, agent: false }, (res) => {
+      const req = request(url, { ...source?.take(), headers, agent: false }, (res) => {
         const answer = session.answered(res.statusCode ?? 0, res.headers['content-type'], res.headers['retry-after']);
         if (answer.kind !== 'stream') {
           counters.errors++;
@@ -237,15 +236,15 @@ function sseClient(job: WorkerJob, client: FleetClient, localAddress: string, fl
  * A WebSocket subscriber (`/ws?format=turtle`): RFC 6455 over a bare socket, recording each
  * element when its frame is read, with the same recorder and clock as the SSE subscribers.
  */
-function websocketFleetClient(job: WorkerJob, client: FleetClient, localAddress: string, _fleetIndex: number, streamUrl: string): Promise<void> {
+function websocketFleetClient(job: WorkerJob, client: FleetClient, source: SourceEndpoint | undefined, _fleetIndex: number, streamUrl: string): Promise<void> {
   const url = new URL(`${streamResources(streamUrl).webSocket}?format=turtle`);
-  if (job.websocketClient === 'ws') return wsLibraryClient(fleet, client, url, job.localAddresses.length > 1 ? localAddress : undefined, stats, (socket) => stopConnections.push(() => socket.terminate()));
+  if (job.websocketClient === 'ws') return wsLibraryClient(fleet, client, url, source, stats, (socket) => stopConnections.push(() => socket.terminate()));
   return websocketClient(
     fleet,
     client,
     {
       url,
-      localAddress: job.localAddresses.length > 1 ? localAddress : undefined,
+      source,
       backoff: transportDefaults.backoff,
       maxMessageBytes: transportDefaults.maxEventBytes,
       stats,
@@ -303,8 +302,8 @@ process.on('message', (message: WorkerJob | 'stop') => {
       clients.push(client);
       // Client i goes to instance i mod N; the clients of an instance alternate over the source addresses.
       const instances = job.streamUrls.length;
-      const localAddress = job.localAddresses[Math.floor(fleetIndex / instances) % job.localAddresses.length] ?? '127.0.0.1';
-      void run(job, client, localAddress, fleetIndex, job.streamUrls[fleetIndex % instances]!);
+      const source = job.localAddresses.length > 1 ? new SourceEndpoint(sourceAddressOf(fleetIndex, instances, job.localAddresses), job.sourcePorts[index] ?? 0) : undefined;
+      void run(job, client, source, fleetIndex, job.streamUrls[fleetIndex % instances]!);
     }, delayMs);
   }
   setInterval(() => {

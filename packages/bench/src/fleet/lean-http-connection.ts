@@ -1,4 +1,5 @@
 import { connect, type Socket } from 'node:net';
+import type { SourceEndpoint } from './source-endpoint.js';
 
 /** The request a polling client makes (`GET`, one at a time), as it gives it to undici's `request`. */
 export interface LeanRequest {
@@ -72,7 +73,7 @@ export class LeanHttpConnection {
   readonly #host: string;
   readonly #hostHeader: string;
   readonly #port: number;
-  readonly #localAddress: string | undefined;
+  readonly #source: SourceEndpoint | undefined;
   readonly #onSocket: (socket: Socket) => void;
   #socket: Socket | undefined;
   #pending: Pending | undefined;
@@ -82,11 +83,14 @@ export class LeanHttpConnection {
   #head: { statusCode: number; headers: Record<string, string>; keepAlive: boolean; bodyBytes: number | 'chunked' } | undefined;
   #timer: NodeJS.Timeout | undefined;
 
-  /** `onSocket` is told of every connection opened (the fleet destroys them when it stops). */
-  constructor(origin: URL, localAddress: string | undefined, onSocket: (socket: Socket) => void) {
+  /**
+   * `source`: where its connections come from (undefined: wherever the kernel chooses). `onSocket`
+   * is told of every connection opened (the fleet destroys them when it stops).
+   */
+  constructor(origin: URL, source: SourceEndpoint | undefined, onSocket: (socket: Socket) => void) {
     this.#host = origin.hostname;
     this.#port = Number(origin.port || 80);
-    this.#localAddress = localAddress;
+    this.#source = source;
     this.#onSocket = onSocket;
     this.#hostHeader = origin.host;
   }
@@ -105,7 +109,7 @@ export class LeanHttpConnection {
   }
 
   #open(): Socket {
-    const socket = connect({ host: this.#host, port: this.#port, ...(this.#localAddress === undefined ? {} : { localAddress: this.#localAddress }) });
+    const socket = connect({ host: this.#host, port: this.#port, ...this.#source?.take() });
     socket.setNoDelay(true);
     this.#socket = socket;
     this.#onSocket(socket);

@@ -8,6 +8,7 @@
  * cores and the publisher's memory budget with it (see the bench's README for the measurement).
  */
 import { connect, type Socket } from 'node:net';
+import type { SourceEndpoint } from './source-endpoint.js';
 import { backoffDelay, type BackoffOptions, type TransportStats } from '@rdf-stream/client';
 import { countFailure, type Fleet } from './polling-client.js';
 import type { FleetClient } from './update-recorder.js';
@@ -16,8 +17,8 @@ import { closeFrame, clientFrame, FrameReader, handshakeKey, OPCODE } from './we
 export interface WebSocketClientOptions {
   /** The stream's WebSocket URL, with `?format=`; `lastEventId` is added when resuming. */
   readonly url: URL;
-  /** Source address to bind, or undefined to let the kernel choose (one address: no `bind()`). */
-  readonly localAddress: string | undefined;
+  /** Where its connections come from, or undefined to let the kernel choose (one address: no `bind()`). */
+  readonly source: SourceEndpoint | undefined;
   readonly backoff: BackoffOptions;
   /** Largest message accepted (bytes), as the client library's largest SSE event. */
   readonly maxMessageBytes: number;
@@ -59,7 +60,7 @@ export function websocketClient(fleet: Fleet, client: FleetClient, options: WebS
       }
       const { key, accept } = handshakeKey();
       const path = `${url.pathname}${url.search}${lastEventId === undefined ? '' : `${url.search ? '&' : '?'}lastEventId=${lastEventId}`}`;
-      const socket = connect({ host: url.hostname, port, ...(options.localAddress === undefined ? {} : { localAddress: options.localAddress }) });
+      const socket = connect({ host: url.hostname, port, ...options.source?.take() });
       onSocket(socket);
       stats.requests++;
       let upgraded = false;

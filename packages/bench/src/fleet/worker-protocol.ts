@@ -33,6 +33,12 @@ export interface WorkerJob {
   readonly httpClient: 'lean' | 'undici';
   /** Source addresses to spread connections over (127.0.0.x). */
   readonly localAddresses: readonly string[];
+  /**
+   * The source port of each of this worker's clients' first connection (index: the client's
+   * number less `firstClient`), free on its address when the fleet started; 0, or none when the
+   * fleet does not bind (one address): the kernel chooses (`assignSourcePorts`).
+   */
+  readonly sourcePorts: readonly number[];
   /** Fraction of latencies kept as raw values for density charts. */
   readonly sampleRate: number;
   readonly requestTimeoutMs: number;

@@ -1,6 +1,7 @@
 import { backoffDelay, type TransportStats, transportDefaults } from '@rdf-stream/client';
 import WebSocket from 'ws';
 import { countFailure, type Fleet } from './polling-client.js';
+import type { SourceEndpoint } from './source-endpoint.js';
 import type { FleetClient } from './update-recorder.js';
 import { afterClose } from './websocket-client.js';
 
@@ -10,7 +11,14 @@ import { afterClose } from './websocket-client.js';
  * measures what a well-known client measures. It costs about a fifth more CPU per update and
  * twice the memory per connection (README: "The WebSocket fleet").
  */
-export function wsLibraryClient(fleet: Fleet, client: FleetClient, url: URL, localAddress: string | undefined, stats: TransportStats, onSocket: (socket: WebSocket) => void): Promise<void> {
+export function wsLibraryClient(
+  fleet: Fleet,
+  client: FleetClient,
+  url: URL,
+  source: SourceEndpoint | undefined,
+  stats: TransportStats,
+  onSocket: (socket: WebSocket) => void,
+): Promise<void> {
   let lastEventId: string | undefined;
   let attempt = 0;
   return new Promise((resolve) => {
@@ -21,7 +29,8 @@ export function wsLibraryClient(fleet: Fleet, client: FleetClient, url: URL, loc
       }
       const target = new URL(url);
       if (lastEventId !== undefined) target.searchParams.set('lastEventId', lastEventId);
-      const socket = new WebSocket(target, { perMessageDeflate: false, maxPayload: transportDefaults.maxEventBytes, ...(localAddress === undefined ? {} : { localAddress }) });
+      // ws hands its options to http.request, which takes `localPort` as well as `localAddress`.
+      const socket = new WebSocket(target, { perMessageDeflate: false, maxPayload: transportDefaults.maxEventBytes, ...source?.take() });
       onSocket(socket);
       stats.requests++;
       let upgraded = false;

@@ -8,7 +8,7 @@ import { wireBytesPerUpdate } from '../analyze/wire-bytes.js';
 import { type ElementBytes, measureElementBytes } from '../collect/element-bytes.js';
 import { ElementMonitor } from '../collect/element-monitor.js';
 import { type MemorySnapshot, readMemorySnapshot } from '../collect/memory-snapshot.js';
-import { readPortRange, readPortUsage } from '../collect/port-usage.js';
+import { heldPorts, readPortRange, readPortUsage, readTcpSockets } from '../collect/port-usage.js';
 import { ProcessSampler, type ResourceSummary } from '../collect/process-sampler.js';
 import { readSystemCounters, type SystemCounters, systemDelta } from '../collect/system-counters.js';
 import type { BenchMode, GzipReading, WorkerJob, WorkerProgress, WorkerReady, WorkerReport } from '../fleet/worker-protocol.js';
@@ -17,7 +17,7 @@ import type { BenchOptions } from './bench-options.js';
 import { InstanceSamplers, type InstanceResources, type RedisResources } from './instance-samplers.js';
 import { MemoryWatch } from './memory-watch.js';
 import { startServices, viaProxy } from './run-services.js';
-import { planSourceAddresses, type SourceAddressPlan } from './source-addresses.js';
+import { assignSourcePorts, planSourceAddresses, type SourceAddressPlan } from './source-addresses.js';
 
 
 export interface RunSummary {
@@ -238,6 +238,10 @@ async function startFleet(options: BenchOptions, mode: BenchMode, clients: numbe
     fork(fileURLToPath(new URL('../fleet/client-worker.ts', import.meta.url)), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }),
   );
   await Promise.all(workers.map((worker) => workerReady(worker)));
+  // Each client's port, from what is free on its address now (a single address is not bound).
+  const range = readPortRange();
+  const sourcePorts =
+    sources.addresses.length > 1 ? assignSourcePorts({ clients, instances: streamUrls.length, addresses: sources.addresses, range, held: heldPorts(readTcpSockets(), range) }) : [];
   const measureFromMs = Date.now() + options.rampSeconds * 1000;
   let first = 0;
   workers.forEach((worker, index) => {
@@ -256,6 +260,7 @@ async function startFleet(options: BenchOptions, mode: BenchMode, clients: numbe
       websocketClient: options.websocketClient,
       httpClient: options.httpClient,
       localAddresses: sources.addresses,
+      sourcePorts: sourcePorts.slice(first, first + count),
       sampleRate: 0.1,
       requestTimeoutMs: 10_000,
       measureFromMs,

@@ -1,4 +1,4 @@
-import type { PortRange, PortUsage } from '../collect/port-usage.js';
+import type { HeldPorts, PortRange, PortUsage } from '../collect/port-usage.js';
 
 /**
  * Client connections per source address at most (`--clients-per-address`): of the ~28 000
@@ -51,6 +51,43 @@ export class SourcePortsExhaustedError extends Error {
 }
 
 export const candidateAddress = (index: number) => `127.0.0.${index + 1}`;
+
+/**
+ * The source address of client `fleetIndex`: client i goes to instance i mod `instances`, and
+ * the clients of an instance alternate over the addresses.
+ */
+export const sourceAddressOf = (fleetIndex: number, instances: number, addresses: readonly string[]): string =>
+  addresses[Math.floor(fleetIndex / instances) % addresses.length] ?? '127.0.0.1';
+
+/**
+ * The source port of each client's first connection (pure; index: the client's number in the
+ * fleet), each on the client's address (`sourceAddressOf`), in `range`, and none of `held`: the
+ * ports open or in TIME_WAIT on that address or on the wildcard address when the plan was made.
+ * A client for which no port is left gets 0: the kernel chooses, as `bind()` with port 0 does.
+ * Ports are dealt from the bottom of the range up, so two addresses use the same numbers: a port
+ * is held per address.
+ */
+export function assignSourcePorts(request: {
+  readonly clients: number;
+  readonly instances: number;
+  readonly addresses: readonly string[];
+  readonly range: PortRange;
+  readonly held: HeldPorts;
+}): number[] {
+  const { clients, instances, addresses, range, held } = request;
+  const wildcard = held.get('*');
+  const next = new Map(addresses.map((address) => [address, range.low]));
+  const ports: number[] = [];
+  for (let fleetIndex = 0; fleetIndex < clients; fleetIndex++) {
+    const address = sourceAddressOf(fleetIndex, instances, addresses);
+    const own = held.get(address);
+    let port = next.get(address)!;
+    while (port <= range.high && (own?.has(port) === true || wildcard?.has(port) === true)) port++;
+    ports.push(port <= range.high ? port : 0);
+    next.set(address, port + 1);
+  }
+  return ports;
+}
 
 /** Ports of `address` a socket bound to it may take now: the range, less its own and the wildcard-bound sockets'. */
 export function freePorts(address: string, range: PortRange, usage: PortUsage): number {

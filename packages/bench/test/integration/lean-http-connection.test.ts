@@ -4,6 +4,7 @@ import { type AddressInfo, createServer, type Server, type Socket } from 'node:n
 import { emptyStats, LongPollSession, transportDefaults } from '@rdf-stream/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { decodeChunked, LeanHttpConnection, type LeanRequest } from '../../src/fleet/lean-http-connection.js';
+import { SourceEndpoint } from '../../src/fleet/source-endpoint.js';
 import { type Fleet, pollingClient } from '../../src/fleet/polling-client.js';
 import { type FleetClient, UpdateRecorder } from '../../src/fleet/update-recorder.js';
 
@@ -58,6 +59,31 @@ const get = (headers: Record<string, string> = {}, timeoutMs = 5_000): LeanReque
 });
 
 describe('LeanHttpConnection', () => {
+  it('opens its first connection from the planned source address and port, and the next from that address with a port the kernel chooses', async () => {
+    const peers: Array<{ address: string | undefined; port: number | undefined }> = [];
+    const server = createServer((socket) => {
+      peers.push({ address: socket.remoteAddress, port: socket.remotePort });
+      opened.push(() => socket.destroy());
+      // Answers one request, then closes: the next request needs a new connection.
+      socket.once('data', () => socket.end('HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok'));
+    });
+    const url = await listening(server);
+    // A port free on 127.0.0.2 now: bound, never connected, so nothing keeps it once closed.
+    const probe = createServer().listen(0, '127.0.0.2');
+    await once(probe, 'listening');
+    const planned = (probe.address() as AddressInfo).port;
+    await new Promise((resolve) => probe.close(resolve));
+    const sockets: Socket[] = [];
+    opened.push(() => sockets.forEach((socket) => socket.destroy()));
+    const connection = new LeanHttpConnection(url, new SourceEndpoint('127.0.0.2', planned), (socket) => sockets.push(socket));
+    expect(await (await connection.request(get())).body.text()).toBe('ok');
+    expect(await (await connection.request(get())).body.text()).toBe('ok');
+    expect(peers).toHaveLength(2);
+    expect(peers[0]).toEqual({ address: '127.0.0.2', port: planned });
+    expect(peers[1]!.address).toBe('127.0.0.2');
+    expect(peers[1]!.port).not.toBe(planned);
+  });
+
   it('sends each request on one kept-alive connection and reads Content-Length and empty bodies, in pieces', async () => {
     const { url, requests, connections } = await rawServer([
       ['HTTP/1.1 200 OK\r\nContent-Type: text/turtle\r\nETag: "1"\r\nContent-Length: 5\r\n\r\nhello'],

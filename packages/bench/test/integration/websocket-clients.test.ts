@@ -42,7 +42,7 @@ const fastBackoff = { initialDelayMs: 1, maxDelayMs: 5 };
 
 type Run = (fleet: Fleet, client: FleetClient, url: URL) => Promise<void>;
 const clients: Array<[string, Run]> = [
-  ['lean', (fleet, client, url) => websocketClient(fleet, client, { url, localAddress: undefined, backoff: fastBackoff, maxMessageBytes: 1 << 20, stats: emptyStats() }, () => undefined)],
+  ['lean', (fleet, client, url) => websocketClient(fleet, client, { url, source: undefined, backoff: fastBackoff, maxMessageBytes: 1 << 20, stats: emptyStats() }, () => undefined)],
   // The ws library's client takes the client library's default backoff (1 s at first): the tests only wait for events.
   ['ws', (fleet, client, url) => wsLibraryClient(fleet, client, url, undefined, emptyStats(), () => undefined)],
 ];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parsePortRange, parseProcNetTcp, portUsage, readPortRange, readPortUsage } from '../../../src/collect/port-usage.js';
+import { heldPorts, parsePortRange, parseProcNetTcp, portUsage, readPortRange, readPortUsage } from '../../../src/collect/port-usage.js';
 
 const HEADER = '  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode';
 const line = (local: string, state: string, timer = '00:00000000') =>
@@ -23,6 +23,27 @@ describe('parseProcNetTcp', () => {
 
   it('skips lines it cannot read', () => {
     expect(parseProcNetTcp(`${HEADER}\n   0: nonsense\n\n`)).toEqual([]);
+  });
+});
+
+describe('heldPorts', () => {
+  it('lists the ports of the range each address holds, open or in TIME_WAIT, the wildcard as `*`', () => {
+    const held = heldPorts(
+      [
+        { address: '127.0.0.1', port: 40_000, timeWait: false, expiresInSeconds: 0 },
+        { address: '127.0.0.1', port: 40_000, timeWait: false, expiresInSeconds: 0 },
+        { address: '127.0.0.1', port: 40_001, timeWait: true, expiresInSeconds: 12 },
+        { address: '127.0.0.2', port: 18_900, timeWait: false, expiresInSeconds: 0 },
+        { address: '*', port: 40_099, timeWait: false, expiresInSeconds: 0 },
+      ],
+      { low: 40_000, high: 40_099 },
+    );
+    expect(held).toEqual(
+      new Map([
+        ['127.0.0.1', new Set([40_000, 40_001])],
+        ['*', new Set([40_099])],
+      ]),
+    );
   });
 });
 

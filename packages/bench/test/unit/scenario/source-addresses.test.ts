@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { AddressPortUsage } from '../../../src/collect/port-usage.js';
-import { freePorts, planSourceAddresses, SourcePortsExhaustedError } from '../../../src/scenario/source-addresses.js';
+import { assignSourcePorts, freePorts, planSourceAddresses, SourcePortsExhaustedError, sourceAddressOf } from '../../../src/scenario/source-addresses.js';
 
 /** 1 000 ephemeral ports per address. */
 const range = { low: 50_000, high: 50_999 };
@@ -67,5 +67,43 @@ describe('planSourceAddresses', () => {
     expect(() => planSourceAddresses({ clients: 1_001, clientsPerAddress: 8_000, candidates: 1, range, usage: none })).toThrow(
       /^1001 client connections need 1001 free ephemeral ports, but 127\.0\.0\.1 has 1000 free \(the others are open or in TIME_WAIT\), or spread the clients over more addresses with --source-addresses 2$/,
     );
+  });
+});
+
+describe('assignSourcePorts', () => {
+  const addresses = ['127.0.0.1', '127.0.0.2'];
+
+  it('gives every client a port of the range on its own address, no two alike on one address', () => {
+    const ports = assignSourcePorts({ clients: 1_000, instances: 1, addresses, range, held: new Map() });
+    expect(ports).toHaveLength(1_000);
+    for (const address of addresses) {
+      const own = ports.filter((_, client) => sourceAddressOf(client, 1, addresses) === address);
+      expect(own).toHaveLength(500);
+      expect(new Set(own).size).toBe(500);
+      expect(own.every((port) => port >= range.low && port <= range.high)).toBe(true);
+    }
+  });
+
+  it('deals the clients of each instance over the addresses as the workers do', () => {
+    // Clients 0 and 1 go to instances 0 and 1 from 127.0.0.1; 2 and 3 from 127.0.0.2; 4 and 5 from 127.0.0.1 again.
+    expect([0, 1, 2, 3, 4, 5].map((client) => sourceAddressOf(client, 2, addresses))).toEqual(['127.0.0.1', '127.0.0.1', '127.0.0.2', '127.0.0.2', '127.0.0.1', '127.0.0.1']);
+    expect(assignSourcePorts({ clients: 6, instances: 2, addresses, range, held: new Map() })).toEqual([50_000, 50_001, 50_000, 50_001, 50_002, 50_003]);
+  });
+
+  it('passes over the ports held on the address (open or in TIME_WAIT) and on the wildcard address', () => {
+    const held = new Map([
+      ['127.0.0.1', new Set([50_000, 50_002])],
+      ['*', new Set([50_001])],
+      ['127.0.0.2', new Set([50_003])],
+    ]);
+    const ports = assignSourcePorts({ clients: 6, instances: 1, addresses, range, held });
+    expect(ports.filter((_, client) => client % 2 === 0)).toEqual([50_003, 50_004, 50_005]);
+    expect(ports.filter((_, client) => client % 2 === 1)).toEqual([50_000, 50_002, 50_004]);
+  });
+
+  it('gives 0 (the kernel chooses) to the clients for which the range has no port left, at its last port', () => {
+    const small = { low: 50_000, high: 50_002 };
+    const held = new Map([['127.0.0.1', new Set([50_001])]]);
+    expect(assignSourcePorts({ clients: 4, instances: 1, addresses: ['127.0.0.1'], range: small, held })).toEqual([50_000, 50_002, 0, 0]);
   });
 });
