@@ -3,11 +3,9 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['packages/*/test/**/*.test.ts'],
-    // Integration tests open real sockets and start real processes, and spend much of their time
-    // waiting on them (the suite keeps 1.4 of 2 cores busy with two workers): a third worker uses
-    // that time without starving the others (main suite on 2 cores: 353-430 s with two, 278 s with three).
+    // Integration tests open real sockets and start real processes: keep them from starving each other.
     pool: 'forks',
-    maxWorkers: 3,
+    maxWorkers: 2,
     // A worker runs its files one after another in the same process, importing each module once:
     // a fresh process per file spent a quarter of the suite's CPU importing the same modules again
     // (main suite on this 2-core machine: 468 s isolated, 353 s not). No test file may leave a
