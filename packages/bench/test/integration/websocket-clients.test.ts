@@ -5,6 +5,7 @@ import { emptyStats } from '@rdf-stream/client';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type WebSocket, WebSocketServer } from 'ws';
 import type { Fleet } from '../../src/fleet/polling-client.js';
+import { SourceEndpoint } from '../../src/fleet/source-endpoint.js';
 import { type FleetClient, UpdateRecorder } from '../../src/fleet/update-recorder.js';
 import { afterClose, websocketClient } from '../../src/fleet/websocket-client.js';
 import { wsLibraryClient } from '../../src/fleet/ws-library-client.js';
@@ -40,12 +41,21 @@ async function start(onConnection: (socket: WebSocket, request: IncomingMessage)
 
 const fastBackoff = { initialDelayMs: 1, maxDelayMs: 5 };
 
-type Run = (fleet: Fleet, client: FleetClient, url: URL) => Promise<void>;
+type Run = (fleet: Fleet, client: FleetClient, url: URL, source?: SourceEndpoint) => Promise<void>;
 const clients: Array<[string, Run]> = [
-  ['lean', (fleet, client, url) => websocketClient(fleet, client, { url, source: undefined, backoff: fastBackoff, maxMessageBytes: 1 << 20, stats: emptyStats() }, () => undefined)],
+  ['lean', (fleet, client, url, source) => websocketClient(fleet, client, { url, source, backoff: fastBackoff, maxMessageBytes: 1 << 20, stats: emptyStats() }, () => undefined)],
   // The ws library's client takes the client library's default backoff (1 s at first): the tests only wait for events.
-  ['ws', (fleet, client, url) => wsLibraryClient(fleet, client, url, undefined, emptyStats(), () => undefined)],
+  ['ws', (fleet, client, url, source) => wsLibraryClient(fleet, client, url, source, emptyStats(), () => undefined)],
 ];
+
+/** A port free on `address` now: bound, never connected, so nothing keeps it once closed. */
+async function freePortOn(address: string): Promise<number> {
+  const probe = createServer().listen(0, address);
+  await once(probe, 'listening');
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
 
 describe.each(clients)('the %s WebSocket client of the fleet', (_name, run) => {
   const newFleet = (): Fleet => ({ updates: new UpdateRecorder(0, 1), counters: { errors: 0, timeouts: 0, connected: 0 }, stopping: false });
@@ -93,6 +103,20 @@ describe.each(clients)('the %s WebSocket client of the fleet', (_name, run) => {
     await run(fleet, client, url);
     expect(client.seqs).toEqual([1, 2, 3]);
     expect(requests).toEqual(['/streams/parking/ws?format=turtle', '/streams/parking/ws?format=turtle&lastEventId=7-2']);
+  });
+
+  it('connects first from the planned source address and port, and comes back from that address with a port the kernel chooses', async () => {
+    const peers: Array<{ address: string | undefined; port: number | undefined }> = [];
+    const url = await start((socket, request) => {
+      peers.push({ address: request.socket.remoteAddress, port: request.socket.remotePort });
+      socket.close(peers.length === 1 ? 1012 : 1001, peers.length === 1 ? '{"retryMs":5}' : '');
+    });
+    const planned = await freePortOn('127.0.0.2');
+    await run(newFleet(), { connectedAt: undefined, seqs: [] }, url, new SourceEndpoint('127.0.0.2', planned));
+    expect(peers).toHaveLength(2);
+    expect(peers[0]).toEqual({ address: '127.0.0.2', port: planned });
+    expect(peers[1]!.address).toBe('127.0.0.2');
+    expect(peers[1]!.port).not.toBe(planned);
   });
 
   it('comes back after the connection drops without a close frame (1006)', async () => {
