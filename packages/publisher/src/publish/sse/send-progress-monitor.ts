@@ -1,5 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { type Clock, monotonicClock } from '../../clock-and-logger.js';
+import { defaults } from '../../config/defaults.js';
 import { type ConnectionEnds, connectionKey, type KernelSendQueues, ProcNetTcpSendQueues } from './kernel-send-queues.js';
 import { type SendQueueReaderChoice, type SocketSendQueue, socketSendQueue } from './socket-send-queue.js';
 
@@ -225,11 +226,12 @@ const shared = new Map<string, SendProgressMonitor>();
  * outstanding socket's queue with `ioctl(SIOCOUTQ)` where it can (`socketSendQueue`), 'table'
  * always from a snapshot of `/proc/net/tcp`.
  */
-export function sharedSendProgressMonitor(checkIntervalMs: number, reader: SendQueueReaderChoice = 'auto'): SendProgressMonitor {
+export function sharedSendProgressMonitor(checkIntervalMs: number, reader: SendQueueReaderChoice = defaults.subscriberSendQueueReader): SendProgressMonitor {
   const key = `${checkIntervalMs} ${reader}`;
   let monitor = shared.get(key);
   if (monitor === undefined) {
-    monitor = new SendProgressMonitor(checkIntervalMs, new ProcNetTcpSendQueues(), monotonicClock, () => nextTurn(), socketSendQueue(reader));
+    // The constructor's own table reader, clock and yield; the per-socket reader of `reader`.
+    monitor = new SendProgressMonitor(checkIntervalMs, undefined, undefined, undefined, socketSendQueue(reader));
     shared.set(key, monitor);
   }
   return monitor;

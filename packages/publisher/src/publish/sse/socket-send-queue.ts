@@ -54,7 +54,7 @@ let loaded: SocketSendQueue | undefined | null = null;
  * architectures above, `koffi` installed and loadable, glibc or musl), else undefined (each
  * check reads the kernel's table). Loaded once per process.
  */
-export function socketSendQueue(choice: SendQueueReaderChoice = 'auto'): SocketSendQueue | undefined {
+export function socketSendQueue(choice: SendQueueReaderChoice): SocketSendQueue | undefined {
   if (choice === 'table') return undefined;
   if (loaded === null) loaded = loadIoctl();
   return loaded;
