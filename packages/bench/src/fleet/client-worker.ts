@@ -61,11 +61,11 @@ let statsAtMeasure: { readonly requests: number; readonly notModified: number } 
  */
 const pools = new Map<string, Pool>();
 
-function poolFor(job: WorkerJob, url: URL, localAddress: string): Pool {
-  const key = `${url.origin} ${localAddress}`;
+function poolFor(job: WorkerJob, url: URL, source: SourceEndpoint | undefined): Pool {
+  const key = `${url.origin} ${source?.address ?? ''}`;
   let pool = pools.get(key);
   if (pool === undefined) {
-    const from = job.localAddresses.length > 1 ? { localAddress } : {};
+    const from = source === undefined ? {} : { localAddress: source.address };
     pool = new Pool(url.origin, { connections: job.clients, pipelining: 1, keepAliveTimeout: 60_000, ...from });
     pools.set(key, pool);
   }
@@ -121,7 +121,7 @@ function latestOptions(job: WorkerJob, streamUrl: string, source: SourceEndpoint
   const url = new URL(streamResources(streamUrl).latest);
   const dispatcher =
     job.httpClient === 'undici'
-      ? poolFor(job, url, source?.address ?? '127.0.0.1')
+      ? poolFor(job, url, source)
       : new LeanHttpConnection(url, source, (socket) => stopConnections.push(() => socket.destroy()));
   return { dispatcher, path: url.pathname, requestTimeoutMs: job.requestTimeoutMs, session, hints };
 }
