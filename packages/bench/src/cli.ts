@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { SingleBar } from 'cli-progress';
 import { streamIri, streamResources } from '@rdf-stream/protocol';
 import { DEFAULT_GZIP_VERIFY_SAMPLE, type GzipVerifySample, parseGzipVerifySample } from './fleet/gzip-verify-sample.js';
@@ -103,7 +103,7 @@ const program = new Command('pnpm bench')
   .addOption(
     new Option('--peer <name>', 'SSE: after each SSE run, run the same fleet against a peer fed the same elements at the same interval — nchan: nginx with the nchan module (1 worker; Debian packages nginx and libnginx-mod-nchan) — and report the publisher beside it').choices(['nchan']),
   )
-  .option('--cpu-prof <dir>', 'the publisher writes a V8 CPU profile (.cpuprofile) of each run into this directory when it stops')
+  .option('--cpu-prof <dir>', 'the publisher writes a V8 CPU profile (.cpuprofile) of each run into this directory when it stops, and each client worker one into its clients/ subdirectory')
   .option('--out <dir>', 'where to write summary.json and latencies.csv', `bench-results/${new Date().toISOString().replace(/[:.]/g, '-')}`)
   .option('--seed <n>', 'seed of the demo stream', positive('seed'), 1)
   .option('--port <n>', 'port of the publisher started for the run (the proxy takes the next one)', positive('port'), 18_900)
@@ -199,7 +199,7 @@ const options: BenchOptions = {
   clientsPerSourceAddress: flags.clientsPerAddress,
   sourceAddresses: flags.sourceAddresses,
   target: flags.target,
-  ...(flags.cpuProf === undefined ? {} : { publisherCpuProfDir: resolve(flags.cpuProf) }),
+  ...(flags.cpuProf === undefined ? {} : { publisherCpuProfDir: resolve(flags.cpuProf), clientCpuProfDir: join(resolve(flags.cpuProf), 'clients') }),
   outDir: flags.out,
   seed: flags.seed,
   port: flags.port,

@@ -45,6 +45,8 @@ export interface BenchOptions {
   readonly peer?: 'nchan';
   /** Where the publisher writes a V8 CPU profile when it exits (`node --cpu-prof`), or undefined for none. */
   readonly publisherCpuProfDir?: string;
+  /** Where each client worker writes a V8 CPU profile when it exits, or undefined for none. */
+  readonly clientCpuProfDir?: string;
   readonly outDir: string;
   readonly seed: number;
   readonly port: number;

@@ -235,7 +235,7 @@ async function startFleet(options: BenchOptions, mode: BenchMode, clients: numbe
   const processes = Math.max(1, Math.min(options.clientProcesses, clients));
   const progress = new Map<ChildProcess, WorkerProgress>();
   const workers = Array.from({ length: processes }, () =>
-    fork(fileURLToPath(new URL('../fleet/client-worker.ts', import.meta.url)), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }),
+    fork(fileURLToPath(new URL('../fleet/client-worker.ts', import.meta.url)), [], { execArgv: ['--import', 'tsx', ...(options.clientCpuProfDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', options.clientCpuProfDir])], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }),
   );
   await Promise.all(workers.map((worker) => workerReady(worker)));
   // Each client's port, from what is free on its address now (a single address is not bound).
