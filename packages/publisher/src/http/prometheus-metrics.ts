@@ -18,8 +18,6 @@ export interface SourceProbe {
   health(): SourceHealth;
 }
 
-type RequestCounter = ReturnType<Counter<'route' | 'method' | 'status'>['labels']>;
-
 /** V8's spaces whose content survives collections (not the young generation). */
 const isOldGeneration = (space: string) => space !== 'new_space' && space !== 'new_large_object_space';
 /** The old generation in use after the latest full collection (bytes); 0 before the first. */
@@ -113,13 +111,25 @@ export class PrometheusMetrics implements StreamMetrics {
     labelNames: ['stream'] as const,
     registers: [this.registry],
   });
+  /**
+   * Requests answered since the last scrape, by `route method status`: counted with a number
+   * per answer (long-poll releases answer thousands in a burst), added to the counter when it is
+   * collected. prom-client hashes the labels at every `inc`, even of a labelled child.
+   */
+  readonly #requestsPending = new Map<string, { readonly labels: { route: string; method: string; status: string }; count: number }>();
   readonly #requests = new Counter({
     name: 'rdf_stream_http_requests_total',
     help: 'HTTP requests answered, by route pattern, method and status class',
     labelNames: ['route', 'method', 'status'] as const,
     registers: [this.registry],
+    collect: () => {
+      for (const pending of this.#requestsPending.values()) {
+        if (pending.count === 0) continue;
+        this.#requests.inc(pending.labels, pending.count);
+        pending.count = 0;
+      }
+    },
   });
-  readonly #requestCounters = new Map<string, RequestCounter>();
   #sources: readonly SourceProbe[] = [];
   #logs: readonly LogProbe[] = [];
 
@@ -224,11 +234,8 @@ export class PrometheusMetrics implements StreamMetrics {
   requestAnswered(route: string, method: string, statusCode: number): void {
     const status = `${Math.floor(statusCode / 100)}xx`;
     const key = `${route} ${method} ${status}`;
-    let counter = this.#requestCounters.get(key);
-    if (counter === undefined) {
-      counter = this.#requests.labels({ route, method, status });
-      this.#requestCounters.set(key, counter);
-    }
-    counter.inc();
+    const pending = this.#requestsPending.get(key);
+    if (pending === undefined) this.#requestsPending.set(key, { labels: { route, method, status }, count: 1 });
+    else pending.count++;
   }
 }

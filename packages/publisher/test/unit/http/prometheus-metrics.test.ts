@@ -27,6 +27,23 @@ describe('PrometheusMetrics', () => {
     expect(held.length).toBe(64);
   });
 
+  it('counts the requests answered by route, method and status class, each once however often it is scraped', async () => {
+    const metrics = new PrometheusMetrics(false);
+    const count = (text: string, labels: string) => Number(new RegExp(`^rdf_stream_http_requests_total\\{${labels}\\} (\\S+)$`, 'm').exec(text)?.[1]);
+    const latestGet = 'route="/streams/:id/latest",method="GET",status="2xx"';
+    for (let answer = 0; answer < 3; answer++) metrics.requestAnswered('/streams/:id/latest', 'GET', 200);
+    metrics.requestAnswered('/streams/:id/latest', 'GET', 304);
+    metrics.requestAnswered('/streams/:id/latest', 'HEAD', 200);
+    const first = await metrics.registry.metrics();
+    expect(count(first, latestGet)).toBe(3);
+    expect(count(first, 'route="/streams/:id/latest",method="GET",status="3xx"')).toBe(1);
+    expect(count(first, 'route="/streams/:id/latest",method="HEAD",status="2xx"')).toBe(1);
+    // Scraped again with nothing answered meanwhile: the same counts.
+    expect(count(await metrics.registry.metrics(), latestGet)).toBe(3);
+    metrics.requestAnswered('/streams/:id/latest', 'GET', 200);
+    expect(count(await metrics.registry.metrics(), latestGet)).toBe(4);
+  });
+
   it('reports no process figures when asked not to', async () => {
     const text = await new PrometheusMetrics(false).registry.metrics();
     expect(text).not.toMatch(/rdf_stream_heap_retained_bytes|nodejs_heap_size_used_bytes/);
