@@ -22,6 +22,7 @@ import {
 } from '@rdf-stream/client';
 import { streamResources } from '@rdf-stream/protocol';
 import { sourceAddressOf } from '../scenario/source-addresses.js';
+import { AnswerBurst } from './answer-burst.js';
 import { GzipEventReader } from './gzip-event-reader.js';
 import { GzipFragmentTexts } from './gzip-fragment-texts.js';
 import { GzipStreamCheck } from './gzip-stream-check.js';
@@ -37,7 +38,7 @@ import type { GzipReading, WorkerJob, WorkerProgress, WorkerReady, WorkerReport 
 
 /** What the sessions count (requests, 304s, reconnections), for all clients of this worker. */
 const stats: TransportStats = emptyStats();
-const fleet: Fleet = { updates: new UpdateRecorder(Number.POSITIVE_INFINITY, 0), counters: { errors: 0, timeouts: 0, connected: 0 }, stopping: false };
+const fleet: Fleet = { updates: new UpdateRecorder(Number.POSITIVE_INFINITY, 0), answers: new AnswerBurst(), counters: { errors: 0, timeouts: 0, connected: 0 }, stopping: false };
 const { counters } = fleet;
 const clients: FleetClient[] = [];
 /** Every poll's timing, when the benchmark is asked to trace them (see `POLL_TRACE_ENV`). */

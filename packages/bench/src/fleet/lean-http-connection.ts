@@ -104,7 +104,7 @@ export class LeanHttpConnection {
       this.#pending = { resolve, reject, headersTimeout: options.headersTimeout, bodyTimeout: options.bodyTimeout };
       this.#armTimer(options.headersTimeout, 'no answer');
       const socket = this.#socket ?? this.#open();
-      socket.write(head);
+      socket.write(head, 'latin1');
     });
   }
 

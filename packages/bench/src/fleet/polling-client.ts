@@ -1,4 +1,5 @@
 import type { LatestSession, PollHints } from '@rdf-stream/client';
+import type { AnswerBurst } from './answer-burst.js';
 import type { PollTrace } from './poll-trace.js';
 import type { FleetClient, UpdateRecorder } from './update-recorder.js';
 
@@ -6,6 +7,11 @@ import type { FleetClient, UpdateRecorder } from './update-recorder.js';
 export interface Fleet {
   /** The updates the clients got, and their latencies (replaced when the job comes). */
   updates: UpdateRecorder;
+  /**
+   * The worker's burst of answers: a request that follows its answer at once is sent when it
+   * ends (`AnswerBurst`); undefined: at once.
+   */
+  readonly answers?: AnswerBurst;
   readonly counters: { errors: number; timeouts: number; connected: number };
   /** Set when the benchmark stops the fleet: clients stop asking, failures no longer count. */
   stopping: boolean;
@@ -55,7 +61,9 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * Polls or long-polls until the fleet stops, as the client library's session (`PollSession`,
  * `LongPollSession`: its cache, schedule and backoff) decides, over undici's `request`, which
  * costs less CPU per request than `fetch` (thousands of clients share the two cores with the
- * publisher). A refusal (4xx) ends the client, as it ends a subscription.
+ * publisher). A request the session would send at once after an answer (a long-poller's next)
+ * waits for the worker's burst of answers to end (`fleet.answers`). A refusal (4xx) ends the
+ * client, as it ends a subscription.
  */
 export async function pollingClient(fleet: Fleet, client: FleetClient, options: PollingClientOptions): Promise<void> {
   const { session } = options;
@@ -64,6 +72,7 @@ export async function pollingClient(fleet: Fleet, client: FleetClient, options: 
     const waitMs = await ask(fleet, client, options);
     if (waitMs === undefined) return;
     if (waitMs > 0) await pause(waitMs);
+    else await fleet.answers?.ended();
     while (session.fresh && !fleet.stopping) await pause(session.nextDelay(Date.now()));
   }
 }
@@ -90,6 +99,7 @@ async function ask(fleet: Fleet, client: FleetClient, options: PollingClientOpti
       headersTimeout: timeoutMs,
       bodyTimeout: timeoutMs,
     });
+    fleet.answers?.answered();
     const answer = session.answered(response.statusCode, response.headers);
     if (answer.kind === 'element' || answer.kind === 'unchanged') client.connectedAt ??= Date.now();
     let answerGeneratedAtMs = Number.NaN;

@@ -3,9 +3,10 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { emptyStats, PollSession, transportDefaults } from '@rdf-stream/client';
+import { emptyStats, LongPollSession, PollSession, transportDefaults } from '@rdf-stream/client';
 import { type Dispatcher, Pool } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
+import { AnswerBurst } from '../../src/fleet/answer-burst.js';
 import { type Fleet, pollingClient } from '../../src/fleet/polling-client.js';
 import { type FleetClient, UpdateRecorder } from '../../src/fleet/update-recorder.js';
 
@@ -53,6 +54,46 @@ const answer =
     res.writeHead(status, headers).end(body());
 
 describe('pollingClient', () => {
+  it("sends a long-poller's next request once its worker's burst of answers is over, not between two answers", async () => {
+    const burst = new AnswerBurst(60_000);
+    // Another client's answer read at every turn of the event loop, until stopped.
+    let othersAnswering = true;
+    const othersAnswer = () => {
+      if (!othersAnswering) return;
+      burst.answered();
+      setImmediate(othersAnswer);
+    };
+    let answeredFirst!: () => void;
+    const firstAnswered = new Promise<void>((resolve) => (answeredFirst = resolve));
+    let othersAnsweringWhenAsked: boolean | undefined;
+    const turtle = { 'content-type': 'text/turtle', 'cache-control': 'max-age=0' };
+    const { pool, seen } = await latest([
+      (_req, res) => {
+        othersAnswer();
+        res.writeHead(200, { ...turtle, etag: '"1"' }).end(element(1), answeredFirst);
+      },
+      (_req, res) => {
+        othersAnsweringWhenAsked = othersAnswering;
+        res.writeHead(404, { 'content-type': 'application/problem+json' }).end('{"code":"stream-not-found"}');
+      },
+    ]);
+    const stats = emptyStats();
+    const session = new LongPollSession({ format: 'turtle', waitSeconds: 30, backoff: transportDefaults.backoff, stats });
+    const fleet: Fleet = { updates: new UpdateRecorder(0, 0), answers: burst, counters: { errors: 0, timeouts: 0, connected: 0 }, stopping: false };
+    const client: FleetClient = { connectedAt: undefined, seqs: [] };
+    const polling = pollingClient(fleet, client, { dispatcher: pool, path: '/streams/s/latest', requestTimeoutMs: 5_000, session });
+    await firstAnswered;
+    // The client has its answer (its connection is open, its next request due at once): the others' answers go on for a while.
+    for (let turn = 0; turn < 50; turn++) await new Promise((resolve) => setImmediate(resolve));
+    expect(seen).toHaveLength(1);
+    othersAnswering = false;
+    await polling;
+    expect(seen).toHaveLength(2);
+    expect(othersAnsweringWhenAsked).toBe(false);
+    expect(seen[1]?.['if-none-match']).toBe('"1"');
+    expect(client.connectedAt).toBeDefined();
+  });
+
   it('records each element generated after its first answer, revalidates with the ETag, and ends on a refusal', async () => {
     const turtle = { 'content-type': 'text/turtle', 'cache-control': 'max-age=0' };
     const { pool, seen } = await latest([
