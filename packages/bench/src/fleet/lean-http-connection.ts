@@ -81,7 +81,20 @@ export class LeanHttpConnection {
   #buffered: Buffer | undefined;
   /** The answer's head, once read, while its body is not. */
   #head: { statusCode: number; headers: Record<string, string>; keepAlive: boolean; bodyBytes: number | 'chunked' } | undefined;
+  /**
+   * The connection's one timer, refreshed for each wait rather than made anew: a long-poller's
+   * request waits seconds, long enough for a timer made per request (and its closure) to
+   * outlive the young generation, and 4 000 of them per worker to cost the worker's collector.
+   */
   #timer: NodeJS.Timeout | undefined;
+  #timerMs = 0;
+  /** What the armed wait is for; undefined when none is (the timer then does nothing if it fires). */
+  #timerWhat: string | undefined;
+  readonly #onTimer = () => {
+    const what = this.#timerWhat;
+    this.#timerWhat = undefined;
+    if (what !== undefined) this.#timedOut(what);
+  };
 
   /**
    * `source`: where its connections come from (undefined: wherever the kernel chooses). `onSocket`
@@ -132,7 +145,7 @@ export class LeanHttpConnection {
   #fail(error: Error): void {
     const pending = this.#pending;
     this.#pending = undefined;
-    this.#clearTimer();
+    this.#stopTimer();
     pending?.reject(error);
   }
 
@@ -142,17 +155,35 @@ export class LeanHttpConnection {
   }
 
   #armTimer(ms: number, what: string): void {
-    this.#clearTimer();
-    if (ms > 0) this.#timer = setTimeout(() => this.#timedOut(what), ms);
+    if (ms <= 0) {
+      this.#timerWhat = undefined;
+      return;
+    }
+    this.#timerWhat = what;
+    if (this.#timer !== undefined && this.#timerMs === ms) {
+      this.#timer.refresh();
+      return;
+    }
+    this.#stopTimer();
+    this.#timerWhat = what;
+    this.#timerMs = ms;
+    this.#timer = setTimeout(this.#onTimer, ms);
   }
 
+  /** Nothing is waited for; the timer stays, to be refreshed by the next request. */
   #clearTimer(): void {
+    this.#timerWhat = undefined;
+  }
+
+  /** The timer goes: the connection is lost, or the wait has another length. */
+  #stopTimer(): void {
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#timer = undefined;
+    this.#timerWhat = undefined;
   }
 
   #timedOut(what: string): void {
-    this.#timer = undefined;
+    this.#stopTimer();
     const socket = this.#socket;
     const error = new LeanHttpError(`${what} within the timeout`, 'ETIMEDOUT');
     if (socket === undefined) this.#fail(error);

@@ -135,6 +135,21 @@ describe('LeanHttpConnection', () => {
     await expect(connection.request(get({}, 50))).rejects.toMatchObject({ code: 'ETIMEDOUT' });
   });
 
+  it('times each request from when it was sent, with one timer per connection: an answered request is never failed later', async () => {
+    const ok = ['HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n'];
+    const { url } = await rawServer([ok, ok, () => undefined]);
+    const connection = connectionTo(url);
+    await expect(connection.request(get({}, 100))).resolves.toMatchObject({ statusCode: 200 });
+    // Past the first request's timeout with nothing asked (time is what is tested here): its timer fails nothing.
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    await expect(connection.request(get({}, 100))).resolves.toMatchObject({ statusCode: 200 });
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    // Timed from its own sending, not from the request before it (which would end it 40 ms after it was sent).
+    const sentAtMs = Date.now();
+    await expect(connection.request(get({}, 100))).rejects.toMatchObject({ code: 'ETIMEDOUT' });
+    expect(Date.now() - sentAtMs).toBeGreaterThanOrEqual(90);
+  });
+
   it('carries a long-poller through held answers of node:http, recording each element', async () => {
     // The first element was generated before the client came: the state it found, not an update.
     const element = (seq: number) =>
