@@ -105,11 +105,16 @@ export class PrometheusMetrics implements StreamMetrics {
     labelNames: ['stream'] as const,
     registers: [this.registry],
   });
+  /** Held long-polls by stream, as last told (every hold and release changes it): set on the gauge when it is collected. */
+  readonly #longPollWaiting = new Map<string, number>();
   readonly #longPollWaiters = new Gauge({
     name: 'rdf_stream_long_poll_waiting',
     help: 'Long-poll requests currently held',
     labelNames: ['stream'] as const,
     registers: [this.registry],
+    collect: () => {
+      for (const [stream, count] of this.#longPollWaiting) this.#longPollWaiters.set({ stream }, count);
+    },
   });
   /**
    * Requests answered since the last scrape, by `route method status`: counted with a number
@@ -227,7 +232,7 @@ export class PrometheusMetrics implements StreamMetrics {
   }
 
   longPollWaitersChanged(streamId: string, count: number): void {
-    this.#longPollWaiters.set({ stream: streamId }, count);
+    this.#longPollWaiting.set(streamId, count);
   }
 
   /** `route` must be a route pattern (or 'unmatched'), never a raw URL. */

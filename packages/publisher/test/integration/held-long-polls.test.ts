@@ -87,6 +87,39 @@ describe('long-polls held by their socket alone', () => {
     expect(running.waiting()).toBe(0);
   });
 
+  it('answers held requests that ask alike with one answer, and each that differs by query, coding or method with its own', async () => {
+    const { running, etag } = await publisherWithElement();
+    const asks = [
+      { query: '', coding: 'identity', method: 'GET' },
+      { query: '', coding: 'identity', method: 'GET' },
+      { query: '?format=jsonld', coding: 'identity', method: 'GET' },
+      { query: '', coding: 'identity', method: 'GET' },
+      { query: '', coding: 'gzip', method: 'GET' },
+      { query: '', coding: 'identity', method: 'HEAD' },
+      { query: '', coding: 'identity', method: 'GET' },
+    ] as const;
+    const held: Array<{ ask: (typeof asks)[number]; connection: RawHttpConnection }> = [];
+    for (const ask of asks) {
+      const connection = await open();
+      // The same Accept and If-None-Match (the element's tags in both formats, which hold in any coding) for all: `?format=` decides over Accept.
+      const ifNoneMatch = `${etag('turtle', 'identity')}, ${etag('jsonld', 'identity')}`;
+      connection.send(`${path}${ask.query}`, { accept: mediaTypes.turtle, 'accept-encoding': ask.coding, 'if-none-match': ifNoneMatch, prefer: 'wait=20' }, ask.method);
+      held.push({ ask, connection });
+    }
+    await running.untilWaiting(held.length);
+    await running.push();
+    const latest = running.hub.latest!;
+    for (const { ask, connection } of held) {
+      const answer = await connection.read(ask.method === 'HEAD');
+      const format = ask.query === '' ? 'turtle' : 'jsonld';
+      const what = `${ask.method} ${format} ${ask.coding}`;
+      expect(answer.status, what).toBe(200);
+      expect(answer.headers.etag, what).toBe(latest.etags[format][ask.coding]);
+      expect(answer.headers['content-type'], what).toContain(mediaTypes[format]);
+      expect(answer.body.equals(ask.method === 'HEAD' ? Buffer.alloc(0) : latest.bodies[format][ask.coding]), what).toBe(true);
+    }
+  });
+
   it('answers a held HEAD with the headers and no body, and the connection goes on', async () => {
     const { running, etag } = await publisherWithElement();
     const connection = await open();

@@ -44,6 +44,18 @@ describe('PrometheusMetrics', () => {
     expect(count(await metrics.registry.metrics(), latestGet)).toBe(4);
   });
 
+  it('reports the long-polls held by stream as last told, however often it was told between two scrapes', async () => {
+    const metrics = new PrometheusMetrics(false);
+    const waiting = (text: string, stream: string) => Number(new RegExp(`^rdf_stream_long_poll_waiting\\{stream="${stream}"\\} (\\S+)$`, 'm').exec(text)?.[1]);
+    for (let count = 1; count <= 5; count++) metrics.longPollWaitersChanged('parking', count);
+    metrics.longPollWaitersChanged('air', 2);
+    const first = await metrics.registry.metrics();
+    expect(waiting(first, 'parking')).toBe(5);
+    expect(waiting(first, 'air')).toBe(2);
+    metrics.longPollWaitersChanged('parking', 0);
+    expect(waiting(await metrics.registry.metrics(), 'parking')).toBe(0);
+  });
+
   it('reports no process figures when asked not to', async () => {
     const text = await new PrometheusMetrics(false).registry.metrics();
     expect(text).not.toMatch(/rdf_stream_heap_retained_bytes|nodejs_heap_size_used_bytes/);
