@@ -29,7 +29,7 @@ import { GzipStreamCheck } from './gzip-stream-check.js';
 import { LeanHttpConnection } from './lean-http-connection.js';
 import { SourceEndpoint } from './source-endpoint.js';
 import { isGzipVerifyClient } from './gzip-verify-sample.js';
-import { countFailure, type Fleet, pollingClient, type PollingClientOptions } from './polling-client.js';
+import { answerCause, countError, countFailure, type Fleet, pollingClient, type PollingClientOptions } from './polling-client.js';
 import { POLL_TRACE_ENV, PollTrace } from './poll-trace.js';
 import { type FleetClient, UpdateRecorder } from './update-recorder.js';
 import { websocketClient } from './websocket-client.js';
@@ -38,7 +38,7 @@ import type { GzipReading, WorkerJob, WorkerProgress, WorkerReady, WorkerReport 
 
 /** What the sessions count (requests, 304s, reconnections), for all clients of this worker. */
 const stats: TransportStats = emptyStats();
-const fleet: Fleet = { updates: new UpdateRecorder(Number.POSITIVE_INFINITY, 0), answers: new AnswerBurst(), counters: { errors: 0, timeouts: 0, connected: 0 }, stopping: false };
+const fleet: Fleet = { updates: new UpdateRecorder(Number.POSITIVE_INFINITY, 0), answers: new AnswerBurst(), counters: { errors: 0, timeouts: 0, connected: 0 }, errorCauses: new Map(), stopping: false };
 const { counters } = fleet;
 const clients: FleetClient[] = [];
 /** Every poll's timing, when the benchmark is asked to trace them (see `POLL_TRACE_ENV`). */
@@ -148,7 +148,7 @@ function readGzipBody(res: IncomingMessage, session: SseSession, check: GzipStre
       text = reader.read(chunk);
     } catch {
       // Not a gzip stream, or a piece that does not inflate: the connection is broken, as a browser would find it.
-      counters.errors++;
+      countError(fleet, 'gzip stream broken');
       res.destroy();
       return;
     }
@@ -200,7 +200,7 @@ function sseClient(job: WorkerJob, client: FleetClient, source: SourceEndpoint |
       const req = request(url, { ...source?.take(), headers, agent: false }, (res) => {
         const answer = session.answered(res.statusCode ?? 0, res.headers['content-type'], res.headers['retry-after']);
         if (answer.kind !== 'stream') {
-          counters.errors++;
+          countError(fleet, answerCause(res.statusCode ?? 0));
           res.resume();
           res.on('close', () => end(undefined, answer.kind === 'refused'));
           return;
@@ -281,6 +281,7 @@ process.on('message', (message: WorkerJob | 'stop') => {
       requests: stats.requests - (statsAtMeasure?.requests ?? stats.requests),
       notModified: stats.notModified - (statsAtMeasure?.notModified ?? stats.notModified),
       errors: counters.errors,
+      errorCauses: Object.fromEntries(fleet.errorCauses ?? []),
       timeouts: counters.timeouts,
       reconnects: stats.reconnects,
       cpuSeconds: (cpu.user + cpu.system) / 1e6,

@@ -13,6 +13,8 @@ export interface Fleet {
    */
   readonly answers?: AnswerBurst;
   readonly counters: { errors: number; timeouts: number; connected: number };
+  /** `counters.errors` by cause (`countError`); undefined: not kept. */
+  readonly errorCauses?: Map<string, number>;
   /** Set when the benchmark stops the fleet: clients stop asking, failures no longer count. */
   stopping: boolean;
 }
@@ -47,11 +49,33 @@ export interface PollingClientOptions {
   readonly trace?: { readonly sink: PollTrace; readonly client: number };
 }
 
+/**
+ * Counts an error of a client under its cause: an error code (`ECONNRESET`, `ETIMEDOUT`, …) or
+ * an answer's status and problem code (`HTTP 503 PUB_ERR_OVERLOADED`): a bounded set of names.
+ */
+export function countError(fleet: Fleet, cause: string): void {
+  fleet.counters.errors++;
+  const causes = fleet.errorCauses;
+  if (causes !== undefined) causes.set(cause, (causes.get(cause) ?? 0) + 1);
+}
+
+/** The cause an answer that is not the stream's gives: its status, and the `code` of its problem document when it has one. */
+export function answerCause(status: number, body?: string): string {
+  let code: unknown;
+  try {
+    code = body === undefined ? undefined : (JSON.parse(body) as { code?: unknown } | null)?.code;
+  } catch {
+    // Not a problem document: the status alone.
+  }
+  // A code as the publisher's are (`PUB_ERR_…`, `stream-not-found`), never free text.
+  return typeof code === 'string' && /^[A-Za-z0-9_.:-]{1,64}$/.test(code) ? `HTTP ${status} ${code}` : `HTTP ${status}`;
+}
+
 /** Counts a request that failed without an answer (a timeout, a lost connection). */
 export function countFailure(fleet: Fleet, error: unknown): void {
   if (fleet.stopping) return;
-  fleet.counters.errors++;
   const code = (error as NodeJS.ErrnoException).code;
+  countError(fleet, typeof code === 'string' ? code : ((error as Error).name ?? 'unknown'));
   if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'ETIMEDOUT') fleet.counters.timeouts++;
 }
 
@@ -103,18 +127,21 @@ async function ask(fleet: Fleet, client: FleetClient, options: PollingClientOpti
     const answer = session.answered(response.statusCode, response.headers);
     if (answer.kind === 'element' || answer.kind === 'unchanged') client.connectedAt ??= Date.now();
     let answerGeneratedAtMs = Number.NaN;
+    // The body of a refusal or a "retry later" is read for its cause (a problem document).
+    let problem: string | undefined;
     if (answer.kind === 'element') {
       const stamp = fleet.updates.record(client, await response.body.text(), Date.now());
       if (hints !== undefined && stamp !== undefined) hints.generatedAtMs = stamp.generatedAtMs;
       answerGeneratedAtMs = stamp?.generatedAtMs ?? Number.NaN;
-    } else await response.body.dump();
+    } else if (answer.kind === 'refused' || answer.kind === 'retry') problem = await response.body.text();
+    else await response.body.dump();
     trace?.sink.record(trace.client, sentAtMs, Date.now(), response.statusCode, answer.kind === 'element', knownGeneratedAtMs, answerGeneratedAtMs);
     if (answer.kind === 'refused') {
-      fleet.counters.errors++;
+      countError(fleet, answerCause(response.statusCode, problem));
       return undefined;
     }
     if (answer.kind === 'retry') {
-      fleet.counters.errors++;
+      countError(fleet, answerCause(response.statusCode, problem));
       return session.failed(answer.retryAfterMs);
     }
     return session.nextDelay(Date.now());

@@ -10,7 +10,7 @@
 import { connect, type Socket } from 'node:net';
 import type { SourceEndpoint } from './source-endpoint.js';
 import { backoffDelay, type BackoffOptions, type TransportStats } from '@rdf-stream/client';
-import { countFailure, type Fleet } from './polling-client.js';
+import { answerCause, countError, countFailure, type Fleet } from './polling-client.js';
 import type { FleetClient } from './update-recorder.js';
 import { closeFrame, clientFrame, FrameReader, handshakeKey, OPCODE } from './websocket-frames.js';
 
@@ -121,7 +121,7 @@ export function websocketClient(fleet: Fleet, client: FleetClient, options: WebS
         const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0);
         if (status !== 101 || !new RegExp(`^sec-websocket-accept: *${accept.replace(/[+/=]/g, '\\$&')} *$`, 'im').test(head)) {
           // A refusal (404, 400, 403) or an answer that is not this handshake's: counted, never retried.
-          fleet.counters.errors++;
+          countError(fleet, status === 101 ? 'WebSocket accept mismatch' : answerCause(status));
           closed = { code: 1008, reason: `HTTP ${status}` };
           end();
           return;

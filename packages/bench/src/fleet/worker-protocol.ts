@@ -70,6 +70,8 @@ export interface WorkerReport {
   readonly requests: number;
   readonly notModified: number;
   readonly errors: number;
+  /** `errors` by cause: an error code, or an answer's status and problem code (`countError`). */
+  readonly errorCauses: Readonly<Record<string, number>>;
   readonly timeouts: number;
   readonly reconnects: number;
   /** CPU time (user + system) this worker used from its job to the stop, in seconds. */

@@ -1,6 +1,6 @@
 import { backoffDelay, type TransportStats, transportDefaults } from '@rdf-stream/client';
 import WebSocket from 'ws';
-import { countFailure, type Fleet } from './polling-client.js';
+import { answerCause, countError, countFailure, type Fleet } from './polling-client.js';
 import type { SourceEndpoint } from './source-endpoint.js';
 import type { FleetClient } from './update-recorder.js';
 import { afterClose } from './websocket-client.js';
@@ -41,7 +41,7 @@ export function wsLibraryClient(
         client.connectedAt ??= Date.now();
       });
       socket.on('unexpected-response', (_request, response) => {
-        fleet.counters.errors++;
+        countError(fleet, answerCause(response.statusCode ?? 0));
         refused = true;
         response.resume();
         socket.terminate();

@@ -56,6 +56,7 @@ export const SummarySchema = Type.Object({
       updatesReceived: count,
       missedUpdates: count,
       errors: count,
+      errorCauses: Type.Record(Type.String(), count),
       timeouts: count,
       reconnects: count,
       requests: count,

@@ -69,6 +69,13 @@ export function sourceRunnersNote(run: Pick<RunSummary, 'mode' | 'clients' | 'se
   return `(!) ${run.mode}, ${run.clients} clients: ${run.updatesPublished} elements in ${run.durationSeconds} s at one per ${run.intervalSeconds} s: more than one of the ${run.serverInstances} instances ran the stream's source.`;
 }
 
+/** What a run's errors were, most frequent first: `errors: 4 × ECONNRESET, 1 × HTTP 503 PUB_ERR_OVERLOADED`. */
+export function errorsNote(run: Parameters<typeof runLabel>[0] & Pick<RunSummary, 'clients' | 'errors' | 'timeouts' | 'errorCauses'>): string {
+  const causes = Object.entries(run.errorCauses).sort(([, a], [, b]) => b - a);
+  const named = causes.map(([cause, count]) => `${count} × ${cause}`).join(', ');
+  return `${runLabel(run)}, ${run.clients} clients: ${run.errors} errors (${run.timeouts} timeouts)${named === '' ? '' : `: ${named}`}.`;
+}
+
 /** The table printed at the end (and in report.md): its header, a row per run, and the notes under it. */
 export function resultCells(runs: readonly RunSummary[]): { header: string[]; rows: string[][]; notes: string[] } {
   const header = ['mode', 'clients', 'connected', 'received/expected', 'missed', 'errors', 'p50 ms', 'p99 ms', 'max ms', 'warm-up', 'server mCPU', 'µs CPU/update', 'bytes/update', 'server MiB', 'fleet CPU s', 'steal %', 'listen overflows', 'load avg'];
@@ -96,6 +103,7 @@ export function resultCells(runs: readonly RunSummary[]): { header: string[]; ro
     'Latency percentiles are over the elements published once every client was connected; warm-up: elements before that (their p99).',
     'bytes/update: what the server sent per delivered update, headers and framing included (polling: a 200 and the 304s per 200).',
     'load avg: the machine\'s 1-minute load average when the run started (other work on the machine: compare runs made back to back).',
+    ...runs.flatMap((run) => (run.errors === 0 ? [] : [errorsNote(run)])),
     ...runs.flatMap((run) => (run.gzipReading === undefined ? [] : [gzipNote(run)])),
     ...runs
       .filter((run) => run.sourceAddressesSkipped.length > 0)

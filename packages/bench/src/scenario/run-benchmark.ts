@@ -32,6 +32,8 @@ export interface RunSummary {
   readonly updatesReceived: number;
   readonly missedUpdates: number;
   readonly errors: number;
+  /** `errors` by cause (an error code, or an answer's status and problem code), summed over the workers. */
+  readonly errorCauses: Readonly<Record<string, number>>;
   readonly timeouts: number;
   readonly reconnects: number;
   readonly requests: number;
@@ -222,6 +224,13 @@ function gzipReadings(reports: readonly WorkerReport[]): GzipReading | undefined
 }
 
 /** How many of `clients` the fleet deals to the `index`th of `targets` (client i goes to target i mod targets). */
+/** Counts by name, summed; names in the order first seen. */
+export function sumCounts(counts: ReadonlyArray<Readonly<Record<string, number>>>): Record<string, number> {
+  const sum: Record<string, number> = {};
+  for (const each of counts) for (const [name, count] of Object.entries(each)) sum[name] = (sum[name] ?? 0) + count;
+  return sum;
+}
+
 export const dealt = (clients: number, targets: number, index: number) => Math.floor(clients / targets) + (index < clients % targets ? 1 : 0);
 
 /** Most a client worker may take to load before the run fails (milliseconds). */
@@ -373,6 +382,7 @@ function summarise(run: {
     updatesReceived: accounting.received,
     missedUpdates: accounting.missed,
     errors: sum('errors'),
+    errorCauses: sumCounts(reports.map((report) => report.errorCauses)),
     timeouts: sum('timeouts'),
     reconnects: sum('reconnects'),
     requests: sum('requests'),

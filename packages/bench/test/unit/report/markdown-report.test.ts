@@ -6,7 +6,7 @@ const percentiles = (p50: number, p99: number) => ({ p50, p90: p99, p99, max: p9
 const run = (log: 'file' | 'redis', p50: number, p99: number): RunSummary =>
   ({
     mode: 'sse', sseEncoding: 'identity', proxy: 'none', clients: 2000, connected: 2000, durationSeconds: 30, intervalSeconds: 5,
-    updatesPublished: 6, updatesExpected: 12_000, updatesReceived: 12_000, missedUpdates: 0, errors: 0, timeouts: 0, reconnects: 0,
+    updatesPublished: 6, updatesExpected: 12_000, updatesReceived: 12_000, missedUpdates: 0, errors: 0, errorCauses: {}, timeouts: 0, reconnects: 0,
     requests: 0, notModified: 0, latencyMs: percentiles(p50, p99), warmupElements: 0, warmupLatencyMs: null, perElement: [],
     wireBytesPerUpdate: 6090, serverCpuMicrosPerUpdate: 80, stealPercent: 0, listenOverflows: 0, listenDrops: 0, elementBytes: null,
     serverCpuMilli: { mean: 100, max: 300 }, fleetCpuSeconds: 3, serverRssMiB: { mean: 300, max: 350 },
