@@ -49,7 +49,15 @@ class TextBody {
   }
 }
 
+/**
+ * What `connect` says when the port planned for a client's first connection is no longer free
+ * (another connection of the fleet, opened from a port the kernel chose, took it since the plan).
+ */
+const PLANNED_PORT_TAKEN = new Set(['EADDRINUSE', 'EADDRNOTAVAIL']);
+
 interface Pending {
+  /** The request as written, for a connection opened again from another port. */
+  readonly head: string;
   readonly resolve: (response: LeanResponse) => void;
   readonly reject: (error: Error) => void;
   readonly headersTimeout: number;
@@ -114,7 +122,7 @@ export class LeanHttpConnection {
     for (const name in options.headers) head += `${name}: ${options.headers[name]}\r\n`;
     head += '\r\n';
     return new Promise((resolve, reject) => {
-      this.#pending = { resolve, reject, headersTimeout: options.headersTimeout, bodyTimeout: options.bodyTimeout };
+      this.#pending = { head, resolve, reject, headersTimeout: options.headersTimeout, bodyTimeout: options.bodyTimeout };
       this.#armTimer(options.headersTimeout, 'no answer');
       const socket = this.#socket ?? this.#open();
       socket.write(head, 'latin1');
@@ -122,14 +130,30 @@ export class LeanHttpConnection {
   }
 
   #open(): Socket {
-    const socket = connect({ host: this.#host, port: this.#port, ...this.#source?.take() });
+    const source = this.#source?.take();
+    const socket = connect({ host: this.#host, port: this.#port, ...source });
     socket.setNoDelay(true);
     this.#socket = socket;
     this.#onSocket(socket);
+    let connected = false;
+    socket.once('connect', () => (connected = true));
     socket.on('data', (chunk: Buffer) => this.#read(socket, chunk));
-    socket.on('error', (error: NodeJS.ErrnoException) => this.#lost(socket, error));
+    socket.on('error', (error: NodeJS.ErrnoException) => {
+      // The planned port was taken meanwhile: the same request, at once, from a port the kernel chooses.
+      if (!connected && source?.localPort !== undefined && PLANNED_PORT_TAKEN.has(error.code ?? '') && this.#socket === socket) this.#reopen(socket);
+      else this.#lost(socket, error);
+    });
     socket.on('close', () => this.#lost(socket, new LeanHttpError('the connection closed', 'ECONNRESET')));
     return socket;
+  }
+
+  /** Opens the connection again (the source's port is no longer planned) and sends the request in flight on it. */
+  #reopen(socket: Socket): void {
+    this.#socket = undefined;
+    socket.destroy();
+    const head = this.#pending?.head;
+    const next = this.#open();
+    if (head !== undefined) next.write(head, 'latin1');
   }
 
   /** The connection ended: a request in flight fails with `error`. */

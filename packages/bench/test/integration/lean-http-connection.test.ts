@@ -84,6 +84,30 @@ describe('LeanHttpConnection', () => {
     expect(peers[1]!.port).not.toBe(planned);
   });
 
+  it('sends its first request from a port the kernel chooses when the planned port was taken since the plan, and fails nothing', async () => {
+    const peers: Array<{ address: string | undefined; port: number | undefined }> = [];
+    const server = createServer((socket) => {
+      peers.push({ address: socket.remoteAddress, port: socket.remotePort });
+      opened.push(() => socket.destroy());
+      socket.once('data', () => socket.write('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok'));
+    });
+    const url = await listening(server);
+    // The planned port, held on 127.0.0.2 by a listener (as by another connection of the fleet) when the client connects.
+    const holder = createServer().listen(0, '127.0.0.2');
+    await once(holder, 'listening');
+    opened.push(() => holder.close());
+    const planned = (holder.address() as AddressInfo).port;
+    const sockets: Socket[] = [];
+    opened.push(() => sockets.forEach((socket) => socket.destroy()));
+    const connection = new LeanHttpConnection(url, new SourceEndpoint('127.0.0.2', planned), (socket) => sockets.push(socket));
+    expect(await (await connection.request(get())).body.text()).toBe('ok');
+    expect(peers).toHaveLength(1);
+    expect(peers[0]!.address).toBe('127.0.0.2');
+    expect(peers[0]!.port).not.toBe(planned);
+    // The connection that found the port taken, then the one that was answered.
+    expect(sockets).toHaveLength(2);
+  });
+
   it('sends each request on one kept-alive connection and reads Content-Length and empty bodies, in pieces', async () => {
     const { url, requests, connections } = await rawServer([
       ['HTTP/1.1 200 OK\r\nContent-Type: text/turtle\r\nETag: "1"\r\nContent-Length: 5\r\n\r\nhello'],
