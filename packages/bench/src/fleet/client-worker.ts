@@ -27,7 +27,7 @@ import { GzipEventReader } from './gzip-event-reader.js';
 import { GzipFragmentTexts } from './gzip-fragment-texts.js';
 import { GzipStreamCheck } from './gzip-stream-check.js';
 import { LeanHttpConnection } from './lean-http-connection.js';
-import { SourceEndpoint } from './source-endpoint.js';
+import { plannedPortTaken, SourceEndpoint } from './source-endpoint.js';
 import { isGzipVerifyClient } from './gzip-verify-sample.js';
 import { answerCause, countError, countFailure, type Fleet, pollingClient, type PollingClientOptions } from './polling-client.js';
 import { POLL_TRACE_ENV, PollTrace } from './poll-trace.js';
@@ -197,7 +197,8 @@ function sseClient(job: WorkerJob, client: FleetClient, source: SourceEndpoint |
       };
       const headers = session.connecting();
       if (job.sseEncoding === 'gzip') headers['accept-encoding'] = 'gzip';
-      const req = request(url, { ...source?.take(), headers, agent: false }, (res) => {
+      const from = source?.take();
+      const req = request(url, { ...from, headers, agent: false }, (res) => {
         const answer = session.answered(res.statusCode ?? 0, res.headers['content-type'], res.headers['retry-after']);
         if (answer.kind !== 'stream') {
           countError(fleet, answerCause(res.statusCode ?? 0));
@@ -223,6 +224,12 @@ function sseClient(job: WorkerJob, client: FleetClient, source: SourceEndpoint |
         });
       });
       req.on('error', (error) => {
+        // A planned port taken since the plan: connected again from another, not an error of the publisher's.
+        if (plannedPortTaken(error, from)) {
+          ended = true;
+          connect();
+          return;
+        }
         countFailure(fleet, error);
         end(error.message);
       });

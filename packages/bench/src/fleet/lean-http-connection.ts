@@ -1,5 +1,5 @@
 import { connect, type Socket } from 'node:net';
-import type { SourceEndpoint } from './source-endpoint.js';
+import { plannedPortTaken, type SourceEndpoint } from './source-endpoint.js';
 
 /** The request a polling client makes (`GET`, one at a time), as it gives it to undici's `request`. */
 export interface LeanRequest {
@@ -48,12 +48,6 @@ class TextBody {
     return Promise.resolve();
   }
 }
-
-/**
- * What `connect` says when the port planned for a client's first connection is no longer free
- * (another connection of the fleet, opened from a port the kernel chose, took it since the plan).
- */
-const PLANNED_PORT_TAKEN = new Set(['EADDRINUSE', 'EADDRNOTAVAIL']);
 
 interface Pending {
   /** The request as written, for a connection opened again from another port. */
@@ -140,7 +134,7 @@ export class LeanHttpConnection {
     socket.on('data', (chunk: Buffer) => this.#read(socket, chunk));
     socket.on('error', (error: NodeJS.ErrnoException) => {
       // The planned port was taken meanwhile: the same request, at once, from a port the kernel chooses.
-      if (!connected && source?.localPort !== undefined && PLANNED_PORT_TAKEN.has(error.code ?? '') && this.#socket === socket) this.#reopen(socket);
+      if (!connected && plannedPortTaken(error, source) && this.#socket === socket) this.#reopen(socket);
       else this.#lost(socket, error);
     });
     socket.on('close', () => this.#lost(socket, new LeanHttpError('the connection closed', 'ECONNRESET')));

@@ -31,3 +31,13 @@ export class SourceEndpoint {
     return port === undefined ? { localAddress: this.address } : { localAddress: this.address, localPort: port };
   }
 }
+
+/**
+ * Whether `error` says that the port planned for a connection opened with `options` was taken
+ * since the plan (by a connection of the fleet from a port the kernel chose): `connect` fails
+ * with `EADDRINUSE` or `EADDRNOTAVAIL`. The bench's own doing, not the server's: the client opens
+ * the connection again from a port the kernel chooses, and no error is counted.
+ */
+export function plannedPortTaken(error: NodeJS.ErrnoException, options: SourceOptions | undefined): boolean {
+  return options?.localPort !== undefined && (error.code === 'EADDRINUSE' || error.code === 'EADDRNOTAVAIL');
+}

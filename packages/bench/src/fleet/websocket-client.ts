@@ -8,7 +8,7 @@
  * cores and the publisher's memory budget with it (see the bench's README for the measurement).
  */
 import { connect, type Socket } from 'node:net';
-import type { SourceEndpoint } from './source-endpoint.js';
+import { plannedPortTaken, type SourceEndpoint } from './source-endpoint.js';
 import { backoffDelay, type BackoffOptions, type TransportStats } from '@rdf-stream/client';
 import { answerCause, countError, countFailure, type Fleet } from './polling-client.js';
 import type { FleetClient } from './update-recorder.js';
@@ -60,7 +60,8 @@ export function websocketClient(fleet: Fleet, client: FleetClient, options: WebS
       }
       const { key, accept } = handshakeKey();
       const path = `${url.pathname}${url.search}${lastEventId === undefined ? '' : `${url.search ? '&' : '?'}lastEventId=${lastEventId}`}`;
-      const socket = connect({ host: url.hostname, port, ...options.source?.take() });
+      const from = options.source?.take();
+      const socket = connect({ host: url.hostname, port, ...from });
       onSocket(socket);
       stats.requests++;
       let upgraded = false;
@@ -134,6 +135,13 @@ export function websocketClient(fleet: Fleet, client: FleetClient, options: WebS
         if (rest.length > 0) reader.push(rest);
       });
       socket.on('error', (error) => {
+        // A planned port taken since the plan: connected again from another, not an error of the publisher's.
+        if (!upgraded && plannedPortTaken(error, from)) {
+          ended = true;
+          socket.destroy();
+          open();
+          return;
+        }
         countFailure(fleet, error);
         end();
       });
