@@ -1,7 +1,7 @@
 import { backoffDelay, type TransportStats, transportDefaults } from '@rdf-stream/client';
 import WebSocket from 'ws';
 import { answerCause, countError, countFailure, type Fleet } from './polling-client.js';
-import type { SourceEndpoint } from './source-endpoint.js';
+import { plannedPortTaken, type SourceEndpoint } from './source-endpoint.js';
 import type { FleetClient } from './update-recorder.js';
 import { afterClose } from './websocket-client.js';
 
@@ -30,7 +30,8 @@ export function wsLibraryClient(
       const target = new URL(url);
       if (lastEventId !== undefined) target.searchParams.set('lastEventId', lastEventId);
       // ws hands its options to http.request, which takes `localPort` as well as `localAddress`.
-      const socket = new WebSocket(target, { perMessageDeflate: false, maxPayload: transportDefaults.maxEventBytes, ...source?.take() });
+      const from = source?.take();
+      const socket = new WebSocket(target, { perMessageDeflate: false, maxPayload: transportDefaults.maxEventBytes, ...from });
       onSocket(socket);
       stats.requests++;
       let upgraded = false;
@@ -58,11 +59,18 @@ export function wsLibraryClient(
         stats.elements++;
         fleet.updates.record(client, text.slice(newline + 1), receivedAt);
       });
-      socket.on('error', (error) => {
-        if (!refused) countFailure(fleet, error); // a refusal is counted once, as such
+      let portTaken = false;
+      socket.on('error', (error: NodeJS.ErrnoException) => {
+        // A planned port taken since the plan: connected again from another (on close), not an error of the publisher's.
+        if (!upgraded && plannedPortTaken(error, from)) portTaken = true;
+        else if (!refused) countFailure(fleet, error); // a refusal is counted once, as such
       });
       socket.on('close', (code: number, reason: Buffer) => {
         if (upgraded) fleet.counters.connected--;
+        if (portTaken && !fleet.stopping) {
+          open();
+          return;
+        }
         const advice = refused ? { reconnect: false, floorMs: 0 } : afterClose(code, reason.toString('utf8'));
         if (fleet.stopping || !advice.reconnect) {
           resolve();

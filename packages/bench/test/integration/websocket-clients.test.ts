@@ -119,6 +119,28 @@ describe.each(clients)('the %s WebSocket client of the fleet', (_name, run) => {
     expect(peers[1]!.port).not.toBe(planned);
   });
 
+  it('connects from a port the kernel chooses when its planned port was taken since the plan, with no error counted', async () => {
+    const peers: Array<{ address: string | undefined; port: number | undefined }> = [];
+    const url = await start((socket, request) => {
+      peers.push({ address: request.socket.remoteAddress, port: request.socket.remotePort });
+      socket.close(1001, '');
+    });
+    // The planned port, held on 127.0.0.2 by a listener (as by another connection of the fleet).
+    const holder = createServer().listen(0, '127.0.0.2');
+    await once(holder, 'listening');
+    const planned = (holder.address() as AddressInfo).port;
+    try {
+      const fleet = newFleet();
+      await run(fleet, { connectedAt: undefined, seqs: [] }, url, new SourceEndpoint('127.0.0.2', planned));
+      expect(peers).toHaveLength(1);
+      expect(peers[0]!.address).toBe('127.0.0.2');
+      expect(peers[0]!.port).not.toBe(planned);
+      expect(fleet.counters.errors).toBe(0);
+    } finally {
+      await new Promise((resolve) => holder.close(resolve));
+    }
+  });
+
   it('comes back after the connection drops without a close frame (1006)', async () => {
     let connections = 0;
     const url = await start((socket) => {
