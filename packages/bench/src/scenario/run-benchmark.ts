@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { type ElementRow, elementLatencies } from '../analyze/element-latency.js';
 import { connectionKind, type ConnectionMemory, memoryPerConnection, peakSnapshot } from '../analyze/memory-per-connection.js';
 import { countUpdates } from '../analyze/missed-updates.js';
+import { sumCounts } from '../analyze/sum-counts.js';
 import { wireBytesPerUpdate } from '../analyze/wire-bytes.js';
 import { type ElementBytes, measureElementBytes } from '../collect/element-bytes.js';
 import { ElementMonitor } from '../collect/element-monitor.js';
@@ -224,13 +225,6 @@ function gzipReadings(reports: readonly WorkerReport[]): GzipReading | undefined
 }
 
 /** How many of `clients` the fleet deals to the `index`th of `targets` (client i goes to target i mod targets). */
-/** Counts by name, summed; names in the order first seen. */
-export function sumCounts(counts: ReadonlyArray<Readonly<Record<string, number>>>): Record<string, number> {
-  const sum: Record<string, number> = {};
-  for (const each of counts) for (const [name, count] of Object.entries(each)) sum[name] = (sum[name] ?? 0) + count;
-  return sum;
-}
-
 export const dealt = (clients: number, targets: number, index: number) => Math.floor(clients / targets) + (index < clients % targets ? 1 : 0);
 
 /** Most a client worker may take to load before the run fails (milliseconds). */

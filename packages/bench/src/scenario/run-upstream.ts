@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { streamIri, streamResources } from '@rdf-stream/protocol';
+import { sumCounts } from '../analyze/sum-counts.js';
 import { ProcessSampler, type ResourceSummary } from '../collect/process-sampler.js';
 import { PublisherProcess } from '../process/publisher-process.js';
 import type { UpstreamClientJob, UpstreamClientReport } from '../fleet/upstream-client-worker.js';
@@ -158,10 +159,7 @@ async function runClients(options: UpstreamOptions, job: Omit<UpstreamClientJob,
     latenciesMs: reports.flatMap((report) => report.latenciesMs),
     responseMs: reports.flatMap((report) => report.responseMs),
     fanOutMs: reports.flatMap((report) => report.fanOutMs),
-    errorCodes: reports.reduce<Record<string, number>>((codes, report) => {
-      for (const [code, count] of Object.entries(report.errorCodes)) codes[code] = (codes[code] ?? 0) + count;
-      return codes;
-    }, {}),
+    errorCodes: sumCounts(reports.map((report) => report.errorCodes)),
     bytesRead: reports.reduce((sum, report) => sum + report.bytesRead, 0),
     requests: reports.reduce((sum, report) => sum + report.requests, 0),
     errors: reports.reduce((sum, report) => sum + report.errors, 0),

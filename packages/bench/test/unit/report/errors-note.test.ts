@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { answerCause, countError, countFailure, type Fleet } from '../../../src/fleet/polling-client.js';
 import { UpdateRecorder } from '../../../src/fleet/update-recorder.js';
 import { errorsNote } from '../../../src/report/write-results.js';
-import { sumCounts } from '../../../src/scenario/run-benchmark.js';
+import { sumCounts } from '../../../src/analyze/sum-counts.js';
 
 const fleet = (): Fleet => ({ updates: new UpdateRecorder(0, 0), counters: { errors: 0, timeouts: 0, connected: 0 }, errorCauses: new Map(), stopping: false });
 
