@@ -177,15 +177,13 @@ export class LeanHttpConnection {
       this.#timerWhat = undefined;
       return;
     }
-    this.#timerWhat = what;
-    if (this.#timer !== undefined && this.#timerMs === ms) {
-      this.#timer.refresh();
-      return;
+    if (this.#timer !== undefined && this.#timerMs === ms) this.#timer.refresh();
+    else {
+      this.#stopTimer();
+      this.#timerMs = ms;
+      this.#timer = setTimeout(this.#onTimer, ms);
     }
-    this.#stopTimer();
     this.#timerWhat = what;
-    this.#timerMs = ms;
-    this.#timer = setTimeout(this.#onTimer, ms);
   }
 
   /** Nothing is waited for; the timer stays, to be refreshed by the next request. */
