@@ -26,7 +26,9 @@ async function publisherLatestRequests(port: number): Promise<number> {
 // configurations of docker/), each in front of its own publisher.
 // Freshness as each sends it for /latest (docker/README.md): nginx would not lower max-age for a
 // cached copy, so it sends Expires without Cache-Control; Varnish keeps Cache-Control and adds Age.
-describe.each([
+// Each test has its own publisher, proxy, ports and directory, and spends most of its time waiting
+// for the next element: they run side by side.
+describe.concurrent.each([
   { proxy: 'nginx', port: 18_960, freshness: 'expires' },
   { proxy: 'varnish', port: 18_970, freshness: 'cache-control' },
 ] as const)('polling through a real $proxy (docker/, scripts/proxy.sh)', ({ proxy, port, freshness }) => {

@@ -20,7 +20,7 @@ describe('pnpm bench --peer nchan (the real nginx + nchan, a small fleet)', () =
   it('runs the same SSE fleet against the publisher and against nchan, and reports them side by side', async () => {
     const { stdout } = await run(
       process.execPath,
-      ['--import', 'tsx', cli, '--mode', 'sse', '--peer', 'nchan', '--clients', String(CLIENTS), '--duration', '6', '--ramp', '1', '--interval', '1', '--port', '18970', '--throughput-duration', '0', '--out', out],
+      ['--import', 'tsx', cli, '--mode', 'sse', '--peer', 'nchan', '--clients', String(CLIENTS), '--duration', '6', '--ramp', '1', '--interval', '1', '--port', '18930', '--throughput-duration', '0', '--out', out],
       { cwd, timeout: 180_000 },
     );
     expect(stdout).toMatch(/The publisher beside nchan/);
