@@ -12,7 +12,8 @@ const run = promisify(execFile);
 const out = mkdtempSync(join(tmpdir(), 'bench-'));
 afterAll(() => rmSync(out, { recursive: true, force: true }));
 
-describe('pnpm bench refuses what cannot run, saying why', () => {
+// Each refusal is a process of its own that starts nothing: they run side by side.
+describe.concurrent('pnpm bench refuses what cannot run, saying why', () => {
   const cli = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
   it.each([
     [['--mode', 'sse', '--clients', '25000'], /25000 clients need more than 19000 connections per publisher process \(at most 20 000 open files per process\): use --server-workers 2 or more/],
@@ -37,7 +38,7 @@ describe('pnpm bench (smoke run: a few seconds, 200 clients per mode, every mode
     const cli = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
     const { stdout } = await run(
       process.execPath,
-      ['--import', 'tsx', cli, '--mode', 'all', '--clients', '200', '--duration', '6', '--ramp', '1', '--interval', '2', '--port', '18950', '--throughput-duration', '2', '--throughput-connections', '50', '--out', out],
+      ['--import', 'tsx', cli, '--mode', 'all', '--clients', '200', '--duration', '4', '--ramp', '1', '--interval', '1', '--port', '18950', '--throughput-duration', '2', '--throughput-connections', '50', '--out', out],
       { cwd: fileURLToPath(new URL('../..', import.meta.url)), timeout: 180_000 },
     );
     expect(stdout).toMatch(/mode\s+clients\s+connected/);
