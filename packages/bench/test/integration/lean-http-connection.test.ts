@@ -44,10 +44,21 @@ async function rawServer(answers: Array<string[] | ((socket: Socket) => void)>) 
   return { url, requests, connections: () => connections };
 }
 
-function connectionTo(url: URL): LeanHttpConnection {
-  const sockets: Socket[] = [];
+/** A connection to `url` (from `source`), whose sockets go into `sockets` and are destroyed after the test. */
+function connectionTo(url: URL, source?: SourceEndpoint, sockets: Socket[] = []): LeanHttpConnection {
   opened.push(() => sockets.forEach((socket) => socket.destroy()));
-  return new LeanHttpConnection(url, undefined, (socket) => sockets.push(socket));
+  return new LeanHttpConnection(url, source, (socket) => sockets.push(socket));
+}
+
+/** A server that notes where each connection comes from, and answers its first request with `answer`. */
+async function peerServer(answer: (socket: Socket) => void) {
+  const peers: Array<{ address: string | undefined; port: number | undefined }> = [];
+  const server = createServer((socket) => {
+    peers.push({ address: socket.remoteAddress, port: socket.remotePort });
+    opened.push(() => socket.destroy());
+    socket.once('data', () => answer(socket));
+  });
+  return { url: await listening(server), peers };
 }
 
 const get = (headers: Record<string, string> = {}, timeoutMs = 5_000): LeanRequest => ({
@@ -60,22 +71,14 @@ const get = (headers: Record<string, string> = {}, timeoutMs = 5_000): LeanReque
 
 describe('LeanHttpConnection', () => {
   it('opens its first connection from the planned source address and port, and the next from that address with a port the kernel chooses', async () => {
-    const peers: Array<{ address: string | undefined; port: number | undefined }> = [];
-    const server = createServer((socket) => {
-      peers.push({ address: socket.remoteAddress, port: socket.remotePort });
-      opened.push(() => socket.destroy());
-      // Answers one request, then closes: the next request needs a new connection.
-      socket.once('data', () => socket.end('HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok'));
-    });
-    const url = await listening(server);
+    // Answers one request, then closes: the next request needs a new connection.
+    const { url, peers } = await peerServer((socket) => socket.end('HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok'));
     // A port free on 127.0.0.2 now: bound, never connected, so nothing keeps it once closed.
     const probe = createServer().listen(0, '127.0.0.2');
     await once(probe, 'listening');
     const planned = (probe.address() as AddressInfo).port;
     await new Promise((resolve) => probe.close(resolve));
-    const sockets: Socket[] = [];
-    opened.push(() => sockets.forEach((socket) => socket.destroy()));
-    const connection = new LeanHttpConnection(url, new SourceEndpoint('127.0.0.2', planned), (socket) => sockets.push(socket));
+    const connection = connectionTo(url, new SourceEndpoint('127.0.0.2', planned));
     expect(await (await connection.request(get())).body.text()).toBe('ok');
     expect(await (await connection.request(get())).body.text()).toBe('ok');
     expect(peers).toHaveLength(2);
@@ -85,21 +88,14 @@ describe('LeanHttpConnection', () => {
   });
 
   it('sends its first request from a port the kernel chooses when the planned port was taken since the plan, and fails nothing', async () => {
-    const peers: Array<{ address: string | undefined; port: number | undefined }> = [];
-    const server = createServer((socket) => {
-      peers.push({ address: socket.remoteAddress, port: socket.remotePort });
-      opened.push(() => socket.destroy());
-      socket.once('data', () => socket.write('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok'));
-    });
-    const url = await listening(server);
+    const { url, peers } = await peerServer((socket) => socket.write('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok'));
     // The planned port, held on 127.0.0.2 by a listener (as by another connection of the fleet) when the client connects.
     const holder = createServer().listen(0, '127.0.0.2');
     await once(holder, 'listening');
     opened.push(() => holder.close());
     const planned = (holder.address() as AddressInfo).port;
     const sockets: Socket[] = [];
-    opened.push(() => sockets.forEach((socket) => socket.destroy()));
-    const connection = new LeanHttpConnection(url, new SourceEndpoint('127.0.0.2', planned), (socket) => sockets.push(socket));
+    const connection = connectionTo(url, new SourceEndpoint('127.0.0.2', planned), sockets);
     expect(await (await connection.request(get())).body.text()).toBe('ok');
     expect(peers).toHaveLength(1);
     expect(peers[0]!.address).toBe('127.0.0.2');
