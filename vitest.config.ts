@@ -12,6 +12,10 @@ export default defineConfig({
     maxWorkers: 2,
     testTimeout: 30_000,
     hookTimeout: 30_000,
+    // expect.poll waits for something that happens in milliseconds (a connection counted, a process
+    // noticing a signal); its default of 1 s is too short when CI runs the suite on a busy machine.
+    // The timeout only bounds how long a failing test waits.
+    expect: { poll: { timeout: 10_000 } },
     reporters: ['default'],
     projects: [
       {

@@ -21,7 +21,7 @@ describe('kernelQueuedBytes (Linux, loopback)', () => {
       expect(queued.connections).toBe(1);
       expect(queued.clientReceiveBytes).toBeGreaterThan(0);
       expect(queued.serverSendBytes).toBeGreaterThan(0);
-    });
+    }, { timeout: 10_000 });
     expect(kernelQueuedBytes(serverPort, new Set([1]))).toEqual({ serverSendBytes: 0, clientReceiveBytes: 0, connections: 0 });
     client.destroy();
     socket.destroy();

@@ -23,7 +23,7 @@ async function latestOf(streamUrl: string, id: string) {
     const text = await response.text();
     if (!(response.headers.get('etag') ?? '').startsWith(`"${id}-`)) throw new Error(`/latest is not ${id} yet`);
     return new Parser({ format: 'N-Triples' }).parse(text);
-  });
+  }, { timeout: 10_000 });
 }
 
 /** `/elements/{id}` as N-Triples: what `/latest` served while `id` was the newest element. */

@@ -3,6 +3,9 @@ import { connect, createServer, type Socket } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { connectionKey, ProcNetTcpSendQueues } from '../../src/publish/sse/kernel-send-queues.js';
 
+// What a test waits for happens in milliseconds; the timeout only bounds a failure on a loaded machine.
+const patience = { timeout: 10_000 };
+
 describe('ProcNetTcpSendQueues (Linux, loopback)', () => {
   const sockets: Socket[] = [];
   afterEach(() => {
@@ -27,7 +30,7 @@ describe('ProcNetTcpSendQueues (Linux, loopback)', () => {
       expect(await new ProcNetTcpSendQueues().snapshot((found, queuedBytes) => found === key && (bytes = queuedBytes))).toBe(true);
       return bytes;
     };
-    await vi.waitFor(async () => expect(await queued()).toBeGreaterThan(0));
+    await vi.waitFor(async () => expect(await queued()).toBeGreaterThan(0), patience);
     server.close();
   });
 });

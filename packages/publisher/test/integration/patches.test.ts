@@ -32,7 +32,7 @@ async function latest(streamUrl: string, element?: string): Promise<{ text: stri
     const id = /^"([a-z0-9]+-\d+)-ntriples/.exec(answer.headers.get('etag') ?? '')?.[1];
     if (element !== undefined && id !== element) throw new Error(`/latest serves ${id}, not ${element} yet`);
     return { text: await answer.text(), id };
-  });
+  }, patience);
 }
 
 async function patches(streamUrl: string, headers: Record<string, string> = {}): Promise<SseConnection> {

@@ -15,6 +15,9 @@ import { ManualSource } from '../../../src/source/manual-source.js';
 import { noMetrics } from '../../support/no-metrics.js';
 import { sampleObservations } from '../../../src/testing/sample-observations.js';
 
+// What a test waits for happens in milliseconds; the timeout only bounds a failure on a loaded machine.
+const patience = { timeout: 10_000 };
+
 const baseUrl = 'http://127.0.0.1:8080';
 const iri = `${baseUrl}/streams/parking`;
 const config = loadConfig({ argv: ['--max-long-poll-wait-seconds', '30'] });
@@ -146,7 +149,7 @@ describe('fastLatestHandler', () => {
     expect(hub.waiters.size).toBe(1);
     expect(response.ended).toBe(false);
     await hub.publish(sampleObservations(iri, [2]), new Date());
-    await vi.waitFor(() => expect(response.ended).toBe(true));
+    await vi.waitFor(() => expect(response.ended).toBe(true), patience);
     expect(response.status).toBe(200);
     expect(response.body).toBe(hub.latest!.bodies.turtle.identity);
     expect(response.headers?.etag).not.toBe(etag);
@@ -160,7 +163,7 @@ describe('fastLatestHandler', () => {
     const second = request('/streams/parking/latest', headers);
     expect(second.handled).toBe(false);
     first.response.emit('close');
-    await vi.waitFor(() => expect(hub.waiters.size).toBe(0));
+    await vi.waitFor(() => expect(hub.waiters.size).toBe(0), patience);
     await hub.publish(sampleObservations(iri, [2]), new Date());
     expect(first.response.status).toBeUndefined();
   });

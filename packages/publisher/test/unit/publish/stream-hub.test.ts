@@ -14,6 +14,9 @@ import { FakeSink } from '../../support/fake-sink.js';
 import { noMetrics } from '../../support/no-metrics.js';
 import { sampleObservations } from '../../../src/testing/sample-observations.js';
 
+// What a test waits for happens in milliseconds; the timeout only bounds a failure on a loaded machine.
+const patience = { timeout: 10_000 };
+
 const baseUrl = 'http://127.0.0.1:8080';
 const definition: StreamDefinition = {
   id: 'parking',
@@ -84,9 +87,9 @@ describe('StreamHub', () => {
     const { hub: stream } = hub();
     const sink = new FakeSink();
     const subscriber = stream.subscribe(sink, 'turtle', new EventStreamEncoder('identity'), live());
-    await vi.waitFor(() => expect(subscriber.live).toBe(true));
+    await vi.waitFor(() => expect(subscriber.live).toBe(true), patience);
     const element = await stream.publish(sampleObservations(definition.iri, [2]), new Date());
-    await vi.waitFor(() => expect(sink.received.join('')).toContain(`id: e1-${element.seq}`));
+    await vi.waitFor(() => expect(sink.received.join('')).toContain(`id: e1-${element.seq}`), patience);
   });
 
   it("publishes what its source produces once started; `start` waits for a first element produced at once", async () => {
@@ -154,9 +157,9 @@ describe('StreamHub', () => {
       const { hub: stream } = hub({ role: 'replica', log });
       const sink = new FakeSink();
       const subscriber = stream.subscribe(sink, 'turtle', new EventStreamEncoder('identity'), live());
-      await vi.waitFor(() => expect(subscriber.live).toBe(true));
+      await vi.waitFor(() => expect(subscriber.live).toBe(true), patience);
       await stream.replicate(rendered(5));
-      await vi.waitFor(() => expect(sink.received.join('')).toContain('id: e1-5'));
+      await vi.waitFor(() => expect(sink.received.join('')).toContain('id: e1-5'), patience);
       const compressed = await latestElement(rendered(5), 'e1', () => {});
       // As long as a compression takes: the replica compressed nothing of its own meanwhile.
       expect(stream.latest).toBeUndefined();

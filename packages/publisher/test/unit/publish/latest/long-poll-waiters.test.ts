@@ -5,6 +5,9 @@ import { LongPollWaiters, TooManyWaitersError, type WaitOutcome } from '../../..
 import { SendProgressMonitor } from '../../../../src/publish/sse/send-progress-monitor.js';
 import { manualClock } from '../../../../src/testing/manual-clock.js';
 
+// What a test waits for happens in milliseconds; the timeout only bounds a failure on a loaded machine.
+const patience = { timeout: 10_000 };
+
 /** What a wait has come to so far: its outcome, or `pending` (checked after the microtasks already queued). */
 const state = (wait: Promise<WaitOutcome>) => Promise.race([wait, Promise.resolve('pending' as const)]);
 
@@ -190,7 +193,7 @@ describe('LongPollWaiters holding waiters of their own (held connections)', () =
     expect(waiters.size).toBe(0);
     waiters.hold(recorder(outcomes, 'late'), 30_000);
     turns.shift()!();
-    await vi.waitFor(() => expect(turns).toHaveLength(1));
+    await vi.waitFor(() => expect(turns).toHaveLength(1), patience);
     expect(outcomes).toEqual(['a element', 'b element', 'c element', 'd element']);
     // A waiter whose time runs out before its batch comes is answered by the release only, once.
     vi.advanceTimersByTime(30_000);

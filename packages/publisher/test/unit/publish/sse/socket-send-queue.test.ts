@@ -4,6 +4,9 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { connectionKey, ProcNetTcpSendQueues } from '../../../../src/publish/sse/kernel-send-queues.js';
 import { socketSendQueue } from '../../../../src/publish/sse/socket-send-queue.js';
 
+// What a test waits for happens in milliseconds; the timeout only bounds a failure on a loaded machine.
+const patience = { timeout: 10_000 };
+
 const opened: Array<Server | Socket> = [];
 afterEach(() => {
   for (const handle of opened.splice(0)) {
@@ -74,9 +77,9 @@ describe('socketSendQueue (ioctl SIOCOUTQ through koffi, Linux)', () => {
       received += chunk.length;
     });
     client.resume();
-    await vi.waitFor(() => expect(received).toBe(size));
+    await vi.waitFor(() => expect(received).toBe(size), patience);
     // The last acknowledgement may be delayed by the client's kernel (delayed ACK, ~40 ms).
-    await vi.waitFor(() => expect(reader?.queued(server)).toBe(0));
+    await vi.waitFor(() => expect(reader?.queued(server)).toBe(0), patience);
   });
 
   it('reads nothing of a socket closed, or of a stand-in with no descriptor', async () => {

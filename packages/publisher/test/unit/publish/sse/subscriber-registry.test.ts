@@ -9,6 +9,9 @@ import { FakeSink } from '../../../support/fake-sink.js';
 import { loggedElement } from '../../../support/logged-element.js';
 import { noMetrics } from '../../../support/no-metrics.js';
 
+// What a test waits for happens in milliseconds; the timeout only bounds a failure on a loaded machine.
+const patience = { timeout: 10_000 };
+
 const limits: SubscriberLimits = {
   broadcastBatchSize: 100,
   maxSubscribers: 3,
@@ -55,7 +58,7 @@ describe('SubscriberRegistry', () => {
     const subscriber = registry.subscribe(sink, 'turtle', sse(), { kind: 'replay', fromSeq: 2 });
     // Published while catching up: delivered once, by whichever path reaches it first.
     await publish();
-    await vi.waitFor(() => expect(subscriber.live).toBe(true));
+    await vi.waitFor(() => expect(subscriber.live).toBe(true), patience);
     await publish(2);
     expect(seqs(sink)).toEqual([2, 3, 4, 5, 6, 7, 8]);
   });
@@ -65,7 +68,7 @@ describe('SubscriberRegistry', () => {
     await append(3);
     const sink = new FakeSink();
     const subscriber = registry.subscribe(sink, 'turtle', sse(), { kind: 'live' });
-    await vi.waitFor(() => expect(subscriber.live).toBe(true));
+    await vi.waitFor(() => expect(subscriber.live).toBe(true), patience);
     expect(seqs(sink)).toEqual([]);
     await publish();
     expect(seqs(sink)).toEqual([4]);
@@ -77,7 +80,7 @@ describe('SubscriberRegistry', () => {
     expect(log.oldestSeq).toBeGreaterThan(2);
     const sink = new FakeSink();
     const subscriber = registry.subscribe(sink, 'turtle', sse(), { kind: 'replay', fromSeq: 1 });
-    await vi.waitFor(() => expect(subscriber.live).toBe(true));
+    await vi.waitFor(() => expect(subscriber.live).toBe(true), patience);
     const text = sink.received.join('');
     expect(text.indexOf('event: gap')).toBeGreaterThanOrEqual(0);
     expect(text.indexOf('event: gap')).toBeLessThan(text.indexOf('id: e1-'));
@@ -111,7 +114,7 @@ describe('SubscriberRegistry', () => {
     const { registry, publish, evicted } = setup({ limits: { maxSubscriberQueueBytes: 64 } });
     const slow = new FakeSink(false, 1 << 20);
     const subscriber = registry.subscribe(slow, 'turtle', sse(), { kind: 'live' });
-    await vi.waitFor(() => expect(subscriber.live).toBe(true));
+    await vi.waitFor(() => expect(subscriber.live).toBe(true), patience);
     expect(registry.broadcaster.size).toBe(1);
     await publish(3);
     expect(registry.broadcaster.size).toBe(0);
@@ -124,7 +127,7 @@ describe('SubscriberRegistry', () => {
     await append(3);
     const sink = Object.assign(new FakeSink(), { closeWith: () => {}, cut: () => {}, onPong: () => {}, compressed: false }) as FakeSink & WebSocketSink;
     const subscriber = registry.subscribeWebSocket(sink, 'turtle', { kind: 'gap', requestedId: 'old-9', fromSeq: 2, reason: 'epoch' });
-    await vi.waitFor(() => expect(subscriber.live).toBe(true));
+    await vi.waitFor(() => expect(subscriber.live).toBe(true), patience);
     const texts = sink.received;
     expect(texts[0]).toContain('"requestedId":"old-9"');
     expect(texts[0]).toContain('"reason":"epoch"');
