@@ -2,7 +2,7 @@
  * `GET /streams/{id}/latest` through Fastify (`app.inject()`, no socket): what the fast path
  * leaves to it — no element yet, long-polls and their limit.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../../src/config/load-config.js';
 import { createPublisher, type Publisher } from '../../../../src/publisher.js';
 import { ManualSource } from '../../../../src/source/manual-source.js';
@@ -14,11 +14,12 @@ const url = `/streams/${config.streamId}/latest`;
 const hub = () => publisher.hubs.get(config.streamId)!;
 const publish = (value: number) => hub().publish(sampleObservations(hub().definition.iri, [value]), new Date());
 
-beforeAll(async () => {
+// A publisher of its own for each test, which starts with no element.
+beforeEach(async () => {
   publisher = await createPublisher(config, { source: new ManualSource(5_000), processMetrics: false });
   await publisher.start();
 });
-afterAll(() => publisher.shutdown());
+afterEach(() => publisher.shutdown());
 
 describe('GET /streams/{id}/latest (Fastify)', () => {
   it('answers 503 with Retry-After before the first element', async () => {
@@ -43,6 +44,7 @@ describe('GET /streams/{id}/latest (Fastify)', () => {
   });
 
   it('answers 304 at once to a matching If-None-Match without Prefer: wait', async () => {
+    await publish(1);
     const etag = hub().latest!.etags.turtle.identity;
     const response = await publisher.app.inject({ url, headers: { 'accept-encoding': 'identity', 'if-none-match': etag } });
     expect(response.statusCode).toBe(304);
