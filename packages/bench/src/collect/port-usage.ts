@@ -14,14 +14,30 @@ const TCP_TIME_WAIT = 0x06;
 /** The unit of `tm->when` in /proc/net/tcp: clock ticks (USER_HZ) per second. */
 const CLOCK_TICKS_PER_SECOND = 100;
 
-/** One socket of /proc/net/tcp{,6}: its local address (IPv4-mapped IPv6 as IPv4, wildcard `*`) and port. */
+/** `/proc/net/tcp` state of an established connection. */
+const TCP_ESTABLISHED = 0x01;
+
+/**
+ * One socket of /proc/net/tcp{,6}: its local address (IPv4-mapped IPv6 as IPv4, wildcard `*`)
+ * and port, its peer's port, and the bytes the kernel holds for it.
+ */
 export interface TcpSocketEntry {
   readonly address: string;
   readonly port: number;
+  /** The other end's port (0 for a listener). */
+  readonly remotePort: number;
+  readonly established: boolean;
   readonly timeWait: boolean;
   /** TIME_WAIT only: seconds until the kernel frees the port. */
   readonly expiresInSeconds: number;
+  /** `tx_queue`: bytes sent and not yet acknowledged by the other end. */
+  readonly sendQueueBytes: number;
+  /** `rx_queue`: bytes received and not yet read by the process. */
+  readonly receiveQueueBytes: number;
 }
+
+/** What the port counts read of a socket: the port it holds, on which address, and until when. */
+export type PortHolder = Pick<TcpSocketEntry, 'address' | 'port' | 'timeWait' | 'expiresInSeconds'>;
 
 /** Ephemeral ports of one local address that a new socket bound to it cannot take. */
 export interface AddressPortUsage {
@@ -51,22 +67,35 @@ function localAddress(hex: string): string | undefined {
 export function parseProcNetTcp(text: string): TcpSocketEntry[] {
   const entries: TcpSocketEntry[] = [];
   for (const line of text.split('\n').slice(1)) {
+    // sl local_address rem_address st tx_queue:rx_queue tr:tm->when …
     const fields = line.trim().split(/\s+/);
-    const [local, , state, , timer] = fields.slice(1);
-    if (local === undefined || state === undefined || timer === undefined) continue;
+    const [local, remote, state, queues, timer] = fields.slice(1);
+    if (local === undefined || remote === undefined || state === undefined || queues === undefined || timer === undefined) continue;
     const [addressHex = '', portHex = ''] = local.split(':');
     const address = localAddress(addressHex);
     const port = Number.parseInt(portHex, 16);
-    if (address === undefined || !Number.isInteger(port)) continue;
-    const timeWait = Number.parseInt(state, 16) === TCP_TIME_WAIT;
+    const remotePort = Number.parseInt(remote.split(':')[1] ?? '', 16);
+    const [sendQueueBytes, receiveQueueBytes] = queues.split(':').map((hex) => Number.parseInt(hex, 16));
+    if (address === undefined || !Number.isInteger(port) || !Number.isInteger(remotePort) || !Number.isInteger(sendQueueBytes) || !Number.isInteger(receiveQueueBytes)) continue;
+    const stateCode = Number.parseInt(state, 16);
+    const timeWait = stateCode === TCP_TIME_WAIT;
     const ticks = Number.parseInt(timer.split(':')[1] ?? '0', 16);
-    entries.push({ address, port, timeWait, expiresInSeconds: timeWait && ticks > 0 ? Math.ceil(ticks / CLOCK_TICKS_PER_SECOND) : 0 });
+    entries.push({
+      address,
+      port,
+      remotePort,
+      established: stateCode === TCP_ESTABLISHED,
+      timeWait,
+      expiresInSeconds: timeWait && ticks > 0 ? Math.ceil(ticks / CLOCK_TICKS_PER_SECOND) : 0,
+      sendQueueBytes: sendQueueBytes!,
+      receiveQueueBytes: receiveQueueBytes!,
+    });
   }
   return entries;
 }
 
 /** Counts, per local address, the sockets holding a port of `range` (open or in TIME_WAIT). */
-export function portUsage(entries: readonly TcpSocketEntry[], range: PortRange): PortUsage {
+export function portUsage(entries: readonly PortHolder[], range: PortRange): PortUsage {
   const usage = new Map<string, { inUse: number; timeWait: number; timeWaitClearsInSeconds: number; ports: Set<number> }>();
   for (const entry of entries) {
     if (entry.port < range.low || entry.port > range.high) continue;
@@ -89,7 +118,7 @@ export function portUsage(entries: readonly TcpSocketEntry[], range: PortRange):
 export type HeldPorts = ReadonlyMap<string, ReadonlySet<number>>;
 
 /** The ports of `range` each local address holds (open or in TIME_WAIT). */
-export function heldPorts(entries: readonly TcpSocketEntry[], range: PortRange): HeldPorts {
+export function heldPorts(entries: readonly PortHolder[], range: PortRange): HeldPorts {
   const held = new Map<string, Set<number>>();
   for (const entry of entries) {
     if (entry.port < range.low || entry.port > range.high) continue;

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { readTcpSockets, type TcpSocketEntry } from '../collect/port-usage.js';
 
 /** Resident set size of a process (bytes), from /proc. */
 export function rssBytes(pid: number): number {
@@ -118,36 +119,25 @@ export function percentile(values: number[], p: number): number {
 
 /**
  * Bytes the kernel holds for the connections whose client end has one of `clientPorts`, from
- * /proc/net/tcp{,6}: what the server's side has not had acknowledged (`tx_queue`) and what the
- * client's side has received but its reader not read (`rx_queue`). Both ends must be on this
- * machine (loopback); `serverPort` tells the server's side apart.
+ * /proc/net/tcp{,6} (`readTcpSockets`): what the server's side has not had acknowledged
+ * (`tx_queue`) and what the client's side has received but its reader not read (`rx_queue`).
+ * Both ends must be on this machine (loopback); `serverPort` tells the server's side apart.
  */
-export function kernelQueuedBytes(serverPort: number, clientPorts: ReadonlySet<number>): { serverSendBytes: number; clientReceiveBytes: number; connections: number } {
+export function kernelQueuedBytes(
+  serverPort: number,
+  clientPorts: ReadonlySet<number>,
+  sockets: readonly TcpSocketEntry[] = readTcpSockets(),
+): { serverSendBytes: number; clientReceiveBytes: number; connections: number } {
   let serverSendBytes = 0;
   let clientReceiveBytes = 0;
   const open = new Set<number>();
-  for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
-    let text: string;
-    try {
-      text = readFileSync(file, 'latin1');
-    } catch {
-      continue;
-    }
-    const serverPortHex = `:${serverPort.toString(16).toUpperCase().padStart(4, '0')} `;
-    for (const line of text.split('\n').slice(1)) {
-      if (!line.includes(serverPortHex)) continue; // most lines: cheaper than splitting them
-      // sl: local rem st tx_queue:rx_queue …
-      const [, local, remote, state, queues] = line.trim().split(/\s+/);
-      if (local === undefined || remote === undefined || queues === undefined || state !== '01') continue;
-      const localPort = Number.parseInt(local.slice(local.indexOf(':') + 1), 16);
-      const remotePort = Number.parseInt(remote.slice(remote.indexOf(':') + 1), 16);
-      const [tx, rx] = queues.split(':').map((hex) => Number.parseInt(hex, 16)) as [number, number];
-      if (localPort === serverPort && clientPorts.has(remotePort)) {
-        serverSendBytes += tx;
-        open.add(remotePort);
-      } else if (remotePort === serverPort && clientPorts.has(localPort)) {
-        clientReceiveBytes += rx;
-      }
+  for (const socket of sockets) {
+    if (!socket.established) continue;
+    if (socket.port === serverPort && clientPorts.has(socket.remotePort)) {
+      serverSendBytes += socket.sendQueueBytes;
+      open.add(socket.remotePort);
+    } else if (socket.remotePort === serverPort && clientPorts.has(socket.port)) {
+      clientReceiveBytes += socket.receiveQueueBytes;
     }
   }
   return { serverSendBytes, clientReceiveBytes, connections: open.size };

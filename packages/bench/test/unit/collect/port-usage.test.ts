@@ -2,17 +2,26 @@ import { describe, expect, it } from 'vitest';
 import { heldPorts, parsePortRange, parseProcNetTcp, portUsage, readPortRange, readPortUsage } from '../../../src/collect/port-usage.js';
 
 const HEADER = '  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode';
-const line = (local: string, state: string, timer = '00:00000000') =>
-  `   0: ${local} 0100007F:4A04 ${state} 00000000:00000000 ${timer} 00000000  1000        0 0 1 0000000000000000 20 4 30 10 -1`;
+const line = (local: string, state: string, timer = '00:00000000', queues = '00000000:00000000', remote = '0100007F:4A04') =>
+  `   0: ${local} ${remote} ${state} ${queues} ${timer} 00000000  1000        0 0 1 0000000000000000 20 4 30 10 -1`;
+const unqueued = { sendQueueBytes: 0, receiveQueueBytes: 0 };
 
 describe('parseProcNetTcp', () => {
   it('reads the local address and port, and how long a TIME_WAIT socket still holds its port', () => {
     const text = [HEADER, line('0100007F:8000', '01'), line('0200007F:8001', '06', '03:00000BB8'), line('00000000:8002', '0A'), ''].join('\n');
     expect(parseProcNetTcp(text)).toEqual([
-      { address: '127.0.0.1', port: 0x8000, timeWait: false, expiresInSeconds: 0 },
+      { address: '127.0.0.1', port: 0x8000, remotePort: 0x4a04, established: true, timeWait: false, expiresInSeconds: 0, ...unqueued },
       // 3000 clock ticks of 10 ms: 30 s.
-      { address: '127.0.0.2', port: 0x8001, timeWait: true, expiresInSeconds: 30 },
-      { address: '*', port: 0x8002, timeWait: false, expiresInSeconds: 0 },
+      { address: '127.0.0.2', port: 0x8001, remotePort: 0x4a04, established: false, timeWait: true, expiresInSeconds: 30, ...unqueued },
+      { address: '*', port: 0x8002, remotePort: 0x4a04, established: false, timeWait: false, expiresInSeconds: 0, ...unqueued },
+    ]);
+  });
+
+  it("reads the other end's port and the bytes the kernel holds each way", () => {
+    const text = [HEADER, line('0100007F:8000', '01', undefined, '00010000:000004D2', '0100007F:D431'), line('00000000:4A04', '0A', undefined, undefined, '00000000:0000')].join('\n');
+    expect(parseProcNetTcp(text).map(({ port, remotePort, sendQueueBytes, receiveQueueBytes }) => ({ port, remotePort, sendQueueBytes, receiveQueueBytes }))).toEqual([
+      { port: 0x8000, remotePort: 0xd431, sendQueueBytes: 65_536, receiveQueueBytes: 1_234 },
+      { port: 0x4a04, remotePort: 0, sendQueueBytes: 0, receiveQueueBytes: 0 },
     ]);
   });
 

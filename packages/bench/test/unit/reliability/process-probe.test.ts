@@ -1,7 +1,36 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { floorOf, metricSum, percentile, Sampler, trendOf } from '../../../src/reliability/process-probe.js';
+import type { TcpSocketEntry } from '../../../src/collect/port-usage.js';
+import { floorOf, kernelQueuedBytes, metricSum, percentile, Sampler, trendOf } from '../../../src/reliability/process-probe.js';
 
 const HOUR_MS = 3_600_000;
+
+describe('kernelQueuedBytes', () => {
+  const socket = (port: number, remotePort: number, sendQueueBytes: number, receiveQueueBytes: number, established = true): TcpSocketEntry => ({
+    address: '127.0.0.1',
+    port,
+    remotePort,
+    established,
+    timeWait: !established,
+    expiresInSeconds: 0,
+    sendQueueBytes,
+    receiveQueueBytes,
+  });
+
+  it("adds the server's unacknowledged bytes and the clients' unread bytes of the given clients' established connections", () => {
+    const sockets = [
+      // Server side of clients 50001 and 50002, and their client side.
+      socket(8080, 50_001, 1_000, 0),
+      socket(50_001, 8080, 0, 300),
+      socket(8080, 50_002, 24, 0),
+      socket(50_002, 8080, 0, 7),
+      // Another client of the same server, not asked about; a connection in TIME_WAIT; another server.
+      socket(8080, 50_003, 5_000, 0),
+      socket(8080, 50_001, 9_999, 0, false),
+      socket(9090, 50_001, 9_999, 9_999),
+    ];
+    expect(kernelQueuedBytes(8080, new Set([50_001, 50_002]), sockets)).toEqual({ serverSendBytes: 1_024, clientReceiveBytes: 307, connections: 2 });
+  });
+});
 
 describe('trendOf', () => {
   it('gives the least-squares slope per hour; points on a line have no error', () => {
