@@ -66,7 +66,15 @@ describe.concurrent.each([
         // Per second at most one fetch of the fragment (1 s micro-cache or max-age), plus one per new element.
         expect(reached).toBeLessThanOrEqual(Math.ceil(elapsedSeconds) + Math.ceil(elapsedSeconds / options.intervalSeconds) + 2);
         expect(statuses.filter((status) => !status.startsWith('200 '))).toEqual([]);
-        expect(statuses.filter((status) => status === '200 HIT').length / statuses.length).toBeGreaterThan(0.95);
+        // Answered from the cache: a fresh copy (HIT), or the last one while the proxy fetches the
+        // next (Varnish's grace, STALE; nginx's proxy_cache_use_stale updating, UPDATING), which
+        // a slow publisher on a busy machine makes more frequent. The others went to the publisher.
+        const counts = new Map<string, number>();
+        for (const status of statuses) counts.set(status, (counts.get(status) ?? 0) + 1);
+        const tally = [...counts].map(([status, count]) => `${status}: ${count}`).join(', ');
+        const fromCache = statuses.filter((status) => ['200 HIT', '200 STALE', '200 UPDATING'].includes(status)).length;
+        expect(fromCache / statuses.length, tally).toBeGreaterThan(0.95);
+        expect(statuses.length - fromCache, tally).toBeLessThanOrEqual(reached);
 
         // The publisher's validators reach the client, and revalidation through the cache works.
         const first = await request(latestUrl, { headers: { accept: 'text/turtle' } });
