@@ -73,6 +73,13 @@ interface Subscription {
   readonly received: string[];
   /** Each connection: the Last-Event-ID it sent (null: none), and how many events had arrived before it. */
   readonly connections: { readonly lastEventId: string | null; readonly receivedBefore: number }[];
+  /**
+   * `shed` events received: an instance under pressure (a busy machine) answers a new
+   * EventSource with one and a `retry:`, and the EventSource comes back, maybe to the other instance.
+   */
+  readonly sheds: () => number;
+  /** What each error the EventSource reported said, with the events received by then: why it reconnected. */
+  readonly errors: string[];
   /** Resolves once `count` events have arrived in all; rejects if the EventSource gives up. */
   untilReceived(count: number): Promise<void>;
   close(): void;
@@ -96,8 +103,12 @@ function subscribe(url: string): Subscription {
     received.push(event.lastEventId);
     wakeAll();
   };
+  let sheds = 0;
+  source.addEventListener('shed', () => (sheds += 1));
+  const errors: string[] = [];
   // An EventSource gives up (no more reconnections) on an answer that is not an event stream.
   source.onerror = (event) => {
+    errors.push(`after ${received.length} events: ${event.message ?? 'no message'} (code ${event.code ?? 'none'})`);
     if (source.readyState !== EventSource.CLOSED) return;
     failed = `the EventSource gave up after ${received.length} events: ${event.message ?? 'no message'}`;
     wakeAll();
@@ -105,6 +116,8 @@ function subscribe(url: string): Subscription {
   return {
     received,
     connections,
+    sheds: () => sheds,
+    errors,
     untilReceived: (count) =>
       new Promise<void>((resolve, reject) => {
         const check = () => (failed !== undefined ? reject(new Error(failed)) : received.length >= count ? resolve() : waiters.push(check));
@@ -199,6 +212,7 @@ describe('two publishers on one log in Valkey, behind nginx (docker/compose.scal
         const { subscription, instance: connected } = target;
         const survivor = instances.find((instance) => instance !== connected)!;
         await subscription.untilReceived(EVENTS_PER_INSTANCE);
+        const beforeKill = subscriptions.map(({ connections, sheds }) => ({ connections: connections.length, sheds: sheds() }));
 
         // A crash: no drain, no retry hint, no release of the lease; nginx's stream to the client
         // ends with the instance's.
@@ -211,15 +225,20 @@ describe('two publishers on one log in Valkey, behind nginx (docker/compose.scal
         for (const each of subscriptions) each.close();
 
         // It reconnected through nginx (which skipped the dead instance), each time with the id of
-        // the last event it had received; the others, on the survivor, never had to.
-        expect(subscription.connections.length).toBeGreaterThanOrEqual(2);
+        // the last event it had received; the others, on the survivor, never had to. Before the
+        // crash, a subscription connects once more for each time an instance shed it.
+        expect(subscription.connections.length).toBeGreaterThan(beforeKill[subscriptions.indexOf(subscription)]!.connections);
         expect(subscription.connections.at(-1)!.receivedBefore).toBeGreaterThanOrEqual(EVENTS_PER_INSTANCE);
-        for (const each of subscriptions.filter((other) => other !== subscription)) expect(each.connections).toHaveLength(1);
+        subscriptions.forEach((each, index) => {
+          const why = `${JSON.stringify({ connections: each.connections, errors: each.errors, sheds: each.sheds() })}; the survivor's log: ${survivor.output()}`;
+          expect(beforeKill[index]!.connections, `connections before the crash: ${why}`).toBe(1 + beforeKill[index]!.sheds);
+          if (each !== subscription) expect(each.connections, `a subscription on the survivor: ${why}`).toHaveLength(beforeKill[index]!.connections);
+        });
 
         // Every subscriber: one epoch, every sequence number once, in order, across both instances.
         for (const { received, connections } of subscriptions) {
           expect(connections[0]).toEqual({ lastEventId: null, receivedBefore: 0 });
-          for (const { lastEventId, receivedBefore } of connections.slice(1)) expect(lastEventId).toBe(received[receivedBefore - 1]);
+          for (const { lastEventId, receivedBefore } of connections.slice(1)) expect(lastEventId).toBe(received[receivedBefore - 1] ?? null);
           const ids = received.map(elementIdOf);
           expect(new Set(ids.map(({ epoch }) => epoch)).size).toBe(1);
           const seqs = ids.map(({ seq }) => seq);
