@@ -1,6 +1,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import { once } from 'node:events';
 import { pickFreePort } from './bind-free-port.js';
+import { sendToWorker } from './cluster-send.js';
 import type { PublisherConfig } from './config/config-schema.js';
 import { withListeningPort } from './config/load-config.js';
 import type { LogGap } from './log/follow-log.js';
@@ -122,7 +123,7 @@ interface PrimaryState {
 }
 
 const broadcast = (message: PrimaryMessage) => {
-  for (const worker of workers()) if (worker.isConnected()) worker.send(message);
+  for (const worker of workers()) sendToWorker(worker, message);
 };
 
 const healthMessages = (writer: Publisher): HealthMessage[] =>
@@ -174,8 +175,8 @@ function forkWorkers(primary: PrimaryState, latest: ReadonlyMap<string, LatestMe
   // A worker that starts (or restarts) gets the latest element and the sources' health at once;
   // the history it reads from the log.
   cluster.on('listening', (worker) => {
-    latest.forEach((message) => worker.send(message));
-    healthMessages(writer).forEach((message) => worker.send(message));
+    latest.forEach((message) => sendToWorker(worker, message));
+    healthMessages(writer).forEach((message) => sendToWorker(worker, message));
   });
   return started;
 }

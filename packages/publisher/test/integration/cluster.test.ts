@@ -90,7 +90,7 @@ describe('--workers 2 (node:cluster)', () => {
     primary.kill('SIGTERM');
     await Promise.all(connections.map((connection) => connection.ended));
     const [code] = await once(primary, 'exit');
-    expect(code).toBe(0);
+    expect(code, output()).toBe(0);
     expect(output()).toMatch(/"msg":"stopped"/);
   }, 60_000);
 
