@@ -2,9 +2,7 @@ import { once } from 'node:events';
 import { connect, createServer, type Socket } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { connectionKey, ProcNetTcpSendQueues } from '../../src/publish/sse/kernel-send-queues.js';
-
-// What a test waits for happens in milliseconds; the timeout only bounds a failure on a loaded machine.
-const patience = { timeout: 10_000 };
+import { patience } from '../support/patience.js';
 
 describe('ProcNetTcpSendQueues (Linux, loopback)', () => {
   const sockets: Socket[] = [];

@@ -14,9 +14,7 @@ import { NegotiationCache } from '../../../src/render/headers/negotiate.js';
 import { ManualSource } from '../../../src/source/manual-source.js';
 import { noMetrics } from '../../support/no-metrics.js';
 import { sampleObservations } from '../../../src/testing/sample-observations.js';
-
-// What a test waits for happens in milliseconds; the timeout only bounds a failure on a loaded machine.
-const patience = { timeout: 10_000 };
+import { patience } from '../../support/patience.js';
 
 const baseUrl = 'http://127.0.0.1:8080';
 const iri = `${baseUrl}/streams/parking`;

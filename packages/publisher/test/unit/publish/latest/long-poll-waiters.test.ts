@@ -4,9 +4,7 @@ import { connectionKey, type KernelSendQueues } from '../../../../src/publish/ss
 import { LongPollWaiters, TooManyWaitersError, type WaitOutcome } from '../../../../src/publish/latest/long-poll-waiters.js';
 import { SendProgressMonitor } from '../../../../src/publish/sse/send-progress-monitor.js';
 import { manualClock } from '../../../../src/testing/manual-clock.js';
-
-// What a test waits for happens in milliseconds; the timeout only bounds a failure on a loaded machine.
-const patience = { timeout: 10_000 };
+import { patience } from '../../../support/patience.js';
 
 /** What a wait has come to so far: its outcome, or `pending` (checked after the microtasks already queued). */
 const state = (wait: Promise<WaitOutcome>) => Promise.race([wait, Promise.resolve('pending' as const)]);

@@ -3,9 +3,7 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { connectionKey, ProcNetTcpSendQueues } from '../../../../src/publish/sse/kernel-send-queues.js';
 import { socketSendQueue } from '../../../../src/publish/sse/socket-send-queue.js';
-
-// What a test waits for happens in milliseconds; the timeout only bounds a failure on a loaded machine.
-const patience = { timeout: 10_000 };
+import { patience } from '../../../support/patience.js';
 
 const opened: Array<Server | Socket> = [];
 afterEach(() => {

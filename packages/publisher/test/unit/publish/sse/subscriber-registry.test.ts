@@ -8,9 +8,7 @@ import { EventStreamEncoder } from '../../../../src/render/event-stream-encoder.
 import { FakeSink } from '../../../support/fake-sink.js';
 import { loggedElement } from '../../../support/logged-element.js';
 import { noMetrics } from '../../../support/no-metrics.js';
-
-// What a test waits for happens in milliseconds; the timeout only bounds a failure on a loaded machine.
-const patience = { timeout: 10_000 };
+import { patience } from '../../../support/patience.js';
 
 const limits: SubscriberLimits = {
   broadcastBatchSize: 100,
