@@ -1,3 +1,4 @@
+import type { Serializable } from 'node:child_process';
 import type { Worker } from 'node:cluster';
 
 /**
@@ -9,9 +10,9 @@ import type { Worker } from 'node:cluster';
  * their subscribers. With a callback, the error goes to the callback. The message is lost with
  * the worker, whose exit is handled where it belongs (`exit`: replaced, or the stop goes on).
  */
-export function sendToWorker(worker: Pick<Worker, 'isConnected' | 'send'>, message: unknown, onUndelivered: (error: Error) => void = () => {}): void {
+export function sendToWorker(worker: Pick<Worker, 'isConnected' | 'send'>, message: Serializable, onUndelivered: (error: Error) => void = () => {}): void {
   if (!worker.isConnected()) return;
-  worker.send(message as Parameters<Worker['send']>[0], (error) => {
+  worker.send(message, (error) => {
     if (error) onUndelivered(error);
   });
 }
