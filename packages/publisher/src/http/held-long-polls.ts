@@ -174,7 +174,7 @@ export class HeldLongPolls {
         (held?.hub.waiters.guard ?? guard).onEvicted(reason);
       },
       guard.monitor,
-    );
+    ).stop;
   }
 
   #resumeAnswered(): void {

@@ -94,6 +94,11 @@ export class WebSocketConnection implements WebSocketSink {
     this.#ws.on('pong', listener);
   }
 
+  /** After each pong `ws` writes on its own, answering the client's ping (it emits `ping` after writing it). */
+  onOwnWrite(listener: () => void): void {
+    this.#ws.on('ping', listener);
+  }
+
   once(event: 'drain' | 'close', listener: () => void): void {
     if (event === 'drain') this.#socket.once('drain', listener);
     else this.#ws.once('close', listener);

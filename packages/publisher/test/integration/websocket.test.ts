@@ -5,6 +5,7 @@ import { WebSocket } from 'ws';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { formatNames } from '@rdf-stream/protocol';
 import { elementData } from '../../src/render/sse-frame.js';
+import { sharedSendProgressMonitor } from '../../src/publish/sse/send-progress-monitor.js';
 import { openWs, parseWsMessage, UpgradeRefused, wsElementIds } from '../support/ws-client.js';
 import { elementIds, openSse, sampleObservations, startTestPublisher, type TestPublisher } from '../../src/testing.js';
 
@@ -164,6 +165,26 @@ describe('GET /streams/{id}/ws with a real ws client', () => {
     await vi.waitUntil(() => pongs === 200, patience);
     client.close();
     expect((await client.closed).code).toBe(1005);
+  });
+
+  it("a pong ws writes on its own to a quiet WebSocket brings it back into the checks of what its client acknowledged", async () => {
+    // A check interval no test outlasts: the checks below are the test's own.
+    running = await startTestPublisher({ flags: ['--subscriber-progress-check-ms', '60000'] });
+    const monitor = sharedSendProgressMonitor(60_000, running.config.subscriberSendQueueReader);
+    const client = await openWs(wsUrl());
+    await running!.untilSubscribers(1, { transport: 'websocket' });
+    await running.push();
+    await client.waitForMessages(1);
+    // Once its client has acknowledged the element, a check finds it idle and leaves it out.
+    await vi.waitUntil(async () => {
+      await monitor.check();
+      return monitor.unsettled === 0;
+    }, patience);
+    expect(monitor.size).toBe(1);
+    client.socket.ping();
+    await once(client.socket, 'pong');
+    expect(monitor.unsettled).toBe(1);
+    client.close();
   });
 
   it.each([

@@ -116,7 +116,7 @@ export class LongPollWaiters {
           guard.onEvicted(reason);
         },
         guard.monitor,
-      );
+      ).stop;
     }
     return true;
   }

@@ -1,7 +1,7 @@
 import { Socket } from 'node:net';
 import { type Clock, realClock } from '../../clock-and-logger.js';
 import { defaults } from '../../config/defaults.js';
-import { type MonitoredSocket, type SendProgressMonitor, sharedSendProgressMonitor } from './send-progress-monitor.js';
+import { type MonitoredSocket, type ProgressWatch, type SendProgressMonitor, sharedSendProgressMonitor, type WatchOptions } from './send-progress-monitor.js';
 import type { SendQueueReaderChoice } from './socket-send-queue.js';
 
 /** The TCP connection under a sink: what its client acknowledged is read from it, and it is reset when cut. */
@@ -29,6 +29,11 @@ export interface SubscriberSink {
    * frame); a sink without it is reset (see `GuardedSink.evict`). Not used for a stalled reader.
    */
   cut?(reason: EvictionReason): void;
+  /**
+   * Calls `listener` after each write the sink makes to its connection on its own, not through
+   * `write` (a WebSocket's pong to its client's ping). A sink that makes none need not have it.
+   */
+  onOwnWrite?(listener: () => void): void;
 }
 
 /** How much a push connection may hold back before it is cut (its client can resume by id). */
@@ -64,21 +69,25 @@ export function connectionOf(sink: SubscriberSink): SinkConnection | undefined {
 /**
  * Watches what the client of `connection` acknowledges, the kernel's queue counted, with the
  * process's monitor for `limits.progressCheckMs` and `limits.sendQueueReader` (or `monitor`);
- * calls `onExceeded` at a check that finds it over `limits`. Returns the function that stops
- * watching (a no-op when nothing is watched: checks off, or no kernel queues to read on this
- * system).
+ * calls `onExceeded` at a check that finds it over `limits`. Returns the watch, whose `stop`
+ * ends it (it does nothing when nothing is watched: checks off, or no kernel queues to read on
+ * this system).
  */
 export function watchProgress(
   connection: MonitoredSocket,
   limits: SubscriberQueueLimits,
   onExceeded: (reason: EvictionReason) => void,
   monitor?: SendProgressMonitor,
-): () => void {
+  options?: WatchOptions,
+): ProgressWatch {
   const checkMs = limits.progressCheckMs ?? defaults.subscriberProgressCheckMs;
-  if (monitor === undefined && checkMs === 0) return () => undefined;
+  if (monitor === undefined && checkMs === 0) return UNWATCHED;
   const reader = limits.sendQueueReader ?? defaults.subscriberSendQueueReader;
-  return (monitor ?? sharedSendProgressMonitor(checkMs, reader)).watch(connection, { maxQueueBytes: limits.maxQueueBytes, stallTimeoutMs: limits.stallTimeoutMs }, onExceeded);
+  return (monitor ?? sharedSendProgressMonitor(checkMs, reader)).watch(connection, { maxQueueBytes: limits.maxQueueBytes, stallTimeoutMs: limits.stallTimeoutMs }, onExceeded, options);
 }
+
+/** The watch of a connection whose progress is not watched. */
+const UNWATCHED: ProgressWatch = { wrote: () => undefined, stop: () => undefined };
 
 /**
  * A push connection (an SSE subscriber, a notification receiver, a raw socket) with the two
@@ -94,7 +103,8 @@ export function watchProgress(
 export class GuardedSink {
   #closed = false;
   #stallTimer: unknown;
-  readonly #unwatch: () => void;
+  /** What its client acknowledges, watched; told of every write (`wrote`). */
+  readonly #progress: ProgressWatch;
   readonly #limits: SubscriberQueueLimits;
   readonly #onEvicted: (reason: EvictionReason) => void;
   readonly #timers: Pick<Clock, 'setTimeout' | 'clearTimeout'>;
@@ -115,11 +125,15 @@ export class GuardedSink {
     this.#onEvicted = onEvicted;
     this.#timers = timers;
     const connection = connectionOf(sink);
-    this.#unwatch = connection === undefined ? () => undefined : watchProgress(connection, limits, (reason) => this.evict(reason), monitor);
+    // Every write goes through `write` (or the sink's own, reported): an idle connection is
+    // left out of the monitor's checks until its next write.
+    this.#progress =
+      connection === undefined ? UNWATCHED : watchProgress(connection, limits, (reason) => this.evict(reason), monitor, { writesReported: true });
+    sink.onOwnWrite?.(this.#progress.wrote);
     sink.once('close', () => {
       this.#closed = true;
       this.#clearStall();
-      this.#unwatch();
+      this.#progress.stop();
     });
   }
 
@@ -138,6 +152,7 @@ export class GuardedSink {
    */
   write(frame: Buffer | string): boolean {
     const accepted = this.sink.write(frame);
+    this.#progress.wrote();
     if (!accepted) this.#watchStall();
     return accepted;
   }
@@ -166,7 +181,7 @@ export class GuardedSink {
     if (this.closed) return;
     this.#closed = true;
     this.#clearStall();
-    this.#unwatch();
+    this.#progress.stop();
     const connection = connectionOf(this.sink);
     // A reader that stopped reading (stall) would never read a goodbye: a reset frees the
     // kernel's buffers at once. Otherwise a sink with a close of its own (a WebSocket's 4008)
@@ -181,7 +196,7 @@ export class GuardedSink {
   /** Ends the stream after `farewell` (e.g. a `retry:` hint at shutdown). */
   close(farewell?: Buffer | string): void {
     this.#clearStall();
-    this.#unwatch();
+    this.#progress.stop();
     // A client gone before the stream ended may leave its socket half open: release it.
     if (this.closed) {
       this.sink.destroy();

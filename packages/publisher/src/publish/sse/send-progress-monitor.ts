@@ -23,6 +23,29 @@ export interface ProgressLimits {
 /** Why a watched connection is over its limits. */
 export type ProgressVerdict = 'queue' | 'stall';
 
+/** A connection being watched, as its watcher sees it (`SendProgressMonitor.watch`). */
+export interface ProgressWatch {
+  /**
+   * Says that something was just written to the connection. Only a connection watched with
+   * `writesReported` needs it (and then after every write to it): while it is idle the monitor
+   * does not read it at all, and this is how it learns there is something to watch again.
+   */
+  wrote(): void;
+  /** Stops watching (on close, on eviction). */
+  stop(): void;
+}
+
+/** How a connection is watched. */
+export interface WatchOptions {
+  /**
+   * Every write to the connection is reported with `ProgressWatch.wrote` (a connection only its
+   * watcher writes to: an SSE subscriber, a WebSocket, a notification receiver). An idle one is
+   * then left out of every check until its next write, instead of having its counters read at
+   * each check to see whether something was written.
+   */
+  readonly writesReported?: boolean;
+}
+
 
 /** Connections read per event-loop turn (before and after a snapshot). */
 const SLICE = 1_000;
@@ -32,6 +55,10 @@ interface Watched {
   readonly socket: MonitoredSocket;
   readonly limits: ProgressLimits;
   readonly onExceeded: (verdict: ProgressVerdict) => void;
+  /** Every write to it is reported (`WatchOptions.writesReported`). */
+  readonly reported: boolean;
+  /** Reported and idle: left out of the checks until its next write (`ProgressWatch.wrote`). */
+  quiet: boolean;
   /** The acknowledged count at the last progress, as an upper bound (bytes). */
   ackedBaseline: number;
   /** When its client last acknowledged something, or had nothing outstanding. */
@@ -52,7 +79,9 @@ interface Watched {
  * Watches what the clients of push connections acknowledge, counting the bytes the kernel holds
  * for them: every `checkIntervalMs`, each connection's kernel send queue, from which its
  * acknowledged bytes are `sent to the kernel − kernel queue`. A connection idle since the last
- * check and sent nothing since (a quiet stream between its elements) is not read. The others
+ * check and sent nothing since (a quiet stream between its elements) is not read: one whose
+ * writes are all reported (`WatchOptions.writesReported`) is not even visited until its next
+ * write, any other has its counters compared with those of its last check. The others
  * are read one by one where the system lets a socket's queue be read (`SocketSendQueue`:
  * `ioctl(SIOCOUTQ)`, exact, since nothing is written between that read and the count of bytes
  * sent), and otherwise from one snapshot of every connection's (`KernelSendQueues`: one read of
@@ -74,6 +103,8 @@ export class SendProgressMonitor {
   readonly #clock: Clock;
   readonly #yield: () => Promise<unknown>;
   readonly #watched = new Map<string, Watched>();
+  /** The watched connections a check visits: every one but the quiet ones. */
+  readonly #unsettled = new Set<Watched>();
   #timer: unknown;
   #checks = 0;
   #supported = true;
@@ -101,19 +132,26 @@ export class SendProgressMonitor {
     return this.#watched.size;
   }
 
+  /** Watched connections that the next check visits (not quiet). */
+  get unsettled(): number {
+    return this.#unsettled.size;
+  }
+
   /**
-   * Watches `socket` until the returned function is called (on close, on eviction); calls
-   * `onExceeded` at each check that finds it over `limits`, until then. Returns a no-op when the
+   * Watches `socket` until `stop` is called (on close, on eviction); calls `onExceeded` at each
+   * check that finds it over `limits`, until then. Returns a watch that does nothing when the
    * socket's ends are unknown or the system has no kernel queues to read.
    */
-  watch(socket: MonitoredSocket, limits: ProgressLimits, onExceeded: (verdict: ProgressVerdict) => void): () => void {
+  watch(socket: MonitoredSocket, limits: ProgressLimits, onExceeded: (verdict: ProgressVerdict) => void, options: WatchOptions = {}): ProgressWatch {
     const key = this.#supported ? keyOf(socket) : undefined;
-    if (key === undefined) return () => undefined;
+    if (key === undefined) return NOT_WATCHED;
     const watched: Watched = {
       key,
       socket,
       limits,
       onExceeded,
+      reported: options.writesReported === true,
+      quiet: false,
       ackedBaseline: Number.NEGATIVE_INFINITY,
       progressAt: this.#clock.now(),
       sentBefore: 0,
@@ -122,9 +160,21 @@ export class SendProgressMonitor {
       seenInCheck: -1,
     };
     this.#watched.set(key, watched);
+    this.#unsettled.add(watched);
     this.#schedule();
-    return () => {
-      if (this.#watched.get(key) === watched) this.#watched.delete(key);
+    return {
+      wrote: () => {
+        if (!watched.quiet) return;
+        // Idle until now: nothing was outstanding, so the wait for its client starts here.
+        watched.quiet = false;
+        watched.idleSent = Number.NaN;
+        watched.progressAt = this.#clock.now();
+        if (this.#watched.get(key) === watched) this.#unsettled.add(watched);
+      },
+      stop: () => {
+        this.#unsettled.delete(watched);
+        if (this.#watched.get(key) === watched) this.#watched.delete(key);
+      },
     };
   }
 
@@ -143,7 +193,7 @@ export class SendProgressMonitor {
   /** One check of every watched connection now; resolves when done (the timer's, or a test's). */
   async check(): Promise<void> {
     const check = ++this.#checks;
-    const entries = [...this.#watched.values()];
+    const entries = [...this.#unsettled];
     /** Connections with something outstanding whose queue only a snapshot gives. */
     const fromTable: Watched[] = [];
     const perSocket = this.#perSocket;
@@ -172,6 +222,7 @@ export class SendProgressMonitor {
     if (!found) {
       this.#supported = false;
       this.#watched.clear();
+      this.#unsettled.clear();
       return;
     }
     const now = this.#clock.now();
@@ -197,6 +248,11 @@ export class SendProgressMonitor {
       watched.progressAt = now;
     }
     watched.idleSent = unacknowledged === 0 && sentAfter === sentBefore ? sentAfter : Number.NaN;
+    if (watched.reported && !Number.isNaN(watched.idleSent)) {
+      // Idle, and its next write will say so: not visited again until then.
+      watched.quiet = true;
+      this.#unsettled.delete(watched);
+    }
     if (unacknowledged > limits.maxQueueBytes) watched.onExceeded('queue');
     else if (now - watched.progressAt >= limits.stallTimeoutMs) watched.onExceeded('stall');
   }
@@ -213,6 +269,9 @@ export class SendProgressMonitor {
     }
   }
 }
+
+/** What `watch` returns for a connection it cannot watch. */
+const NOT_WATCHED: ProgressWatch = { wrote: () => undefined, stop: () => undefined };
 
 /** Bytes that left the process for the kernel (those of a write still in progress excluded). */
 const sentToKernel = (socket: MonitoredSocket) => socket.bytesWritten - socket.writableLength;

@@ -134,6 +134,18 @@ describe('GuardedSink over a TCP connection (what its client acknowledged, kerne
         this.destroy();
       },
     };
+    readonly #ownWrites: (() => void)[] = [];
+
+    onOwnWrite(listener: () => void): void {
+      this.#ownWrites.push(listener);
+    }
+
+    /** A write of the sink's own (a WebSocket's pong), which its client does not read. */
+    ownWriteUnread(bytes: number): void {
+      this.socket.bytesWritten += bytes;
+      this.socket.kernelQueued += bytes;
+      for (const listener of this.#ownWrites) listener();
+    }
   }
 
   function setup() {
@@ -194,5 +206,21 @@ describe('GuardedSink over a TCP connection (what its client acknowledged, kerne
     expect(monitor.size).toBe(0);
     await runUntil(30_000);
     expect(evictions).toEqual([]);
+  });
+
+  it.each([
+    ['written through the guard', (sink: ConnectionSink, sendUnread: (bytes: number) => void) => sendUnread(5_500)],
+    ['written by the sink on its own (a pong)', (sink: ConnectionSink) => sink.ownWriteUnread(125)],
+  ])('leaves a connection idle at a check out of the checks until something is %s, then finds it stalled', async (_, write) => {
+    const { sink, monitor, evictions, sendUnread, runUntil } = setup();
+    await runUntil(1_000); // nothing outstanding: idle
+    expect(monitor.unsettled).toBe(0);
+    await runUntil(20_000);
+    write(sink, sendUnread);
+    expect(monitor.unsettled).toBe(1);
+    await runUntil(29_000);
+    expect(evictions).toEqual([]);
+    await runUntil(30_000);
+    expect(evictions).toEqual(['stall']);
   });
 });

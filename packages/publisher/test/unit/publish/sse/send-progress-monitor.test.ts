@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { connectionKey, type KernelSendQueues } from '../../../../src/publish/sse/kernel-send-queues.js';
-import { type MonitoredSocket, type ProgressVerdict, SendProgressMonitor } from '../../../../src/publish/sse/send-progress-monitor.js';
+import { type MonitoredSocket, type ProgressVerdict, SendProgressMonitor, type WatchOptions } from '../../../../src/publish/sse/send-progress-monitor.js';
 import type { SocketSendQueue } from '../../../../src/publish/sse/socket-send-queue.js';
 import { manualClock } from '../../../../src/testing/manual-clock.js';
 
@@ -14,13 +14,20 @@ class FakeConnection implements MonitoredSocket {
   readonly localPort = 8080;
   readonly remoteAddress = '127.0.0.1';
   readonly remotePort = FakeConnection.#nextPort++;
-  bytesWritten = 0;
   writableLength = 0;
   kernelQueued = 0;
+  /** How often the monitor read `bytesWritten`. */
+  counterReads = 0;
+  #bytesWritten = 0;
+
+  get bytesWritten(): number {
+    this.counterReads++;
+    return this.#bytesWritten;
+  }
 
   /** Hands `bytes` to the kernel, which holds them until the client acknowledges them. */
   send(bytes: number): void {
-    this.bytesWritten += bytes;
+    this.#bytesWritten += bytes;
     this.kernelQueued += bytes;
   }
 
@@ -72,11 +79,11 @@ function setup(perSocket?: FakeSocketQueue) {
     perSocket,
   );
   const verdicts = new Map<FakeConnection, ProgressVerdict[]>();
-  const watch = (connection = new FakeConnection(), connectionLimits = limits) => {
+  const watch = (connection = new FakeConnection(), connectionLimits = limits, options?: WatchOptions) => {
     queues.connections.push(connection);
     verdicts.set(connection, []);
-    const unwatch = monitor.watch(connection, connectionLimits, (verdict) => verdicts.get(connection)?.push(verdict));
-    return { connection, unwatch, verdicts: verdicts.get(connection) as ProgressVerdict[] };
+    const progress = monitor.watch(connection, connectionLimits, (verdict) => verdicts.get(connection)?.push(verdict), options);
+    return { connection, unwatch: progress.stop, wrote: progress.wrote, verdicts: verdicts.get(connection) as ProgressVerdict[] };
   };
   /** Advances to `ms` one check at a time, awaiting each (each check is asynchronous). */
   const runUntil = async (ms: number) => {
@@ -294,6 +301,80 @@ describe('SendProgressMonitor', () => {
       expect(unreadable.verdicts).toEqual(['stall']);
       // One snapshot at each check while it had something outstanding (from 6 s to 15 s).
       expect(queues.snapshots).toBe(1 + limits.stallTimeoutMs / CHECK_MS);
+    });
+  });
+
+  describe('a connection whose every write is reported (writesReported)', () => {
+    it('is left out of every check while idle, not even its counters read, and watched again from its next write', async () => {
+      const perSocket = new FakeSocketQueue();
+      const { watch, runUntil, monitor, queues } = setup(perSocket);
+      const connection = new FakeConnection();
+      const { wrote, verdicts } = watch(connection, limits, { writesReported: true });
+      connection.send(5_500);
+      wrote();
+      connection.acknowledge(5_500);
+      await runUntil(CHECK_MS); // read once: idle
+      expect(monitor.unsettled).toBe(0);
+      const [reads, counterReads] = [perSocket.reads, connection.counterReads];
+      await runUntil(20 * CHECK_MS);
+      expect([perSocket.reads, connection.counterReads]).toEqual([reads, counterReads]);
+      expect(queues.snapshots).toBe(0);
+      connection.send(5_500); // stalled from now on
+      wrote();
+      expect(monitor.unsettled).toBe(1);
+      await runUntil(21 * CHECK_MS);
+      expect(perSocket.reads).toBe(reads + 1);
+      // Its wait starts at the write (20 s), not at the last check that found it idle.
+      await runUntil(20 * CHECK_MS + limits.stallTimeoutMs - CHECK_MS);
+      expect(verdicts).toEqual([]);
+      await runUntil(20 * CHECK_MS + limits.stallTimeoutMs);
+      expect(verdicts).toEqual(['stall']);
+    });
+
+    it('stays in the checks while something is outstanding, and a write reported during a check changes nothing', async () => {
+      const perSocket = new FakeSocketQueue();
+      const { watch, runUntil, monitor } = setup(perSocket);
+      const { connection, wrote, verdicts } = watch(new FakeConnection(), limits, { writesReported: true });
+      for (let second = 1; second <= 30; second++) {
+        connection.send(5_500);
+        wrote();
+        wrote(); // told twice: still one connection to visit
+        if (second % 5 === 0) connection.acknowledge(1);
+        await runUntil(second * CHECK_MS);
+        expect(monitor.unsettled).toBe(1);
+      }
+      expect(verdicts).toEqual([]);
+    });
+
+    it('is judged from a snapshot when its queue cannot be read alone, and left out once idle', async () => {
+      const { watch, runUntil, monitor, queues } = setup();
+      const { connection, wrote } = watch(new FakeConnection(), limits, { writesReported: true });
+      connection.send(5_500);
+      wrote();
+      // A write during the snapshot is not idle: still visited at the next check.
+      queues.duringSnapshot = () => {
+        connection.send(10);
+        wrote();
+      };
+      await runUntil(CHECK_MS);
+      expect(monitor.unsettled).toBe(1);
+      queues.duringSnapshot = () => undefined;
+      connection.acknowledge(5_510);
+      await runUntil(2 * CHECK_MS);
+      expect(monitor.unsettled).toBe(0);
+      await runUntil(10 * CHECK_MS);
+      expect(queues.snapshots).toBe(2);
+    });
+
+    it('stops being watched when stopped, quiet or not, and a write after that brings nothing back', async () => {
+      const { watch, runUntil, monitor } = setup(new FakeSocketQueue());
+      const { connection, wrote, unwatch } = watch(new FakeConnection(), limits, { writesReported: true });
+      await runUntil(CHECK_MS); // idle from the start: quiet
+      expect(monitor.unsettled).toBe(0);
+      unwatch();
+      connection.send(5_500);
+      wrote();
+      expect([monitor.size, monitor.unsettled]).toEqual([0, 0]);
     });
   });
 });
