@@ -9,6 +9,9 @@
  * Before each check every socket is written 100 bytes, as by a broadcast (a check skips the
  * snapshot while every connection is idle: measured apart). Reported per check: wall time, this process's CPU (user + system; the kernel's work to print
  * the table counts as system time), and for `ss` the child's CPU as well.
+ * Then a second child opens N connections that read everything: the check of connections that
+ * are all idle (a quiet stream between two elements), when their writes are not reported (each
+ * one's counters read) and when they are (`writesReported`: none visited).
  * Usage: tsx scripts/send-queue-check-cost.ts [--connections 10000] [--checks 20]
  */
 import { execFile, fork } from 'node:child_process';
@@ -27,6 +30,7 @@ const { values } = parseArgs({
     checks: { type: 'string', default: '20' },
     port: { type: 'string', default: '18400' },
     client: { type: 'boolean', default: false },
+    read: { type: 'boolean', default: false },
   },
 });
 const connections = Number(values.connections);
@@ -38,7 +42,8 @@ if (values.client) {
   for (let index = 0; index < connections; index++) {
     const socket = connect(port, '127.0.0.1', () => connected++);
     socket.on('error', () => undefined);
-    socket.pause();
+    if (values.read) socket.on('data', () => undefined);
+    else socket.pause();
     sockets.push(socket);
     if (index % 200 === 199) await new Promise((resolve) => setTimeout(resolve, 20));
   }
@@ -50,18 +55,29 @@ if (values.client) {
   process.exit(0);
 }
 
-const accepted: Socket[] = [];
-const server = createServer((socket) => {
-  socket.on('error', () => undefined);
-  if (accepted.length % 2 === 0) socket.write(Buffer.alloc(20_000));
-  accepted.push(socket);
-});
-server.listen({ port, host: '127.0.0.1', backlog: 4096 });
-await once(server, 'listening');
-const child = fork(new URL(import.meta.url), ['--client', '--connections', String(connections), '--port', String(port)], { execArgv: process.execArgv });
-const [connected] = (await once(child, 'message')) as [number];
-while (accepted.length < connected) await new Promise((resolve) => setTimeout(resolve, 50));
-await new Promise((resolve) => setTimeout(resolve, 500));
+/** N connections from a child process to a server of this one, once all are accepted; `reading`: the child reads everything. */
+async function openConnections(serverPort: number, reading: boolean) {
+  const accepted: Socket[] = [];
+  const server = createServer((socket) => {
+    socket.on('error', () => undefined);
+    if (!reading && accepted.length % 2 === 0) socket.write(Buffer.alloc(20_000));
+    accepted.push(socket);
+  });
+  server.listen({ port: serverPort, host: '127.0.0.1', backlog: 4096 });
+  await once(server, 'listening');
+  const child = fork(new URL(import.meta.url), ['--client', '--connections', String(connections), '--port', String(serverPort), ...(reading ? ['--read'] : [])], { execArgv: process.execArgv });
+  const [connected] = (await once(child, 'message')) as [number];
+  while (accepted.length < connected) await new Promise((resolve) => setTimeout(resolve, 50));
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  const close = () => {
+    child.disconnect();
+    for (const socket of accepted) socket.destroy();
+    server.close();
+  };
+  return { accepted, close };
+}
+
+const { accepted, close } = await openConnections(port, false);
 
 const manual = { now: () => performance.now(), setTimeout: () => undefined, clearTimeout: () => undefined };
 const monitor = new SendProgressMonitor(1_000, new ProcNetTcpSendQueues(), manual);
@@ -117,6 +133,24 @@ const ssBefore = await childTicks();
 await measure(`ss -tnH 'sport = :${port}' (spawned per check; its own CPU below)`, () => run('ss', ['-tnH', `sport = :${port}`], { maxBuffer: 64 * 1024 * 1024 }));
 console.log(`ss processes' own CPU: ${((await childTicks()) - ssBefore) / checks} ms per check`);
 console.log(`(connections reported over limits: ${exceeded}; watched: ${monitor.size} and ${ioctlMonitor.size})`);
-child.disconnect();
-for (const socket of accepted) socket.destroy();
-server.close();
+close();
+
+// Connections whose client reads everything, idle once it has: a quiet stream between two elements.
+const readers = await openConnections(port + 1, true);
+const monitors = [false, true].map((writesReported) => {
+  const watching = new SendProgressMonitor(1_000, new ProcNetTcpSendQueues(), manual, undefined, perSocket);
+  const watches = readers.accepted.map((socket) => watching.watch(socket, { maxQueueBytes: 1 << 30, stallTimeoutMs: 1 << 30 }, () => exceeded++, { writesReported }));
+  return { writesReported, watching, watches };
+});
+for (const socket of readers.accepted) socket.write(element);
+for (const { watches } of monitors) for (const watch of watches) watch.wrote();
+await new Promise((resolve) => setTimeout(resolve, 500)); // read and acknowledged
+for (const { writesReported, watching } of monitors) {
+  await watching.check(); // each found idle
+  await measure(
+    `every connection idle, its client having read all, writes ${writesReported ? 'reported (writesReported)' : 'not reported'}: ${watching.unsettled} of ${watching.size} visited`,
+    () => watching.check(),
+  );
+}
+console.log(`(connections reported over limits: ${exceeded})`);
+readers.close();
