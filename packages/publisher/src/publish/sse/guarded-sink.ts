@@ -1,7 +1,7 @@
 import { Socket } from 'node:net';
 import { type Clock, realClock } from '../../clock-and-logger.js';
 import { defaults } from '../../config/defaults.js';
-import { type MonitoredSocket, type ProgressWatch, type SendProgressMonitor, sharedSendProgressMonitor, type WatchOptions } from './send-progress-monitor.js';
+import { type MonitoredSocket, NOT_WATCHED, type ProgressWatch, type SendProgressMonitor, sharedSendProgressMonitor, type WatchOptions } from './send-progress-monitor.js';
 import type { SendQueueReaderChoice } from './socket-send-queue.js';
 
 /** The TCP connection under a sink: what its client acknowledged is read from it, and it is reset when cut. */
@@ -81,13 +81,10 @@ export function watchProgress(
   options?: WatchOptions,
 ): ProgressWatch {
   const checkMs = limits.progressCheckMs ?? defaults.subscriberProgressCheckMs;
-  if (monitor === undefined && checkMs === 0) return UNWATCHED;
+  if (monitor === undefined && checkMs === 0) return NOT_WATCHED;
   const reader = limits.sendQueueReader ?? defaults.subscriberSendQueueReader;
   return (monitor ?? sharedSendProgressMonitor(checkMs, reader)).watch(connection, { maxQueueBytes: limits.maxQueueBytes, stallTimeoutMs: limits.stallTimeoutMs }, onExceeded, options);
 }
-
-/** The watch of a connection whose progress is not watched. */
-const UNWATCHED: ProgressWatch = { wrote: () => undefined, stop: () => undefined };
 
 /**
  * A push connection (an SSE subscriber, a notification receiver, a raw socket) with the two
@@ -128,7 +125,7 @@ export class GuardedSink {
     // Every write goes through `write` (or the sink's own, reported): an idle connection is
     // left out of the monitor's checks until its next write.
     this.#progress =
-      connection === undefined ? UNWATCHED : watchProgress(connection, limits, (reason) => this.evict(reason), monitor, { writesReported: true });
+      connection === undefined ? NOT_WATCHED : watchProgress(connection, limits, (reason) => this.evict(reason), monitor, { writesReported: true });
     sink.onOwnWrite?.(this.#progress.wrote);
     sink.once('close', () => {
       this.#closed = true;

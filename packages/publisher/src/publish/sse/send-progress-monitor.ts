@@ -159,6 +159,9 @@ export class SendProgressMonitor {
       kernelQueued: 0,
       seenInCheck: -1,
     };
+    // A connection watched anew (a keep-alive one whose requests were watched before) is one entry.
+    const previous = this.#watched.get(key);
+    if (previous !== undefined) this.#unsettled.delete(previous);
     this.#watched.set(key, watched);
     this.#unsettled.add(watched);
     this.#schedule();
@@ -271,7 +274,7 @@ export class SendProgressMonitor {
 }
 
 /** What `watch` returns for a connection it cannot watch. */
-const NOT_WATCHED: ProgressWatch = { wrote: () => undefined, stop: () => undefined };
+export const NOT_WATCHED: ProgressWatch = { wrote: () => undefined, stop: () => undefined };
 
 /** Bytes that left the process for the kernel (those of a write still in progress excluded). */
 const sentToKernel = (socket: MonitoredSocket) => socket.bytesWritten - socket.writableLength;

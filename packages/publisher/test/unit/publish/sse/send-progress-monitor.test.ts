@@ -366,6 +366,23 @@ describe('SendProgressMonitor', () => {
       expect(queues.snapshots).toBe(2);
     });
 
+    it('is one entry when its connection is watched anew (a keep-alive connection watched for earlier requests)', async () => {
+      const { watch, runUntil, monitor } = setup(new FakeSocketQueue());
+      const connection = new FakeConnection();
+      const before = watch(connection);
+      const after = watch(connection, limits, { writesReported: true });
+      expect([monitor.size, monitor.unsettled]).toEqual([1, 1]);
+      before.unwatch(); // the earlier watcher letting go leaves the later one
+      expect([monitor.size, monitor.unsettled]).toEqual([1, 1]);
+      await runUntil(CHECK_MS);
+      expect(monitor.unsettled).toBe(0);
+      connection.send(5_500);
+      after.wrote(); // at 1 s: its wait starts
+      await runUntil(CHECK_MS + limits.stallTimeoutMs);
+      expect(after.verdicts).toEqual(['stall']);
+      expect(before.verdicts).toEqual([]);
+    });
+
     it('stops being watched when stopped, quiet or not, and a write after that brings nothing back', async () => {
       const { watch, runUntil, monitor } = setup(new FakeSocketQueue());
       const { connection, wrote, unwatch } = watch(new FakeConnection(), limits, { writesReported: true });
