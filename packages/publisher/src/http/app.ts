@@ -10,6 +10,7 @@ import type { AppContext } from './app-context.js';
 import { corsPolicy } from './cors-policy.js';
 import { fastLatestHandler } from './fast-latest.js';
 import { HeldLongPolls } from './held-long-polls.js';
+import { SocketAnswers } from './socket-answers.js';
 import { LoadShedder } from './load-shedder.js';
 import { LatestResponder } from './latest-responder.js';
 import { clientErrorHandler, frameworkErrorHandler, registerProblemHandlers } from './problem.js';
@@ -41,7 +42,9 @@ const knownMethods = new Set(['GET', 'HEAD', 'OPTIONS', 'POST', 'PUT', 'PATCH', 
 export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   const { config } = context;
   const responder = new LatestResponder(config, context.negotiation);
-  const heldLongPolls = new HeldLongPolls(context, responder, config.keepAliveTimeoutMs);
+  // `/latest`'s answers written whole on their sockets, at once or when a held long-poll is released.
+  const socketAnswers = new SocketAnswers(config.keepAliveTimeoutMs);
+  const heldLongPolls = new HeldLongPolls(context, responder, socketAnswers);
   let answerFast: ReturnType<typeof fastLatestHandler> = () => false;
   let unusedConnections: UnusedConnections | undefined;
   const shedder = new LoadShedder({
@@ -123,7 +126,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   const clientFile = await loadClientFile(context.pageAssetsDirectory);
   await app.register(async (scope) => clientFileRoute(scope, clientFile));
   await app.ready();
-  answerFast = fastLatestHandler(context, responder, () => app.isUnderPressure(), heldLongPolls);
+  answerFast = fastLatestHandler(context, responder, () => app.isUnderPressure(), heldLongPolls, socketAnswers);
   return app;
 }
 

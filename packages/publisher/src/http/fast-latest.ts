@@ -6,14 +6,17 @@ import type { HeldLongPolls } from './held-long-polls.js';
 import type { WaitOutcome } from '../publish/latest/long-poll-waiters.js';
 import type { StreamHub } from '../publish/stream-hub.js';
 import type { LatestOutcome, LatestRequestHeaders, LatestResponder } from './latest-responder.js';
+import type { SocketAnswers } from './socket-answers.js';
 
 const latestPath = streamPathPattern('latest');
 const latestRoute = streamPath(':id', 'latest');
 
 /**
  * The polling hot path, answered before Fastify's routing and hooks: a GET or HEAD of
- * `/streams/{id}/latest` that can be answered at once (200 or 304) is written with one
- * `writeHead` and one `end` of pre-built bytes, as a bare `node:http` server would; so is a
+ * `/streams/{id}/latest` that can be answered at once (200 or 304) is written whole on its
+ * socket, one `write` of a response made once per representation and second (`SocketAnswers`),
+ * or, where it cannot be (see there), with one `writeHead` and one `end` of pre-built bytes, as
+ * a bare `node:http` server would; so is a
  * long-poll (`Prefer: wait`), held until the next element or the end of its wait, when the
  * stream holds fewer than `maxLongPollWaiters`: by its socket alone (`HeldLongPolls`) when it
  * can be, else with its response. Anything else — errors, the long-poll limit, load shedding,
@@ -28,6 +31,7 @@ export function fastLatestHandler(
   responder: LatestResponder,
   isUnderPressure: () => boolean,
   heldLongPolls: HeldLongPolls,
+  socketAnswers: SocketAnswers,
 ): (request: IncomingMessage, response: ServerResponse) => boolean {
   return (request, response) => {
     const method = request.method;
@@ -47,14 +51,16 @@ export function fastLatestHandler(
       format: match[2] === undefined ? undefined : (new URLSearchParams(match[2]).get('format') ?? undefined),
     };
     let outcome;
+    const nowMs = Date.now();
     try {
-      outcome = responder.respond(hub, latestRequest, Date.now());
+      outcome = responder.respond(hub, latestRequest, nowMs);
     } catch (error) {
       if (error instanceof PublisherError) return false;
       throw error;
     }
     if (outcome.kind === 'send') {
-      answer(context, method, response, outcome);
+      if (socketAnswers.answer(response, outcome, method === 'HEAD', nowMs)) context.metrics.requestAnswered(latestRoute, method, outcome.status);
+      else answer(context, method, response, outcome);
       return true;
     }
     if (hub.waiters.size >= hub.waiters.maxWaiters) return false;

@@ -1,16 +1,14 @@
-import type { OutgoingHttpHeaders, Server, ServerResponse } from 'node:http';
-import { Socket } from 'node:net';
+import type { Server, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { streamPath } from '@rdf-stream/protocol';
 import type { LongPollWaiter, WaitOutcome } from '../publish/latest/long-poll-waiters.js';
 import { watchProgress } from '../publish/sse/guarded-sink.js';
 import type { LatestElement, StreamHub } from '../publish/stream-hub.js';
-import { wireResponse } from '../render/wire-response.js';
 import type { AppContext } from './app-context.js';
 import type { LatestOutcome, LatestRequestHeaders, LatestResponder } from './latest-responder.js';
+import { SocketAnswers } from './socket-answers.js';
 
 const latestRoute = streamPath(':id', 'latest');
-/** What a held request's response says its head was (never written: any non-empty string). */
-const HEAD_WRITTEN_ON_THE_SOCKET = 'held: answered on the socket';
 
 /**
  * A long-poll held on its connection alone: the socket, the stream, and the request headers its
@@ -30,29 +28,13 @@ class HeldLongPoll implements LongPollWaiter {
   }
 }
 
-/** The internals of Node's `ServerResponse` that say whether its head has been written. */
-interface ResponseHeadState {
-  _header: string | null;
-  _headerSent: boolean;
-}
-
-/** A whole response, made once per representation and second, for every connection it answers. */
-interface WireBytes {
-  readonly dateSecond: number;
-  readonly date: string;
-  get?: Buffer;
-  head?: Buffer;
-  getClosing?: Buffer;
-  headClosing?: Buffer;
-}
-
 /**
  * Long-polls held as SSE subscribers are: by their socket alone. A request to hold is ended at
  * once as far as Node's HTTP server knows — its response finished with nothing written, so that
  * Node lets its request and response objects go and takes the connection for idle — and the
  * socket waits with its stream's `LongPollWaiters`. Its answer, when the element comes or the
  * wait ends, is written to the socket whole: status line, headers and body, made once per
- * representation and second (`wireResponse`) and shared by every connection it answers. Node's
+ * representation and second and shared by every connection it answers (`SocketAnswers`). Node's
  * parser still reads the connection, and parses the client's next request on it as on any idle
  * keep-alive connection.
  *
@@ -79,11 +61,9 @@ interface WireBytes {
 export class HeldLongPolls {
   readonly #context: AppContext;
   readonly #responder: LatestResponder;
-  readonly #keepAliveSeconds: number;
+  readonly #answers: SocketAnswers;
   readonly #held = new WeakMap<Socket, HeldLongPoll>();
   readonly #closeWatched = new WeakSet<Socket>();
-  readonly #wire = new WeakMap<Readonly<OutgoingHttpHeaders>, WireBytes>();
-  #lastWire: { readonly headers: Readonly<OutgoingHttpHeaders>; readonly wire: WireBytes } | undefined;
   readonly #hubsWatched = new WeakSet<StreamHub>();
   /**
    * The last answer made, for the held requests after it that ask the same of the same element
@@ -95,10 +75,10 @@ export class HeldLongPolls {
   #pausedUntilReleased: Socket[] = [];
   readonly #answer = (held: HeldLongPoll, outcome: WaitOutcome) => this.#answerHeld(held, outcome);
 
-  constructor(context: AppContext, responder: LatestResponder, keepAliveTimeoutMs: number) {
+  constructor(context: AppContext, responder: LatestResponder, answers: SocketAnswers) {
     this.#context = context;
     this.#responder = responder;
-    this.#keepAliveSeconds = Math.floor(keepAliveTimeoutMs / 1000);
+    this.#answers = answers;
   }
 
   /**
@@ -117,11 +97,8 @@ export class HeldLongPolls {
    * `maxLongPollWaiters` already; then nothing has been written or held.
    */
   hold(hub: StreamHub, request: LatestRequestHeaders, seconds: number, method: string, response: ServerResponse): boolean {
-    const socket = response.socket;
-    if (!(socket instanceof Socket) || !response.shouldKeepAlive || socket.destroyed) return false;
-    const headState = response as unknown as ResponseHeadState;
-    // Node versions whose responses keep these otherwise hold the response itself.
-    if (headState._header !== null || headState._headerSent !== false) return false;
+    const socket = SocketAnswers.connection(response);
+    if (socket === undefined) return false;
     const held = new HeldLongPoll(socket, hub, request, method === 'HEAD', this.#answer);
     // Watched by the connection (below), not by each hold.
     if (!hub.waiters.hold(held, seconds * 1000)) return false;
@@ -138,11 +115,8 @@ export class HeldLongPolls {
         this.#closed(socket);
       });
     }
-    // Node writes nothing for a response whose head it takes for sent, and ends it: the
-    // connection is idle for Node from here on, and the response and request can be collected.
-    headState._header = HEAD_WRITTEN_ON_THE_SOCKET;
-    headState._headerSent = true;
-    response.end();
+    // The connection is idle for Node from here on, and the response and request can be collected.
+    SocketAnswers.release(response);
     return true;
   }
 
@@ -208,7 +182,7 @@ export class HeldLongPolls {
     }
     if (answer.kind !== 'send') return;
     const closing = this.#context.lifecycle.closing;
-    socket.write(this.#bytes(answer, held.head, closing, nowMs));
+    socket.write(this.#answers.bytes(answer, held.head, closing, nowMs));
     if (closing) socket.end();
     else if (outcome === 'element') {
       // The client's next request waits in the kernel until every held request of this element
@@ -227,27 +201,6 @@ export class HeldLongPolls {
     this.#lastAnswer = { hub, latest: hub.latest, nowMs, request, answer };
     return answer;
   }
-
-  /** The whole response for `answer`, made once per representation, second and kind of request. */
-  #bytes(answer: Extract<LatestOutcome, { kind: 'send' }>, head: boolean, closing: boolean, nowMs: number): Buffer {
-    const dateSecond = Math.floor(nowMs / 1000);
-    // The last one used first: a release answers thousands with the same.
-    const last = this.#lastWire;
-    let wire = last?.headers === answer.headers ? last.wire : this.#wire.get(answer.headers);
-    if (wire === undefined || wire.dateSecond !== dateSecond) {
-      wire = { dateSecond, date: new Date(dateSecond * 1000).toUTCString() };
-      this.#wire.set(answer.headers, wire);
-    }
-    if (last?.wire !== wire) this.#lastWire = { headers: answer.headers, wire };
-    // No closure made per answer: under tsx (the bench, `pnpm start`) each would be named by a `defineProperty`, µs each.
-    if (closing) return head ? (wire.headClosing ??= wireBytes(answer, head, wire, 'close')) : (wire.getClosing ??= wireBytes(answer, head, wire, 'close'));
-    return head ? (wire.head ??= wireBytes(answer, head, wire, this.#keepAliveSeconds)) : (wire.get ??= wireBytes(answer, head, wire, this.#keepAliveSeconds));
-  }
-}
-
-/** `answer` as the bytes of a whole response: status line, headers (with the `Date` of `wire`), and the body unless `head`. */
-function wireBytes(answer: Extract<LatestOutcome, { kind: 'send' }>, head: boolean, wire: WireBytes, keepAliveSeconds: number | 'close'): Buffer {
-  return wireResponse(answer.status, answer.headers, head ? undefined : answer.body, wire.date, { keepAliveSeconds });
 }
 
 /** Whether two requests ask `/latest` the same, once waiting is over (`Prefer` aside). */

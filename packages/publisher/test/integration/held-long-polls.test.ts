@@ -32,19 +32,23 @@ const timeless = (response: RawResponse) => response.headerLines.filter(([name])
 
 /**
  * The requests whose response Node's HTTP server has finished (`http.server.response.finish`,
- * a documented diagnostics channel), by their `Prefer` header: a long-poll held by its socket
- * alone has its response finished, with nothing written, as soon as it is held.
+ * a documented diagnostics channel), by their `Prefer` header, and the head Node took each
+ * response to have: the one it wrote, or what a response answered whole on its socket says
+ * instead (it wrote none). A long-poll held by its socket alone has its response finished, with
+ * nothing written, as soon as it is held.
  */
-function finishedResponses(): string[] {
-  const finished: string[] = [];
+function finishedResponses(): Array<{ readonly prefer: string; readonly head: string }> {
+  const finished: Array<{ readonly prefer: string; readonly head: string }> = [];
   const onFinish = (message: unknown) => {
-    const { request: incoming } = message as { request: IncomingMessage };
-    finished.push(String(incoming.headers.prefer ?? 'no wait'));
+    const { request: incoming, response } = message as { request: IncomingMessage; response: { _header: string | null } };
+    finished.push({ prefer: String(incoming.headers.prefer ?? 'no wait'), head: String(response._header) });
   };
   subscribe('http.server.response.finish', onFinish);
   stopListening.push(() => unsubscribe('http.server.response.finish', onFinish));
   return finished;
 }
+/** What a response answered whole on its socket says its head was. */
+const ON_THE_SOCKET = 'answered on the socket';
 
 async function publisherWithElement(flags: string[] = []) {
   running = await startTestPublisher({ flags });
@@ -78,7 +82,8 @@ describe('long-polls held by their socket alone', () => {
       expect(answer.body.equals(latest.bodies[format][coding]), `${format} ${coding}`).toBe(true);
       expect(answer.headers.etag).toBe(latest.etags[format][coding]);
       expect(answer.headers.connection).toBe('keep-alive');
-      // The same connection, asked at once: Node's own answer, with the same headers in the same order.
+      // The same connection, asked at once: the same headers in the same order (an answer at once
+      // is written whole on the socket too; the last describe below compares it with Node's own).
       connection.send(path, { accept: mediaTypes[format], 'accept-encoding': coding });
       const immediate = await connection.read();
       expect(timeless(answer), `${format} ${coding}`).toEqual(timeless(immediate));
@@ -291,5 +296,82 @@ describe('long-polls held by their socket alone', () => {
     expect(answer.status).toBe(304);
     expect(answer.headers.connection).toBe('close');
     await connection.closed;
+  });
+});
+
+/** Headers that may differ between two answers of one element: the time, and the connection's own. */
+const varying = new Set([...timely, 'connection', 'keep-alive']);
+const comparable = (response: RawResponse) => response.headerLines.filter(([name]) => !varying.has(name));
+
+describe('/latest answered at once, whole on its socket', () => {
+  it("has the status, the headers in their order and the body of Node's own response: 200, 304 and HEAD, in each format and coding", async () => {
+    running = await startTestPublisher({ flags: ['--keep-alive-timeout-ms', '7000'] });
+    await running.push();
+    const latest = running.hub.latest!;
+    const finished = finishedResponses();
+    const asks: Array<{ format: FormatName; coding: (typeof codings)[number]; method: 'GET' | 'HEAD'; ifNoneMatch: boolean }> = [];
+    for (const format of formatNames) {
+      for (const coding of codings) {
+        asks.push({ format, coding, method: 'GET', ifNoneMatch: false }, { format, coding, method: 'GET', ifNoneMatch: true }, { format, coding, method: 'HEAD', ifNoneMatch: false });
+      }
+    }
+    const kept = await open();
+    for (const ask of asks) {
+      const what = `${ask.method} ${ask.format} ${ask.coding}${ask.ifNoneMatch ? ' If-None-Match' : ''}`;
+      const headers = { accept: mediaTypes[ask.format], 'accept-encoding': ask.coding, ...(ask.ifNoneMatch ? { 'if-none-match': latest.etags[ask.format][ask.coding] } : {}) };
+      kept.send(path, headers, ask.method);
+      const answer = await kept.read(ask.method === 'HEAD');
+      // The same asked with Connection: close, which Node answers itself (writeHead and end).
+      const closing = await open();
+      closing.send(path, { ...headers, connection: 'close' }, ask.method);
+      const reference = await closing.read(ask.method === 'HEAD');
+      expect(answer.status, what).toBe(ask.ifNoneMatch ? 304 : 200);
+      expect(comparable(answer), what).toEqual(comparable(reference));
+      // In the same order, Date and Connection included; Keep-Alive only where the connection stays.
+      const names = (response: RawResponse) => response.headerLines.map(([name]) => name).filter((name) => name !== 'keep-alive');
+      expect(names(answer), what).toEqual(names(reference));
+      expect(answer.body.equals(reference.body), what).toBe(true);
+      if (ask.method === 'GET' && !ask.ifNoneMatch) expect(answer.body.equals(latest.bodies[ask.format][ask.coding]), what).toBe(true);
+      expect([answer.headers.connection, answer.headers['keep-alive']], what).toEqual(['keep-alive', 'timeout=7']);
+      expect(reference.headers.connection, what).toBe('close');
+      await closing.closed;
+    }
+    // Every kept-alive answer was written whole on the socket, every closing one by Node.
+    expect(finished.filter(({ head }) => head === ON_THE_SOCKET)).toHaveLength(asks.length);
+    expect(finished.filter(({ head }) => head.startsWith('HTTP/1.1 '))).toHaveLength(asks.length);
+  });
+
+  it('answers pipelined requests in order, those behind the first by Node when their turn comes, and the connection goes on to any route', async () => {
+    running = await startTestPublisher();
+    await running.push();
+    const latest = running.hub.latest!;
+    const finished = finishedResponses();
+    const connection = await open();
+    connection.socket.write(
+      request(path, { 'accept-encoding': 'identity' }) +
+        request(path, { 'accept-encoding': 'gzip' }) +
+        request(path, { 'accept-encoding': 'br', 'if-none-match': latest.etags.turtle.br }) +
+        request(path, { 'accept-encoding': 'identity' }, 'HEAD'),
+    );
+    const first = await connection.read();
+    const second = await connection.read();
+    const third = await connection.read();
+    const fourth = await connection.read(true);
+    expect([first.status, second.status, third.status, fourth.status]).toEqual([200, 200, 304, 200]);
+    expect(first.body.equals(latest.bodies.turtle.identity)).toBe(true);
+    expect(second.body.equals(latest.bodies.turtle.gzip)).toBe(true);
+    expect(third.headers.etag).toBe(latest.etags.turtle.br);
+    expect(fourth.body).toHaveLength(0);
+    expect(finished[0]?.head).toBe(ON_THE_SOCKET);
+    // Then a route of Fastify's on the same connection.
+    connection.send('/streams/parking', { accept: mediaTypes.turtle });
+    const descriptor = await connection.read();
+    expect(descriptor.status).toBe(200);
+    expect(descriptor.headers['content-type']).toContain('text/turtle');
+    // And /latest again, answered on the socket again.
+    connection.send(path);
+    expect((await connection.read()).status).toBe(200);
+    expect(finished.at(-1)?.head).toBe(ON_THE_SOCKET);
+    expect(connection.ended).toBe(false);
   });
 });

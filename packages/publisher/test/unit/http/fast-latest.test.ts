@@ -5,6 +5,7 @@ import { loadConfig } from '../../../src/config/load-config.js';
 import type { AppContext } from '../../../src/http/app-context.js';
 import { fastLatestHandler } from '../../../src/http/fast-latest.js';
 import { HeldLongPolls } from '../../../src/http/held-long-polls.js';
+import { SocketAnswers } from '../../../src/http/socket-answers.js';
 import { LatestResponder } from '../../../src/http/latest-responder.js';
 import { MemoryEventLog } from '../../../src/log/memory-event-log.js';
 import { loadBundledContext } from '../../../src/model/bundled-context.js';
@@ -86,7 +87,7 @@ async function setup(options: { maxLongPollWaiters?: number; underPressure?: boo
   } as unknown as AppContext;
   const responder = new LatestResponder(config, new NegotiationCache(10));
   // Fake responses have no socket: held with their response (tests/integration/held-long-polls.test.ts holds sockets).
-  const handle = fastLatestHandler(context, responder, () => options.underPressure ?? false, new HeldLongPolls(context, responder, 65_000));
+  const handle = fastLatestHandler(context, responder, () => options.underPressure ?? false, new HeldLongPolls(context, responder, new SocketAnswers(65_000)), new SocketAnswers(65_000));
   const request = (url: string, headers: Record<string, string> = {}, method = 'GET') => {
     const response = new FakeResponse();
     const handled = handle({ method, url, headers } as IncomingMessage, response as unknown as ServerResponse);
