@@ -1,0 +1,2 @@
+// A cluster worker that reads what its primary sends, and does nothing else.
+process.on('message', () => {});
