@@ -2,8 +2,9 @@
  * What one `GET /streams/parking/latest` costs the publisher when it answers as fast as it can.
  * The publisher runs as the bench starts it (`PublisherProcess`, its log in a directory of its
  * own), and `--connections` keep-alive connections of this process send one request after the
- * other, each the next as soon as the last is answered: raw sockets, a client far cheaper than
- * the server, where autocannon is the bottleneck of the bench's throughput phase on our machine.
+ * other, each the next as soon as the last is answered: the fleet's `LeanHttpConnection`, a
+ * client far cheaper than the server, where autocannon is the bottleneck of the bench's
+ * throughput phase on our machine.
  * Reported: the publisher's CPU (every thread, `ProcessCpuClock`) per request over `--seconds`,
  * after 2 s of warm-up, and the requests per second. `--status 304` asks with the ETag of the
  * newest element the connection was sent (a revalidation; a 200 once per element), `200`
@@ -13,12 +14,13 @@
  * Usage: pnpm exec tsx packages/bench/scripts/latest-request-cost.ts [--status 200|304] [--seconds 10] [--connections 64] [--port 18777]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { connect, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { ProcessCpuClock } from '../src/collect/process-cpu-clock.js';
+import { LeanHttpConnection } from '../src/fleet/lean-http-connection.js';
 import { PublisherProcess } from '../src/process/publisher-process.js';
 
 const { values } = parseArgs({
@@ -44,34 +46,23 @@ try {
     if (etag === null) await sleep(250);
   }
 
-  /** The request a connection sends: for `304`, with the tag of the newest element it was sent. */
-  const requestFor = (tag: string | null) =>
-    Buffer.from(`GET /streams/parking/latest HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/turtle\r\n${values.status === '304' && tag !== null ? `If-None-Match: ${tag}\r\n` : ''}\r\n`);
-
   let answered = 0;
   let stopping = false;
   const sockets: Socket[] = [];
-  for (let index = 0; index < Number(values.connections); index++) {
-    let request = requestFor(etag);
-    const socket = connect(port, '127.0.0.1', () => socket.write(request));
-    socket.on('error', () => undefined);
-    sockets.push(socket);
-    let buffered: Buffer = Buffer.alloc(0);
-    socket.on('data', (chunk: Buffer) => {
-      buffered = buffered.length === 0 ? chunk : Buffer.concat([buffered, chunk]);
-      for (;;) {
-        const end = buffered.indexOf('\r\n\r\n');
-        if (end < 0) return;
-        const head = buffered.subarray(0, end).toString('latin1');
-        const length = head.startsWith('HTTP/1.1 304') ? 0 : Number(/content-length: (\d+)/i.exec(head)?.[1] ?? 0);
-        if (buffered.length < end + 4 + length) return;
-        buffered = buffered.subarray(end + 4 + length);
-        if (head.startsWith('HTTP/1.1 200')) request = requestFor(/etag: (.+)/i.exec(head)?.[1] ?? null);
-        answered++;
-        if (!stopping) socket.write(request);
-      }
-    });
-  }
+  /** One connection's requests, each sent as soon as the last is answered; for `304`, with the tag of the newest element it was sent. */
+  const poll = async () => {
+    const connection = new LeanHttpConnection(new URL(latestUrl), undefined, (socket) => sockets.push(socket));
+    let tag = etag as string;
+    while (!stopping) {
+      const headers: Record<string, string> = values.status === '304' ? { accept: 'text/turtle', 'if-none-match': tag } : { accept: 'text/turtle' };
+      const response = await connection.request({ path: '/streams/parking/latest', method: 'GET', headers, headersTimeout: 10_000, bodyTimeout: 10_000 });
+      if (response.statusCode === 200) tag = response.headers.etag ?? tag;
+      answered++;
+    }
+  };
+  /** Connections that failed (a failed request ends its connection's polling): the figures are then not the publisher's. */
+  const failures: unknown[] = [];
+  const polling = Array.from({ length: Number(values.connections) }, () => poll().catch((error: unknown) => failures.push(error)));
 
   const clock = new ProcessCpuClock(publisher.pid);
   await sleep(2_000);
@@ -79,7 +70,9 @@ try {
   await sleep(Number(values.seconds) * 1_000);
   const [cpuAfter, answeredAfter, endedAt] = [clock.readMs(), answered, performance.now()];
   stopping = true;
+  await Promise.all(polling);
   for (const socket of sockets) socket.destroy();
+  if (failures.length > 0) throw new Error(`${failures.length} of ${values.connections} connections failed`, { cause: failures[0] });
   const requests = answeredAfter - answeredBefore;
   console.log(
     `${values.status}: ${(((cpuAfter - cpuBefore) * 1_000) / requests).toFixed(2)} µs of publisher CPU per request, ` +
