@@ -59,8 +59,7 @@ export function fastLatestHandler(
       throw error;
     }
     if (outcome.kind === 'send') {
-      if (socketAnswers.answer(response, outcome, method === 'HEAD', nowMs)) context.metrics.requestAnswered(latestRoute, method, outcome.status);
-      else answer(context, method, response, outcome);
+      answer(context, method, response, outcome, socketAnswers, nowMs);
       return true;
     }
     if (hub.waiters.size >= hub.waiters.maxWaiters) return false;
@@ -76,10 +75,16 @@ export function fastLatestHandler(
   };
 }
 
-function answer(context: AppContext, method: string, response: ServerResponse, outcome: LatestOutcome): void {
+/**
+ * Sends `outcome`: written whole on the socket by `socketAnswers` where it is given and can be
+ * (see there), else with one `writeHead` and one `end`; counted either way.
+ */
+function answer(context: AppContext, method: string, response: ServerResponse, outcome: LatestOutcome, socketAnswers?: SocketAnswers, nowMs = Date.now()): void {
   if (outcome.kind !== 'send') throw new Error('a long-poll must be resolved before sending');
-  response.writeHead(outcome.status, outcome.headers);
-  response.end(method === 'HEAD' ? undefined : outcome.body);
+  if (socketAnswers?.answer(response, outcome, method === 'HEAD', nowMs) !== true) {
+    response.writeHead(outcome.status, outcome.headers);
+    response.end(method === 'HEAD' ? undefined : outcome.body);
+  }
   context.metrics.requestAnswered(latestRoute, method, outcome.status);
 }
 
