@@ -13,7 +13,7 @@ interface ResponseHeadState {
 }
 
 /** What a response answered on its socket says its head was (never written: any non-empty string). */
-const HEAD_WRITTEN_ON_THE_SOCKET = 'answered on the socket';
+export const HEAD_WRITTEN_ON_THE_SOCKET = 'answered on the socket';
 
 /** A whole response, made once per representation and second, for every connection it answers. */
 interface WireBytes {

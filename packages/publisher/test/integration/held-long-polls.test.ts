@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type FormatName, formatNames, mediaTypes } from '@rdf-stream/protocol';
 import { readProblem } from '../support/problem.js';
 import { RawHttpConnection, type RawResponse, request } from '../support/raw-http.js';
+import { HEAD_WRITTEN_ON_THE_SOCKET } from '../../src/http/socket-answers.js';
 import { sharedSendProgressMonitor } from '../../src/publish/sse/send-progress-monitor.js';
 import { startTestPublisher, type TestPublisher } from '../../src/testing.js';
 
@@ -47,8 +48,6 @@ function finishedResponses(): Array<{ readonly prefer: string; readonly head: st
   stopListening.push(() => unsubscribe('http.server.response.finish', onFinish));
   return finished;
 }
-/** What a response answered whole on its socket says its head was. */
-const ON_THE_SOCKET = 'answered on the socket';
 
 async function publisherWithElement(flags: string[] = []) {
   running = await startTestPublisher({ flags });
@@ -337,7 +336,7 @@ describe('/latest answered at once, whole on its socket', () => {
       await closing.closed;
     }
     // Every kept-alive answer was written whole on the socket, every closing one by Node.
-    expect(finished.filter(({ head }) => head === ON_THE_SOCKET)).toHaveLength(asks.length);
+    expect(finished.filter(({ head }) => head === HEAD_WRITTEN_ON_THE_SOCKET)).toHaveLength(asks.length);
     expect(finished.filter(({ head }) => head.startsWith('HTTP/1.1 '))).toHaveLength(asks.length);
   });
 
@@ -362,7 +361,7 @@ describe('/latest answered at once, whole on its socket', () => {
     expect(second.body.equals(latest.bodies.turtle.gzip)).toBe(true);
     expect(third.headers.etag).toBe(latest.etags.turtle.br);
     expect(fourth.body).toHaveLength(0);
-    expect(finished[0]?.head).toBe(ON_THE_SOCKET);
+    expect(finished[0]?.head).toBe(HEAD_WRITTEN_ON_THE_SOCKET);
     // Then a route of Fastify's on the same connection.
     connection.send('/streams/parking', { accept: mediaTypes.turtle });
     const descriptor = await connection.read();
@@ -371,7 +370,7 @@ describe('/latest answered at once, whole on its socket', () => {
     // And /latest again, answered on the socket again.
     connection.send(path);
     expect((await connection.read()).status).toBe(200);
-    expect(finished.at(-1)?.head).toBe(ON_THE_SOCKET);
+    expect(finished.at(-1)?.head).toBe(HEAD_WRITTEN_ON_THE_SOCKET);
     expect(connection.ended).toBe(false);
   });
 });
