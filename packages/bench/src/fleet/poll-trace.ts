@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /**
@@ -23,8 +23,9 @@ export class PollTrace {
     this.#rows.push(client, sentAtMs, answeredAtMs, status, changed ? 1 : 0, knownGeneratedAtMs, answerGeneratedAtMs);
   }
 
-  /** Writes the trace as CSV into `directory`, named after this process. */
+  /** Writes the trace as CSV into `directory` (made if missing), named after this process. */
   write(directory: string): void {
+    mkdirSync(directory, { recursive: true });
     const width = pollTraceColumns.length;
     const lines = [pollTraceColumns.join(',')];
     for (let row = 0; row < this.#rows.length; row += width) lines.push(this.#rows.slice(row, row + width).join(','));

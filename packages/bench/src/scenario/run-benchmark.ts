@@ -283,10 +283,13 @@ async function startFleet(options: BenchOptions, mode: BenchMode, clients: numbe
     stop: () =>
       Promise.all(
         workers.map((worker) => {
-          const report = new Promise<WorkerReport>((resolve) => {
+          const report = new Promise<WorkerReport>((resolve, reject) => {
             worker.on('message', (message: WorkerProgress | WorkerReport) => {
               if (message.type === 'report') resolve(message);
             });
+            // A worker that dies while stopping (its error is on stderr) would leave the run waiting for ever;
+            // 'close' comes after its IPC channel is read to the end, so a report sent before exiting is not lost.
+            worker.once('close', (code, signal) => reject(new Error(`a client worker exited with ${signal ?? code} before it reported (its error is above)`)));
           });
           worker.send('stop');
           return report;

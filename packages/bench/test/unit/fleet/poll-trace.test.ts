@@ -20,4 +20,11 @@ describe('PollTrace', () => {
     const lines = readFileSync(join(directory, `poll-trace-${process.pid}.csv`), 'utf8').trim().split('\n');
     expect(lines).toEqual([pollTraceColumns.join(','), '3,1000,1040,304,0,500,NaN', '3,1040,1290,200,1,500,1010']);
   });
+
+  it('makes the directory it is named when it does not exist yet', () => {
+    directory = mkdtempSync(join(tmpdir(), 'poll-trace-'));
+    const nested = join(directory, 'not', 'yet');
+    new PollTrace().write(nested);
+    expect(readFileSync(join(nested, `poll-trace-${process.pid}.csv`), 'utf8')).toBe(`${pollTraceColumns.join(',')}\n`);
+  });
 });
