@@ -1,5 +1,4 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Clock } from './clock-and-logger.js';
@@ -15,9 +14,11 @@ import { ManualSource } from './source/manual-source.js';
 import { ParkingSimulator } from './source/parking-simulator.js';
 
 import { sampleObservations } from './testing/sample-observations.js';
+import { freePort } from './testing/free-port.js';
 
 export { type ManualClock, manualClock } from './testing/manual-clock.js';
 export { sampleObservations } from './testing/sample-observations.js';
+export { freePort } from './testing/free-port.js';
 export { syntheticHistory, type SyntheticHistoryOptions } from './testing/synthetic-history.js';
 export { elementIds, type EventSourceMessage, openSse, type SseConnection } from './testing/sse-reader.js';
 
@@ -120,19 +121,6 @@ export interface TestPublisher {
  * turns it on (its flags come after these).
  */
 const inProcess = ['--log-level', 'silent', '--max-event-loop-turn-ms', '0'];
-
-/**
- * A port that was free a moment ago, for what must be told its port before it starts (a child
- * process, a broker, a second publisher on the port of one that stopped).
- */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}
 
 const isValues = (items: readonly Observation[] | readonly number[]): items is readonly number[] => typeof items[0] === 'number';
 
