@@ -1,5 +1,4 @@
 import { type ChildProcess, fork, spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -140,18 +139,33 @@ async function startStatePublisher(options: UpstreamOptions, port: number, upstr
   return publisher;
 }
 
+/**
+ * The next message of a client process; rejects when the process ends first (its error is on
+ * stderr), where waiting for the message would leave the run waiting for ever.
+ */
+function nextMessage(worker: ChildProcess, what: string): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const onClose = (code: number | null, signal: NodeJS.Signals | null) => reject(new Error(`a client process exited with ${signal ?? code} before it ${what} (its error is above)`));
+    worker.once('close', onClose);
+    worker.once('message', (message) => {
+      worker.off('close', onClose);
+      resolve(message);
+    });
+  });
+}
+
 /** Forks the client processes, runs the job split among them, and merges their reports. */
 async function runClients(options: UpstreamOptions, job: Omit<UpstreamClientJob, 'clients'>, clients: number): Promise<UpstreamClientReport> {
   const processes = Math.min(options.clientProcesses, clients);
   const workers = Array.from({ length: processes }, () =>
     fork(fileURLToPath(new URL('../fleet/upstream-client-worker.ts', import.meta.url)), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }),
   );
-  await Promise.all(workers.map((worker) => once(worker, 'message')));
+  await Promise.all(workers.map((worker) => nextMessage(worker, 'loaded')));
   const reports = await Promise.all(
     workers.map((worker, index) => {
       const count = Math.floor(clients / processes) + (index < clients % processes ? 1 : 0);
       worker.send({ ...job, clients: count } satisfies UpstreamClientJob);
-      return once(worker, 'message').then(([report]) => report as UpstreamClientReport);
+      return nextMessage(worker, 'reported') as Promise<UpstreamClientReport>;
     }),
   );
   return {

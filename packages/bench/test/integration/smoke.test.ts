@@ -189,3 +189,23 @@ describe('pnpm bench (smoke run: a few seconds, 200 clients per mode, every mode
     expect(websocket!.updatesExpected).toBeGreaterThanOrEqual(100 * 6);
   }, 120_000);
 });
+
+describe('pnpm bench when a client worker dies', () => {
+  it('fails the run, saying so, and leaves no publisher behind (it does not wait for the report for ever)', async () => {
+    const cli = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
+    // A poll trace it cannot write (a directory under a file) ends each worker as it stops.
+    const failure = await run(
+      process.execPath,
+      ['--import', 'tsx', cli, '--mode', 'poll', '--clients', '100', '--duration', '2', '--ramp', '1', '--interval', '1', '--port', '18940', '--throughput-duration', '0', '--out', join(out, 'dies')],
+      { cwd: fileURLToPath(new URL('../..', import.meta.url)), timeout: 90_000, env: { ...process.env, RDF_STREAM_BENCH_POLL_TRACE: '/dev/null/trace' } },
+    ).then(
+      () => undefined,
+      (error: { code: number | null; killed: boolean; stderr: string }) => error,
+    );
+    expect(failure).toMatchObject({ code: 1, killed: false });
+    expect(failure?.stderr).toMatch(/a client worker exited with 1 before it reported/);
+    // Its publisher was stopped on the way out: the port is free again.
+    const response = await fetch('http://127.0.0.1:18940/streams/parking/latest').catch((error: Error) => error);
+    expect(response).toBeInstanceOf(Error);
+  }, 120_000);
+});
