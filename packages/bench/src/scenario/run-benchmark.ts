@@ -14,6 +14,7 @@ import { ProcessSampler, type ResourceSummary } from '../collect/process-sampler
 import { readSystemCounters, type SystemCounters, systemDelta } from '../collect/system-counters.js';
 import type { BenchMode, GzipReading, WorkerJob, WorkerProgress, WorkerReady, WorkerReport } from '../fleet/worker-protocol.js';
 import { gzipVerifySampleClients } from '../fleet/gzip-verify-sample.js';
+import { nextMessage } from '../process/child-message.js';
 import type { BenchOptions } from './bench-options.js';
 import { InstanceSamplers, type InstanceResources, type RedisResources } from './instance-samplers.js';
 import { MemoryWatch } from './memory-watch.js';
@@ -283,14 +284,7 @@ async function startFleet(options: BenchOptions, mode: BenchMode, clients: numbe
     stop: () =>
       Promise.all(
         workers.map((worker) => {
-          const report = new Promise<WorkerReport>((resolve, reject) => {
-            worker.on('message', (message: WorkerProgress | WorkerReport) => {
-              if (message.type === 'report') resolve(message);
-            });
-            // A worker that dies while stopping (its error is on stderr) would leave the run waiting for ever;
-            // 'close' comes after its IPC channel is read to the end, so a report sent before exiting is not lost.
-            worker.once('close', (code, signal) => reject(new Error(`a client worker exited with ${signal ?? code} before it reported (its error is above)`)));
-          });
+          const report = nextMessage<WorkerReport>(worker, 'reported', (message) => (message as WorkerProgress | WorkerReport).type === 'report');
           worker.send('stop');
           return report;
         }),

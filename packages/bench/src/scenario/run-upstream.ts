@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { streamIri, streamResources } from '@rdf-stream/protocol';
 import { sumCounts } from '../analyze/sum-counts.js';
 import { ProcessSampler, type ResourceSummary } from '../collect/process-sampler.js';
+import { nextMessage } from '../process/child-message.js';
 import { PublisherProcess } from '../process/publisher-process.js';
 import type { UpstreamClientJob, UpstreamClientReport } from '../fleet/upstream-client-worker.js';
 import { processTree, startProxy, stopProcess, stopProxy } from './services.js';
@@ -139,21 +140,6 @@ async function startStatePublisher(options: UpstreamOptions, port: number, upstr
   return publisher;
 }
 
-/**
- * The next message of a client process; rejects when the process ends first (its error is on
- * stderr), where waiting for the message would leave the run waiting for ever.
- */
-function nextMessage(worker: ChildProcess, what: string): Promise<unknown> {
-  return new Promise((resolve, reject) => {
-    const onClose = (code: number | null, signal: NodeJS.Signals | null) => reject(new Error(`a client process exited with ${signal ?? code} before it ${what} (its error is above)`));
-    worker.once('close', onClose);
-    worker.once('message', (message) => {
-      worker.off('close', onClose);
-      resolve(message);
-    });
-  });
-}
-
 /** Forks the client processes, runs the job split among them, and merges their reports. */
 async function runClients(options: UpstreamOptions, job: Omit<UpstreamClientJob, 'clients'>, clients: number): Promise<UpstreamClientReport> {
   const processes = Math.min(options.clientProcesses, clients);
@@ -165,7 +151,7 @@ async function runClients(options: UpstreamOptions, job: Omit<UpstreamClientJob,
     workers.map((worker, index) => {
       const count = Math.floor(clients / processes) + (index < clients % processes ? 1 : 0);
       worker.send({ ...job, clients: count } satisfies UpstreamClientJob);
-      return nextMessage(worker, 'reported') as Promise<UpstreamClientReport>;
+      return nextMessage<UpstreamClientReport>(worker, 'reported');
     }),
   );
   return {
