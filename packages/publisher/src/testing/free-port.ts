@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { pickFreePort } from '../bind-free-port.js';
 
 /** How many ports below the kernel's ephemeral range a test port is drawn from. */
 const TEST_PORTS = 16_384;
@@ -26,14 +27,12 @@ export function testPortRange(rangeFile = '/proc/sys/net/ipv4/ip_local_port_rang
   return high - low >= 1_000 ? { low, high } : undefined;
 }
 
-function listenable(host: string, port: number): Promise<number | undefined> {
+/** Whether `port` on `host` can be listened on now. */
+function listenable(host: string, port: number): Promise<boolean> {
   const server = createServer();
   return new Promise((resolve) => {
-    server.once('error', () => resolve(undefined));
-    server.listen({ host, port, exclusive: true }, () => {
-      const address = server.address();
-      server.close(() => resolve(address !== null && typeof address === 'object' ? address.port : undefined));
-    });
+    server.once('error', () => resolve(false));
+    server.listen({ host, port, exclusive: true }, () => server.close(() => resolve(true)));
   });
 }
 
@@ -49,10 +48,8 @@ function listenable(host: string, port: number): Promise<number | undefined> {
 export async function freePort(host = '127.0.0.1', random: () => number = Math.random): Promise<number> {
   const range = testPortRange();
   for (let attempt = 0; range !== undefined && attempt < ATTEMPTS; attempt++) {
-    const port = await listenable(host, range.low + Math.floor(random() * (range.high - range.low + 1)));
-    if (port !== undefined) return port;
+    const port = range.low + Math.floor(random() * (range.high - range.low + 1));
+    if (await listenable(host, port)) return port;
   }
-  const port = await listenable(host, 0);
-  if (port === undefined) throw new Error(`no port to listen on ${host}`);
-  return port;
+  return pickFreePort(host, 1);
 }
