@@ -16,7 +16,8 @@ export interface LeanResponse {
   readonly statusCode: number;
   /** Lower-case names; a repeated header's values joined with `, `. */
   readonly headers: Record<string, string>;
-  readonly body: { text(): Promise<string>; dump(): Promise<void> };
+  /** `received`: the whole body, as it came (a poller reads what it needs of it without decoding it). */
+  readonly body: { text(): Promise<string>; dump(): Promise<void>; readonly received: Buffer };
 }
 
 /** The longest head of an answer read (bytes): a status line and the publisher's few headers. */
@@ -40,9 +41,9 @@ export class LeanHttpError extends Error {
 }
 
 class TextBody {
-  constructor(readonly bytes: Buffer) {}
+  constructor(readonly received: Buffer) {}
   text(): Promise<string> {
-    return Promise.resolve(this.bytes.toString('utf8'));
+    return Promise.resolve(this.received.toString('utf8'));
   }
   dump(): Promise<void> {
     return Promise.resolve();

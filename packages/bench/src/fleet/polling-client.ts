@@ -30,7 +30,12 @@ export interface LatestDispatcher {
   }): Promise<{
     readonly statusCode: number;
     readonly headers: Readonly<Record<string, string | string[] | undefined>>;
-    readonly body: { text(): Promise<string>; dump(): Promise<unknown> };
+    readonly body: {
+      text(): Promise<string>;
+      dump(): Promise<unknown>;
+      /** The whole body, when the dispatcher has read it already (`LeanHttpConnection`): read without decoding it. */
+      readonly received?: Buffer;
+    };
   }>;
 }
 
@@ -130,7 +135,8 @@ async function ask(fleet: Fleet, client: FleetClient, options: PollingClientOpti
     // The body of a refusal or a "retry later" is read for its cause (a problem document).
     let problem: string | undefined;
     if (answer.kind === 'element') {
-      const stamp = fleet.updates.record(client, await response.body.text(), Date.now());
+      const { body } = response;
+      const stamp = fleet.updates.record(client, body.received ?? (await body.text()), Date.now());
       if (hints !== undefined && stamp !== undefined) hints.generatedAtMs = stamp.generatedAtMs;
       answerGeneratedAtMs = stamp?.generatedAtMs ?? Number.NaN;
     } else if (answer.kind === 'refused' || answer.kind === 'retry') problem = await response.body.text();

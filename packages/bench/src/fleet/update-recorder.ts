@@ -1,5 +1,5 @@
 import { LatencyRecorder } from '@rdf-stream/client';
-import { elementStamp } from './timestamp.js';
+import { elementStamp, elementStampIn } from './timestamp.js';
 
 /** One simulated client's record: when it was first answered, and the elements it got. */
 export interface FleetClient {
@@ -35,12 +35,13 @@ export class UpdateRecorder {
   }
 
   /**
-   * Records the element in `body` the first time `client` gets it, and returns its stamp.
+   * Records the element in `body` (its text, or its UTF-8 bytes: see `elementStampIn`) the first
+   * time `client` gets it, and returns its stamp.
    * Elements generated before the client was first answered (a poller's first answer is the
    * state it found) or before `measureFromMs` are not measured updates.
    */
-  record(client: FleetClient, body: string, receivedAt: number): ReturnType<typeof elementStamp> {
-    const stamp = elementStamp(body);
+  record(client: FleetClient, body: string | Buffer, receivedAt: number): ReturnType<typeof elementStamp> {
+    const stamp = typeof body === 'string' ? elementStamp(body) : elementStampIn(body);
     const from = Math.max(this.#measureFromMs, client.connectedAt ?? Number.POSITIVE_INFINITY);
     if (stamp === undefined || stamp.generatedAtMs < from || client.seqs.includes(stamp.seq)) return stamp;
     client.seqs.push(stamp.seq);

@@ -15,7 +15,9 @@ describe('UpdateRecorder', () => {
     updates.record(a, element(1, T0 + 1_000), T0 + 1_040);
     updates.record(a, element(1, T0 + 1_000), T0 + 1_900);
     updates.record(b, element(1, T0 + 1_000), T0 + 1_100);
-    updates.record(b, element(2, T0 + 2_000), T0 + 2_010);
+    // A poller's answer is recorded from its bytes, as the same element in text.
+    expect(updates.record(b, Buffer.from(element(2, T0 + 2_000)), T0 + 2_010)).toEqual({ seq: 2, generatedAtMs: T0 + 2_000 });
+    updates.record(b, element(2, T0 + 2_000), T0 + 2_020);
     expect(updates.updates).toBe(3);
     expect(a.seqs).toEqual([1]);
     const [first, second] = updates.elements();
