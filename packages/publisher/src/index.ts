@@ -6,6 +6,7 @@ export { ConfigError, ConfigHelp, loadConfig } from './config/load-config.js';
 export { type ErrorCode, PublisherError } from './errors.js';
 export { buildApp } from './http/app.js';
 export { elementQuads, type Observation } from './model/observation.js';
+export { PUBLISHER_NODE_OPTIONS } from './node-options.js';
 export type { StreamDefinition, StreamHub } from './publish/stream-hub.js';
 export type { ElementSource, ObservationSink } from './source/element-source.js';
 export { ManualSource } from './source/manual-source.js';

@@ -5,6 +5,7 @@ import { runPrimary, runWorker } from './cluster.js';
 import type { PublisherConfig } from './config/config-schema.js';
 import { withListeningPort } from './config/load-config.js';
 import { redactedUrl } from './log/redis/redis-connection.js';
+import { memoryReducerOption } from './node-options.js';
 import { socketSendQueue } from './publish/sse/socket-send-queue.js';
 import { createPublisher, type Publisher } from './publisher.js';
 import { instanceConfig, superviseInstances } from './shared-log-workers.js';
@@ -68,6 +69,8 @@ export async function runServer(configured: PublisherConfig): Promise<Publisher 
       streams: [...publisher.hubs.values()].map((hub) => hub.definition.iri),
       log: config.log === 'file' ? `file: ${config.dataDir}` : config.log === 'redis' ? `redis: ${redactedUrl(config.redisUrl)}` : 'memory (lost at exit)',
       sendQueues: sendQueuesRead(config),
+      // Every launcher of the publisher turns it off (docs/configuration.md, "Node's options"); plain `node` does not.
+      v8MemoryReducer: memoryReducerOption() === 'off' ? 'off' : 'on (node was started without --no-memory-reducer)',
     },
     `publishing ${[...publisher.hubs.keys()].join(', ')} at ${config.baseUrl}/streams`,
   );

@@ -30,6 +30,13 @@ const entryArguments: Record<PublisherBuild, readonly string[]> = {
   compiled: ['--conditions=@rdf-stream/compiled', 'packages/publisher/bin/rdf-stream-publisher.js'],
 };
 
+/**
+ * Node's options every launcher of the publisher gives it (its installed command's `env -S` line,
+ * `pnpm start`, the Docker image): V8's memory reducer off (docs/configuration.md, "Node's
+ * options"). The benchmark measures the publisher as it is run.
+ */
+export const PUBLISHER_NODE_OPTIONS: readonly string[] = ['--no-memory-reducer'];
+
 export interface PublisherLaunch {
   readonly port: number;
   /** The CLI's flags beyond `--port`. */
@@ -70,7 +77,7 @@ export class PublisherProcess {
     this.url = `http://127.0.0.1:${launch.port}`;
     this.#child = spawn(
       process.execPath,
-      [...(launch.nodeOptions ?? []), ...entryArguments[launch.build ?? 'source'], '--port', String(launch.port), ...(launch.flags ?? [])],
+      [...PUBLISHER_NODE_OPTIONS, ...(launch.nodeOptions ?? []), ...entryArguments[launch.build ?? 'source'], '--port', String(launch.port), ...(launch.flags ?? [])],
       { cwd: repositoryRoot, stdio: ['ignore', 'pipe', 'pipe'], env: launch.env ?? process.env },
     );
     this.exited = once(this.#child, 'exit').then(([code, signal]) => ({ code: code as number | null, signal: signal as NodeJS.Signals | null }));

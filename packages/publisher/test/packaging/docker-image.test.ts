@@ -284,6 +284,8 @@ describe('docker/Dockerfile', () => {
       });
       try {
         await published(started);
+        // The image runs node with the publisher's options.
+        expect(started.stdout()).toContain('"v8MemoryReducer":"off"');
         const base = `http://127.0.0.1:${port}`;
         const id = await firstEventId(`${base}/streams/parking/events`);
         const element = await getOnce(`${base}/streams/parking/elements/${id}`, { accept: 'text/turtle' });

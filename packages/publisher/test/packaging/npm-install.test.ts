@@ -306,6 +306,15 @@ describe('installed with npm into an outside project', () => {
       await exited;
     });
 
+    it("runs with the publisher's node options where node can start again with them, and says whether it does", () => {
+      // The installed command starts node again with --no-memory-reducer (process.execve, Node ≥ 22.15).
+      const restarts = typeof (process as { execve?: unknown }).execve === 'function';
+      expect(publisherOutput).toContain(restarts ? '"v8MemoryReducer":"off"' : '"v8MemoryReducer":"on (node was started without --no-memory-reducer)"');
+      // In the same process: the pid it was started as is the publisher's, and its command line has the option.
+      const commandLine = readFileSync(`/proc/${publisher.pid}/cmdline`, 'utf8').split('\0');
+      expect(commandLine.includes('--no-memory-reducer')).toBe(restarts);
+    });
+
     it('reads kernel send queues socket by socket: npm installed the optional koffi, and it loads', () => {
       expect(publisherOutput).toMatch(/"sendQueues":"ioctl\(SIOCOUTQ\) per socket"/);
     });
