@@ -31,9 +31,9 @@ const entryArguments: Record<PublisherBuild, readonly string[]> = {
 };
 
 /**
- * Node's options every launcher of the publisher gives it (its installed command's `env -S` line,
- * `pnpm start`, the Docker image): V8's memory reducer off (docs/configuration.md, "Node's
- * options"). The benchmark measures the publisher as it is run.
+ * Node's options every launcher of the publisher gives it (its installed command, which starts
+ * node again with them; `pnpm start`; the Docker image): V8's memory reducer off
+ * (docs/configuration.md, "Node's options"). The benchmark measures the publisher as it is run.
  */
 export const PUBLISHER_NODE_OPTIONS: readonly string[] = ['--no-memory-reducer'];
 
