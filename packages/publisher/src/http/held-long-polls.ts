@@ -3,6 +3,7 @@ import type { Socket } from 'node:net';
 import { streamPath } from '@rdf-stream/protocol';
 import type { LongPollWaiter, WaitOutcome } from '../publish/latest/long-poll-waiters.js';
 import { watchProgress } from '../publish/sse/guarded-sink.js';
+import { NOT_WATCHED, type ProgressWatch } from '../publish/sse/send-progress-monitor.js';
 import type { LatestElement, StreamHub } from '../publish/stream-hub.js';
 import type { AppContext } from './app-context.js';
 import type { LatestOutcome, LatestRequestHeaders, LatestResponder } from './latest-responder.js';
@@ -17,6 +18,7 @@ const latestRoute = streamPath(':id', 'latest');
 class HeldLongPoll implements LongPollWaiter {
   constructor(
     readonly socket: Socket,
+    readonly connection: HeldConnection,
     readonly hub: StreamHub,
     readonly request: LatestRequestHeaders,
     readonly head: boolean,
@@ -26,6 +28,16 @@ class HeldLongPoll implements LongPollWaiter {
   settle(outcome: WaitOutcome): void {
     this.answer(this, outcome);
   }
+}
+
+/**
+ * A connection that has had a long-poll held here, from its first until it closes: what its
+ * client acknowledges is watched (`watch`, told of every write to it), and the long-poll it has
+ * held now, if any.
+ */
+class HeldConnection {
+  held: HeldLongPoll | undefined = undefined;
+  watch: ProgressWatch = NOT_WATCHED;
 }
 
 /**
@@ -43,7 +55,12 @@ class HeldLongPoll implements LongPollWaiter {
  * closes, not once per held request: the monitor then knows it idle between two answers, as an
  * SSE subscriber between two events, and reads the kernel's send queues once after an element's
  * answers rather than at every check while requests are held (smart pollers holding ahead are
- * held most of the time). Over its limits, its held request (if any) is cancelled and the
+ * held most of the time). Every write to such a connection is reported to the monitor, as an SSE
+ * subscriber's (`WatchOptions.writesReported`): a held answer here, an answer at once by the
+ * fast path or the load shedder, and any other response on it when Node has finished it
+ * (`answered`); so a connection found idle is not visited by the checks at all until its next
+ * answer, where it was read at every check (for held long-polls, five times per element at one
+ * element every five seconds). Over its limits, its held request (if any) is cancelled and the
  * connection reset, as a push connection's.
  *
  * What Node would otherwise do for such a connection is done here: its client going away
@@ -62,8 +79,8 @@ export class HeldLongPolls {
   readonly #context: AppContext;
   readonly #responder: LatestResponder;
   readonly #answers: SocketAnswers;
-  readonly #held = new WeakMap<Socket, HeldLongPoll>();
-  readonly #closeWatched = new WeakSet<Socket>();
+  /** Every connection that has had a long-poll held here, until it closes: one entry each, not one per hold. */
+  readonly #connections = new WeakMap<Socket, HeldConnection>();
   readonly #hubsWatched = new WeakSet<StreamHub>();
   /**
    * The last answer made, for the held requests after it that ask the same of the same element
@@ -87,7 +104,7 @@ export class HeldLongPolls {
    */
   attach(server: Server): void {
     server.on('timeout', (socket: Socket) => {
-      if (!this.#held.has(socket)) socket.destroy();
+      if (this.#connections.get(socket)?.held === undefined) socket.destroy();
     });
   }
 
@@ -99,22 +116,24 @@ export class HeldLongPolls {
   hold(hub: StreamHub, request: LatestRequestHeaders, seconds: number, method: string, response: ServerResponse): boolean {
     const socket = SocketAnswers.connection(response);
     if (socket === undefined) return false;
-    const held = new HeldLongPoll(socket, hub, request, method === 'HEAD', this.#answer);
+    let connection = this.#connections.get(socket);
+    const held = new HeldLongPoll(socket, connection ?? new HeldConnection(), hub, request, method === 'HEAD', this.#answer);
     // Watched by the connection (below), not by each hold.
     if (!hub.waiters.hold(held, seconds * 1000)) return false;
-    this.#held.set(socket, held);
     if (!this.#hubsWatched.has(hub)) {
       this.#hubsWatched.add(hub);
       hub.waiters.onReleased(() => this.#resumeAnswered());
     }
-    if (!this.#closeWatched.has(socket)) {
-      this.#closeWatched.add(socket);
-      const unwatch = this.#watchProgress(socket, hub);
+    if (connection === undefined) {
+      connection = held.connection;
+      this.#connections.set(socket, connection);
+      connection.watch = this.#watchProgress(socket, hub, connection);
       socket.once('close', () => {
-        unwatch();
-        this.#closed(socket);
+        connection!.watch.stop();
+        this.#closed(connection!);
       });
     }
+    connection.held = held;
     // The connection is idle for Node from here on, and the response and request can be collected.
     SocketAnswers.release(response);
     return true;
@@ -123,32 +142,50 @@ export class HeldLongPolls {
   /**
    * Called with every request before it is answered: a request on a connection whose long-poll
    * is held here (a pipelined one) has the held one answered first, as at the end of its wait.
+   * Returns the connection's watch when it had a long-poll held here (see `answered`).
    */
-  answerHeldBefore(socket: Socket): void {
-    const held = this.#held.get(socket);
-    if (held === undefined) return;
-    held.hub.waiters.cancel(held);
-    this.#answerHeld(held, 'timeout');
+  beforeRequest(socket: Socket): ProgressWatch | undefined {
+    const connection = this.#connections.get(socket);
+    if (connection === undefined) return undefined;
+    const held = connection.held;
+    if (held !== undefined) {
+      held.hub.waiters.cancel(held);
+      this.#answerHeld(held, 'timeout');
+    }
+    return connection.watch;
   }
 
-  /** Watches what `socket`'s client acknowledges until it closes: see the class. */
-  #watchProgress(socket: Socket, hub: StreamHub): () => void {
+  /**
+   * Called once the request that `beforeRequest` returned `watch` for was handed to whatever
+   * answers it: its answer's write is reported to the monitor, now if it was answered at once,
+   * when Node has finished its response if it is answered later; a request held here is
+   * reported when its answer is written.
+   */
+  answered(socket: Socket, watch: ProgressWatch, response: ServerResponse): void {
+    if (this.#connections.get(socket)?.held !== undefined) return;
+    if (response.writableEnded) watch.wrote();
+    else response.once('finish', watch.wrote);
+  }
+
+  /** Watches what `socket`'s client acknowledges until it closes, told of every write to it: see the class. */
+  #watchProgress(socket: Socket, hub: StreamHub, connection: HeldConnection): ProgressWatch {
     const guard = hub.waiters.guard;
-    if (guard === undefined) return () => undefined;
+    if (guard === undefined) return NOT_WATCHED;
     return watchProgress(
       socket,
       guard.limits,
       (reason) => {
-        const held = this.#held.get(socket);
+        const held = connection.held;
         if (held !== undefined) {
-          this.#held.delete(socket);
+          connection.held = undefined;
           held.hub.waiters.cancel(held);
         }
         socket.resetAndDestroy();
         (held?.hub.waiters.guard ?? guard).onEvicted(reason);
       },
       guard.monitor,
-    ).stop;
+      { writesReported: true },
+    );
   }
 
   #resumeAnswered(): void {
@@ -157,18 +194,18 @@ export class HeldLongPolls {
     for (const socket of paused) if (!socket.destroyed) socket.resume();
   }
 
-  #closed(socket: Socket): void {
-    const held = this.#held.get(socket);
+  #closed(connection: HeldConnection): void {
+    const held = connection.held;
     if (held === undefined) return;
-    this.#held.delete(socket);
+    connection.held = undefined;
     held.hub.waiters.cancel(held);
   }
 
   #answerHeld(held: HeldLongPoll, outcome: WaitOutcome): void {
-    const { socket } = held;
+    const { socket, connection } = held;
     // Answered already (a pipelined request came), or the connection went away.
-    if (this.#held.get(socket) !== held) return;
-    this.#held.delete(socket);
+    if (connection.held !== held) return;
+    connection.held = undefined;
     if (outcome === 'aborted' || socket.destroyed) return;
     const nowMs = Date.now();
     let answer: LatestOutcome;
@@ -183,6 +220,7 @@ export class HeldLongPolls {
     if (answer.kind !== 'send') return;
     const closing = this.#context.lifecycle.closing;
     socket.write(this.#answers.bytes(answer, held.head, closing, nowMs));
+    connection.watch.wrote();
     if (closing) socket.end();
     else if (outcome === 'element') {
       // The client's next request waits in the kernel until every held request of this element

@@ -182,6 +182,42 @@ describe('long-polls held by their socket alone', () => {
     await vi.waitUntil(() => monitor.size === 0, { timeout: 10_000, interval: 10 });
   });
 
+  it('leaves a connection out of the checks once its client has acknowledged what it was sent, until its next answer, however it is answered', async () => {
+    // A monitor of this test's own, whose timer never fires here: the test runs each check.
+    const { running } = await publisherWithElement(['--subscriber-progress-check-ms', '59999']);
+    const monitor = sharedSendProgressMonitor(59_999);
+    const connection = await open();
+    const quiet = () =>
+      vi.waitUntil(
+        async () => {
+          await monitor.check();
+          return monitor.unsettled === 0;
+        },
+        { timeout: 10_000, interval: 20 },
+      );
+    connection.send(path, { 'accept-encoding': 'identity', 'if-none-match': running.hub.latest!.etags.turtle.identity, prefer: 'wait=20' });
+    await running.untilWaiting(1);
+    expect([monitor.size, monitor.unsettled]).toEqual([1, 1]);
+    // Held, nothing outstanding: not visited again while it waits.
+    await quiet();
+    await running.push();
+    expect((await connection.read()).status).toBe(200);
+    // The held answer's write brings it back into the checks,
+    expect(monitor.unsettled).toBe(1);
+    await quiet();
+    // and so does an answer at once by the fast path,
+    connection.send(path, { 'accept-encoding': 'identity' });
+    expect((await connection.read()).status).toBe(200);
+    expect(monitor.unsettled).toBe(1);
+    await quiet();
+    // and one by a Fastify route that answers after the request was handed over (it awaits every metric's collection).
+    connection.send('/metrics');
+    expect((await connection.read()).status).toBe(200);
+    expect(monitor.unsettled).toBe(1);
+    await quiet();
+    expect(monitor.size).toBe(1);
+  });
+
   it('reads each connection again once a release of several batches has answered them all', async () => {
     const { running, etag } = await publisherWithElement(['--broadcast-batch-size', '1']);
     const held = [await open(), await open(), await open()];
