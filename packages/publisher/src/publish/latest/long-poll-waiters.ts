@@ -39,22 +39,60 @@ export class TooManyWaitersError extends Error {
   override readonly name = 'TooManyWaitersError';
 }
 
-interface Held {
-  readonly timer: NodeJS.Timeout;
-  unwatch: () => void;
+/**
+ * The requests held for one duration, in the order they were held, which is the order of their
+ * deadlines (a monotonic clock): one timer for the first, none per request. An entry whose
+ * request was answered or cancelled meanwhile stays until its deadline or the next release, and
+ * is then skipped (its hold's number is no longer the request's).
+ */
+class DeadlineQueue {
+  waiters: Array<LongPollWaiter | undefined> = [];
+  /** The number of each entry's hold (`LongPollWaiters.#waiters`' values). */
+  holds: number[] = [];
+  /** Each entry's deadline, milliseconds on `performance.now()`'s clock. */
+  deadlines: number[] = [];
+  /** The first entry not yet due. */
+  head = 0;
+  timer: NodeJS.Timeout | undefined = undefined;
+
+  get length(): number {
+    return this.waiters.length - this.head;
+  }
+
+  clear(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.waiters = [];
+    this.holds = [];
+    this.deadlines = [];
+    this.head = 0;
+  }
 }
 
-const noop = () => undefined;
+/**
+ * Entries of requests answered or cancelled before their deadline that a queue keeps beyond
+ * those still held (entries): past it, the next hold in that queue drops them all.
+ */
+export const STALE_ENTRIES_KEPT = 1_024;
 
 /**
  * Requests held until the next element (RFC 7240 `Prefer: wait`), at most `maxWaiters` at once.
- * Each waiter has one timer; `release()` answers them all at the next publish, `batchSize` per
- * event-loop turn. While a request is held, its connection is watched like a push connection's
- * (`guard`): one whose client has stopped acknowledging what it was sent is reset, and its wait
- * ends 'aborted'.
+ * Their waits end by duration: the requests held for one duration wait in one queue, ordered by
+ * deadline, with one timer (`DeadlineQueue`), so that holding a request allocates no timer of
+ * its own (measured: a timer per request lived as long as its request, past two young-generation
+ * collections, and every one was copied into the old generation). `release()` answers them all
+ * at the next publish, `batchSize` per event-loop turn. While a request is held, its connection
+ * is watched like a push connection's (`guard`): one whose client has stopped acknowledging what
+ * it was sent is reset, and its wait ends 'aborted'.
  */
 export class LongPollWaiters {
-  readonly #waiters = new Map<LongPollWaiter, Held>();
+  /** Each held request, with the number of its hold. */
+  readonly #waiters = new Map<LongPollWaiter, number>();
+  /** How to stop watching the connections of the held requests that came with one. */
+  #unwatch = new Map<LongPollWaiter, () => void>();
+  /** The held requests by the duration of their wait (milliseconds). */
+  readonly #queues = new Map<number, DeadlineQueue>();
+  #holds = 0;
   readonly #sizeListeners = new Set<() => void>();
   readonly #releasedListeners = new Set<() => void>();
   readonly #batchSize: number;
@@ -72,6 +110,17 @@ export class LongPollWaiters {
 
   get size(): number {
     return this.#waiters.size;
+  }
+
+  /**
+   * Entries in the deadline queues (entries): one per held request, and those of requests
+   * answered or cancelled before their deadline, until their deadline or the next release; past
+   * `STALE_ENTRIES_KEPT` in a queue, its next hold drops them, and none is kept once nothing is held.
+   */
+  get queuedEntries(): number {
+    let entries = 0;
+    for (const queue of this.#queues.values()) entries += queue.length;
+    return entries;
   }
 
   /**
@@ -101,13 +150,14 @@ export class LongPollWaiters {
    */
   hold(waiter: LongPollWaiter, timeoutMs: number, connection?: SinkConnection): boolean {
     if (this.#waiters.size >= this.maxWaiters) return false;
-    const held: Held = { timer: setTimeout(this.#expire, timeoutMs, waiter), unwatch: noop };
-    this.#waiters.set(waiter, held);
+    const hold = ++this.#holds;
+    this.#waiters.set(waiter, hold);
+    this.#enqueue(waiter, hold, timeoutMs);
     this.#changed();
     const guard = this.guard;
     const reset = connection?.resetAndDestroy?.bind(connection);
     if (connection !== undefined && reset !== undefined && guard !== undefined) {
-      held.unwatch = watchProgress(
+      const { stop } = watchProgress(
         connection,
         guard.limits,
         (reason) => {
@@ -116,7 +166,8 @@ export class LongPollWaiters {
           guard.onEvicted(reason);
         },
         guard.monitor,
-      ).stop;
+      );
+      this.#unwatch.set(waiter, stop);
     }
     return true;
   }
@@ -127,18 +178,82 @@ export class LongPollWaiters {
   }
 
   #end(waiter: LongPollWaiter): boolean {
-    const held = this.#waiters.get(waiter);
-    if (held === undefined) return false;
-    clearTimeout(held.timer);
-    held.unwatch();
-    this.#waiters.delete(waiter);
+    if (!this.#waiters.delete(waiter)) return false;
+    if (this.#unwatch.size > 0) this.#stopWatching(this.#unwatch, waiter);
+    // Nothing held: no timer left for entries that are all answered or cancelled.
+    if (this.#waiters.size === 0) this.#clearQueues();
     this.#changed();
     return true;
   }
 
-  readonly #expire = (waiter: LongPollWaiter): void => {
-    if (this.#end(waiter)) waiter.settle('timeout');
+  #stopWatching(unwatch: Map<LongPollWaiter, () => void>, waiter: LongPollWaiter): void {
+    const stop = unwatch.get(waiter);
+    if (stop === undefined) return;
+    unwatch.delete(waiter);
+    stop();
+  }
+
+  #enqueue(waiter: LongPollWaiter, hold: number, timeoutMs: number): void {
+    let queue = this.#queues.get(timeoutMs);
+    if (queue === undefined) {
+      queue = new DeadlineQueue();
+      this.#queues.set(timeoutMs, queue);
+    }
+    // At most `size - 1` of its entries are held (not this one): the others are stale.
+    if (queue.length - (this.#waiters.size - 1) > STALE_ENTRIES_KEPT) this.#dropStale(queue);
+    queue.waiters.push(waiter);
+    queue.holds.push(hold);
+    queue.deadlines.push(performance.now() + timeoutMs);
+    if (queue.timer === undefined) this.#arm(queue);
+  }
+
+  /** Sets `queue`'s timer for its first deadline (none when it is empty). */
+  #arm(queue: DeadlineQueue): void {
+    if (queue.length === 0) {
+      queue.clear();
+      return;
+    }
+    const delayMs = Math.max(1, Math.ceil((queue.deadlines[queue.head] as number) - performance.now()));
+    queue.timer = setTimeout(this.#expireDue, delayMs, queue);
+  }
+
+  /** Ends with 'timeout' the waits of `queue` that are due, then sets its timer for the next. */
+  readonly #expireDue = (queue: DeadlineQueue): void => {
+    queue.timer = undefined;
+    const now = performance.now();
+    while (queue.head < queue.waiters.length && (queue.deadlines[queue.head] as number) <= now) {
+      const index = queue.head++;
+      const waiter = queue.waiters[index] as LongPollWaiter;
+      queue.waiters[index] = undefined;
+      if (this.#waiters.get(waiter) === queue.holds[index] && this.#end(waiter)) waiter.settle('timeout');
+    }
+    // Settling may have released or cleared the queue (and set its timer again).
+    if (queue.timer !== undefined) return;
+    if (queue.head > STALE_ENTRIES_KEPT && queue.head * 2 > queue.waiters.length) this.#dropStale(queue);
+    this.#arm(queue);
   };
+
+  /** Keeps the entries of `queue` that are still held (and not due), in order. */
+  #dropStale(queue: DeadlineQueue): void {
+    const { waiters, holds, deadlines } = queue;
+    let kept = 0;
+    for (let index = queue.head; index < waiters.length; index++) {
+      const waiter = waiters[index] as LongPollWaiter;
+      if (this.#waiters.get(waiter) !== holds[index]) continue;
+      waiters[kept] = waiter;
+      holds[kept] = holds[index] as number;
+      deadlines[kept] = deadlines[index] as number;
+      kept++;
+    }
+    waiters.length = kept;
+    holds.length = kept;
+    deadlines.length = kept;
+    queue.head = 0;
+  }
+
+  #clearQueues(): void {
+    for (const queue of this.#queues.values()) queue.clear();
+  }
 
   /**
    * Holds a request as a promise of its outcome; `signal` is its client going away ('aborted').
@@ -171,16 +286,18 @@ export class LongPollWaiters {
    */
   async release(outcome: WaitOutcome = 'element'): Promise<void> {
     if (this.#waiters.size === 0) return;
-    const waiting = [...this.#waiters];
+    const waiting = [...this.#waiters.keys()];
+    const unwatch = this.#unwatch;
     this.#waiters.clear();
+    this.#unwatch = new Map();
+    this.#clearQueues();
     this.#changed();
     for (let start = 0; start < waiting.length; start += this.#batchSize) {
       if (start > 0) await this.#yield();
       const end = Math.min(start + this.#batchSize, waiting.length);
       for (let index = start; index < end; index++) {
-        const [waiter, held] = waiting[index] as [LongPollWaiter, Held];
-        clearTimeout(held.timer);
-        held.unwatch();
+        const waiter = waiting[index] as LongPollWaiter;
+        if (unwatch.size > 0) this.#stopWatching(unwatch, waiter);
         waiter.settle(outcome);
       }
     }

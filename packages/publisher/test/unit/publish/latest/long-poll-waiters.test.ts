@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { EvictionReason } from '../../../../src/publish/sse/guarded-sink.js';
 import { connectionKey, type KernelSendQueues } from '../../../../src/publish/sse/kernel-send-queues.js';
-import { LongPollWaiters, TooManyWaitersError, type WaitOutcome } from '../../../../src/publish/latest/long-poll-waiters.js';
+import { LongPollWaiters, STALE_ENTRIES_KEPT, TooManyWaitersError, type WaitOutcome } from '../../../../src/publish/latest/long-poll-waiters.js';
 import { SendProgressMonitor } from '../../../../src/publish/sse/send-progress-monitor.js';
 import { manualClock } from '../../../../src/testing/manual-clock.js';
 import { patience } from '../../../support/patience.js';
@@ -162,6 +162,83 @@ describe('LongPollWaiters holding waiters of their own (held connections)', () =
     expect(outcomes).toEqual(['a timeout']);
     expect(waiters.size).toBe(0);
     expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('ends waits of different durations, held in any order, each at its own deadline, with one timer per duration', () => {
+    const outcomes: string[] = [];
+    const waiters = new LongPollWaiters(10);
+    const at = (ms: number) => vi.advanceTimersByTime(ms - Date.now());
+    vi.setSystemTime(0);
+    waiters.hold(recorder(outcomes, 'a'), 3_000); // due at 3 000
+    at(500);
+    waiters.hold(recorder(outcomes, 'b'), 1_000); // due at 1 500
+    waiters.hold(recorder(outcomes, 'c'), 3_000); // due at 3 500
+    at(1_000);
+    waiters.hold(recorder(outcomes, 'd'), 1_000); // due at 2 000
+    expect(vi.getTimerCount()).toBe(2);
+    const timedOut = (ms: number) => {
+      at(ms);
+      return outcomes.map((outcome) => outcome.replace(' timeout', ''));
+    };
+    expect(timedOut(1_499)).toEqual([]);
+    expect(timedOut(1_500)).toEqual(['b']);
+    expect(timedOut(1_999)).toEqual(['b']);
+    expect(timedOut(2_000)).toEqual(['b', 'd']);
+    expect(timedOut(2_999)).toEqual(['b', 'd']);
+    expect(timedOut(3_000)).toEqual(['b', 'd', 'a']);
+    expect(timedOut(3_499)).toEqual(['b', 'd', 'a']);
+    expect(timedOut(3_500)).toEqual(['b', 'd', 'a', 'c']);
+    expect([waiters.size, waiters.queuedEntries, vi.getTimerCount()]).toEqual([0, 0, 0]);
+  });
+
+  it('times out a request held again by its new deadline, not by the entry of its earlier hold', () => {
+    const outcomes: string[] = [];
+    const waiters = new LongPollWaiters(10);
+    const again = recorder(outcomes, 'again');
+    waiters.hold(recorder(outcomes, 'other'), 1_200);
+    waiters.hold(again, 1_000); // due at 1 000
+    vi.advanceTimersByTime(400);
+    waiters.cancel(again);
+    waiters.hold(again, 1_000); // due at 1 400; its entry due at 1 000 is still queued
+    expect(waiters.queuedEntries).toBe(3);
+    vi.advanceTimersByTime(600); // 1 000
+    expect(outcomes).toEqual([]);
+    vi.advanceTimersByTime(200); // 1 200
+    expect(outcomes).toEqual(['other timeout']);
+    vi.advanceTimersByTime(199);
+    expect(outcomes).toEqual(['other timeout']);
+    vi.advanceTimersByTime(1); // 1 400
+    expect(outcomes).toEqual(['other timeout', 'again timeout']);
+    expect([waiters.size, waiters.queuedEntries, vi.getTimerCount()]).toEqual([0, 0, 0]);
+  });
+
+  it(`keeps at most STALE_ENTRIES_KEPT (${STALE_ENTRIES_KEPT}) entries of cancelled requests in a queue beyond those held, and none once nothing is held`, () => {
+    const outcomes: string[] = [];
+    const waiters = new LongPollWaiters(10);
+    waiters.hold(recorder(outcomes, 'kept'), 60_000);
+    for (let index = 0; index < STALE_ENTRIES_KEPT; index++) {
+      const cancelled = recorder(outcomes, `cancelled ${index}`);
+      waiters.hold(cancelled, 60_000);
+      waiters.cancel(cancelled);
+    }
+    // At the limit: the held one and every cancelled one.
+    expect([waiters.size, waiters.queuedEntries]).toEqual([1, 1 + STALE_ENTRIES_KEPT]);
+    const past = recorder(outcomes, 'past');
+    waiters.hold(past, 60_000);
+    waiters.cancel(past);
+    expect([waiters.size, waiters.queuedEntries]).toEqual([1, 1 + STALE_ENTRIES_KEPT + 1]);
+    const next = recorder(outcomes, 'next');
+    waiters.hold(next, 60_000);
+    // Past it: the next hold drops the cancelled ones and keeps the two held, in order.
+    expect([waiters.size, waiters.queuedEntries]).toEqual([2, 2]);
+    waiters.cancel(next);
+    vi.advanceTimersByTime(60_000);
+    expect(outcomes).toEqual(['kept timeout']);
+    expect([waiters.size, waiters.queuedEntries, vi.getTimerCount()]).toEqual([0, 0, 0]);
+    const last = recorder(outcomes, 'last');
+    waiters.hold(last, 60_000);
+    waiters.cancel(last);
+    expect([waiters.size, waiters.queuedEntries, vi.getTimerCount()]).toEqual([0, 0, 0]);
   });
 
   it('holds maxWaiters at once: hold() returns false at the limit, holding nothing', () => {
