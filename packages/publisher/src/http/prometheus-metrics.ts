@@ -52,6 +52,12 @@ const ELEMENT_SECONDS_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05
  * `route` the registered route patterns, `status` a status class (2xx…5xx). Never per client.
  */
 
+/** Requests of one route, method and status class answered since the last scrape. */
+interface PendingRequests {
+  readonly labels: { readonly route: string; readonly method: string; readonly status: string };
+  count: number;
+}
+
 export class PrometheusMetrics implements StreamMetrics {
   readonly registry = new Registry();
   readonly #published = new Counter({
@@ -117,21 +123,27 @@ export class PrometheusMetrics implements StreamMetrics {
     },
   });
   /**
-   * Requests answered since the last scrape, by `route method status`: counted with a number
-   * per answer (long-poll releases answer thousands in a burst), added to the counter when it is
-   * collected. prom-client hashes the labels at every `inc`, even of a labelled child.
+   * Requests answered since the last scrape, by route, method and status class: counted with a
+   * number per answer (long-poll releases answer thousands in a burst), added to the counter
+   * when it is collected. prom-client hashes the labels at every `inc`, even of a labelled child;
+   * and looked up by route, then method (strings the caller has already), then status class,
+   * so that counting an answer makes no key of its own either.
    */
-  readonly #requestsPending = new Map<string, { readonly labels: { route: string; method: string; status: string }; count: number }>();
+  readonly #requestsPending = new Map<string, Map<string, Array<PendingRequests | undefined>>>();
   readonly #requests = new Counter({
     name: 'rdf_stream_http_requests_total',
     help: 'HTTP requests answered, by route pattern, method and status class',
     labelNames: ['route', 'method', 'status'] as const,
     registers: [this.registry],
     collect: () => {
-      for (const pending of this.#requestsPending.values()) {
-        if (pending.count === 0) continue;
-        this.#requests.inc(pending.labels, pending.count);
-        pending.count = 0;
+      for (const byMethod of this.#requestsPending.values()) {
+        for (const byStatus of byMethod.values()) {
+          for (const pending of byStatus) {
+            if (pending === undefined || pending.count === 0) continue;
+            this.#requests.inc(pending.labels, pending.count);
+            pending.count = 0;
+          }
+        }
       }
     },
   });
@@ -237,10 +249,20 @@ export class PrometheusMetrics implements StreamMetrics {
 
   /** `route` must be a route pattern (or 'unmatched'), never a raw URL. */
   requestAnswered(route: string, method: string, statusCode: number): void {
-    const status = `${Math.floor(statusCode / 100)}xx`;
-    const key = `${route} ${method} ${status}`;
-    const pending = this.#requestsPending.get(key);
-    if (pending === undefined) this.#requestsPending.set(key, { labels: { route, method, status }, count: 1 });
+    const statusClass = Math.floor(statusCode / 100);
+    let byMethod = this.#requestsPending.get(route);
+    if (byMethod === undefined) {
+      byMethod = new Map();
+      this.#requestsPending.set(route, byMethod);
+    }
+    let byStatus = byMethod.get(method);
+    if (byStatus === undefined) {
+      byStatus = [];
+      byMethod.set(method, byStatus);
+    }
+    const pending = byStatus[statusClass];
+    if (pending === undefined) byStatus[statusClass] = { labels: { route, method, status: `${statusClass}xx` }, count: 1 };
     else pending.count++;
   }
+
 }
