@@ -117,10 +117,13 @@ export interface TestPublisher {
 
 /**
  * The publisher runs in the test's own process, whose code (a tight loop of pushes, a query
- * engine loading) blocks the event loop as no real load would: no load shedding, unless a test
- * turns it on (its flags come after these).
+ * engine loading) blocks the event loop as no real load would, and on a machine busy with other
+ * test files: no load shedding, neither by event-loop turn (the shedder) nor by event-loop
+ * delay (under-pressure: a CI run on two cores once saw a subscription refused 503
+ * `PUB_ERR_OVERLOADED` by it), unless a test turns it on (its flags come after these). The
+ * tests of shedding make the publisher unhealthy instead (`healthCheck`).
  */
-const inProcess = ['--log-level', 'silent', '--max-event-loop-turn-ms', '0'];
+const inProcess = ['--log-level', 'silent', '--max-event-loop-turn-ms', '0', '--max-event-loop-delay-ms', '0'];
 
 const isValues = (items: readonly Observation[] | readonly number[]): items is readonly number[] => typeof items[0] === 'number';
 
