@@ -65,10 +65,10 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
         },
         (request, response) => {
           // First: a request pipelined behind a held long-poll comes after that one's answer.
-          const watch = heldLongPolls.beforeRequest(request.socket);
+          const heldConnection = heldLongPolls.beforeRequest(request.socket);
           if (!shedder.answer(request, response) && !answerFast(request, response)) fastify(request, response);
           // On a connection that had long-polls held: its monitor is told of this request's answer.
-          if (watch !== undefined) heldLongPolls.answered(request.socket, watch, response);
+          if (heldConnection !== undefined) heldLongPolls.answered(heldConnection, response);
         },
       );
       heldLongPolls.attach(server);

@@ -35,7 +35,7 @@ class HeldLongPoll implements LongPollWaiter {
  * client acknowledges is watched (`watch`, told of every write to it), and the long-poll it has
  * held now, if any.
  */
-class HeldConnection {
+export class HeldConnection {
   held: HeldLongPoll | undefined = undefined;
   watch: ProgressWatch = NOT_WATCHED;
 }
@@ -116,21 +116,21 @@ export class HeldLongPolls {
   hold(hub: StreamHub, request: LatestRequestHeaders, seconds: number, method: string, response: ServerResponse): boolean {
     const socket = SocketAnswers.connection(response);
     if (socket === undefined) return false;
-    let connection = this.#connections.get(socket);
-    const held = new HeldLongPoll(socket, connection ?? new HeldConnection(), hub, request, method === 'HEAD', this.#answer);
+    const known = this.#connections.get(socket);
+    const connection = known ?? new HeldConnection();
+    const held = new HeldLongPoll(socket, connection, hub, request, method === 'HEAD', this.#answer);
     // Watched by the connection (below), not by each hold.
     if (!hub.waiters.hold(held, seconds * 1000)) return false;
     if (!this.#hubsWatched.has(hub)) {
       this.#hubsWatched.add(hub);
       hub.waiters.onReleased(() => this.#resumeAnswered());
     }
-    if (connection === undefined) {
-      connection = held.connection;
+    if (known === undefined) {
       this.#connections.set(socket, connection);
       connection.watch = this.#watchProgress(socket, hub, connection);
       socket.once('close', () => {
-        connection!.watch.stop();
-        this.#closed(connection!);
+        connection.watch.stop();
+        this.#closed(connection);
       });
     }
     connection.held = held;
@@ -142,9 +142,9 @@ export class HeldLongPolls {
   /**
    * Called with every request before it is answered: a request on a connection whose long-poll
    * is held here (a pipelined one) has the held one answered first, as at the end of its wait.
-   * Returns the connection's watch when it had a long-poll held here (see `answered`).
+   * Returns the connection when it had a long-poll held here, for `answered`.
    */
-  beforeRequest(socket: Socket): ProgressWatch | undefined {
+  beforeRequest(socket: Socket): HeldConnection | undefined {
     const connection = this.#connections.get(socket);
     if (connection === undefined) return undefined;
     const held = connection.held;
@@ -152,19 +152,19 @@ export class HeldLongPolls {
       held.hub.waiters.cancel(held);
       this.#answerHeld(held, 'timeout');
     }
-    return connection.watch;
+    return connection;
   }
 
   /**
-   * Called once the request that `beforeRequest` returned `watch` for was handed to whatever
-   * answers it: its answer's write is reported to the monitor, now if it was answered at once,
-   * when Node has finished its response if it is answered later; a request held here is
-   * reported when its answer is written.
+   * Called once the request that `beforeRequest` returned `connection` for was handed to
+   * whatever answers it: its answer's write is reported to the monitor, now if it was answered
+   * at once, when Node has finished its response if it is answered later; a request held here
+   * is reported when its answer is written.
    */
-  answered(socket: Socket, watch: ProgressWatch, response: ServerResponse): void {
-    if (this.#connections.get(socket)?.held !== undefined) return;
-    if (response.writableEnded) watch.wrote();
-    else response.once('finish', watch.wrote);
+  answered(connection: HeldConnection, response: ServerResponse): void {
+    if (connection.held !== undefined) return;
+    if (response.writableEnded) connection.watch.wrote();
+    else response.once('finish', connection.watch.wrote);
   }
 
   /** Watches what `socket`'s client acknowledges until it closes, told of every write to it: see the class. */
