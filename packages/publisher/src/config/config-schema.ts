@@ -123,6 +123,10 @@ export const ConfigSchema = Type.Object(
     }),
     listenBacklog: integer(1, 65_535, 'Connections the kernel may queue before the publisher accepts them (count; capped by net.core.somaxconn)'),
     keepAliveTimeoutMs: integer(1_000, 3_600_000, 'Milliseconds an idle keep-alive connection stays open'),
+    latestRequestParser: Type.Union([Type.Literal('node'), Type.Literal('direct')], {
+      description:
+        "What reads polls and long-polls of /streams/{id}/latest: node (Node's HTTP parser reads every request) or direct (experimental: the publisher reads plain GET and HEAD request heads itself and hands any other request, with its connection, to Node's parser)",
+    }),
     headersTimeoutMs: integer(1_000, 600_000, "Milliseconds a client may take to send a request's headers (408 after)"),
     requestTimeoutMs: integer(1_000, 3_600_000, 'Milliseconds a client may take to send a whole request, body included (408 after)'),
     shutdownTimeoutMs: integer(0, 600_000, 'Milliseconds allowed for a graceful shutdown'),
@@ -180,7 +184,7 @@ type OptionKey = keyof typeof ConfigSchema.properties;
 
 /** The headings `--help` and docs/configuration.md list the options under, every option in one. */
 export const optionGroups: Readonly<Record<string, readonly OptionKey[]>> = {
-  Server: ['host', 'port', 'workers', 'baseUrl', 'corsIngestOrigins', 'listenBacklog', 'keepAliveTimeoutMs', 'headersTimeoutMs', 'requestTimeoutMs', 'shutdownTimeoutMs', 'shutdownRetryJitterMs'],
+  Server: ['host', 'port', 'workers', 'baseUrl', 'corsIngestOrigins', 'listenBacklog', 'keepAliveTimeoutMs', 'latestRequestParser', 'headersTimeoutMs', 'requestTimeoutMs', 'shutdownTimeoutMs', 'shutdownRetryJitterMs'],
   'Log output': ['logLevel', 'logFormat'],
   'Demo stream': ['streamId', 'streamTitle', 'intervalSeconds', 'facilities', 'seed'],
   'Stream logs': ['log', 'dataDir', 'retainedElements', 'retainedSeconds', 'pageElements', 'logSyncIntervalMs', 'logMaxPendingBytes', 'logCacheBytes', 'historyCacheBytes', 'historyGraceSeconds', 'logRetentionIntervalMs'],

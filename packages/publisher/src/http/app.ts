@@ -8,6 +8,7 @@ import type { PublisherConfig } from '../config/config-schema.js';
 import { PublisherError } from '../errors.js';
 import type { AppContext } from './app-context.js';
 import { corsPolicy } from './cors-policy.js';
+import { DirectLatestRequests } from './direct-latest-requests.js';
 import { fastLatestHandler } from './fast-latest.js';
 import { HeldLongPolls } from './held-long-polls.js';
 import { SocketAnswers } from './socket-answers.js';
@@ -47,6 +48,8 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   const heldLongPolls = new HeldLongPolls(context, responder, socketAnswers);
   let answerFast: ReturnType<typeof fastLatestHandler> = () => false;
   let unusedConnections: UnusedConnections | undefined;
+  let directLatest: DirectLatestRequests | undefined;
+  let isUnderPressure = (): boolean => false;
   const shedder = new LoadShedder({
     maxEventLoopTurnMs: config.maxEventLoopTurnMs,
     shedHoldMs: config.shedHoldMs,
@@ -71,6 +74,21 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
           if (heldConnection !== undefined) heldLongPolls.answered(heldConnection, response);
         },
       );
+      if (config.latestRequestParser === 'direct') {
+        directLatest = new DirectLatestRequests({
+          context,
+          responder,
+          heldLongPolls,
+          socketAnswers,
+          busy: () => shedder.shedding || isUnderPressure(),
+          onRequest: (socket) => unusedConnections?.begun(socket),
+        });
+        // Before any other `connection` listener: it takes Node's own.
+        if (!directLatest.install(server)) {
+          directLatest = undefined;
+          context.logger?.warn("latestRequestParser: direct is not in use: this Node's HTTP server does not take connections as expected; Node's parser reads every request");
+        }
+      }
       heldLongPolls.attach(server);
       server.once('listening', () => shedder.forgetStartUp());
       // Fastify applies its keepAliveTimeout option only to a server it creates itself.
@@ -92,6 +110,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   // connections, and these are the ones it cannot see.
   app.addHook('preClose', (done) => {
     unusedConnections?.closeAll();
+    directLatest?.closeIdle();
     done();
   });
   app.addHook('onClose', (_instance, done) => {
@@ -128,7 +147,8 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   const clientFile = await loadClientFile(context.pageAssetsDirectory);
   await app.register(async (scope) => clientFileRoute(scope, clientFile));
   await app.ready();
-  answerFast = fastLatestHandler(context, responder, () => app.isUnderPressure(), heldLongPolls, socketAnswers);
+  isUnderPressure = () => app.isUnderPressure();
+  answerFast = fastLatestHandler(context, responder, isUnderPressure, heldLongPolls, socketAnswers);
   return app;
 }
 

@@ -104,7 +104,7 @@ export class HeldLongPolls {
    */
   attach(server: Server): void {
     server.on('timeout', (socket: Socket) => {
-      if (this.#connections.get(socket)?.held === undefined) socket.destroy();
+      if (!this.isHeld(socket)) socket.destroy();
     });
   }
 
@@ -115,10 +115,20 @@ export class HeldLongPolls {
    */
   hold(hub: StreamHub, request: LatestRequestHeaders, seconds: number, method: string, response: ServerResponse): boolean {
     const socket = SocketAnswers.connection(response);
-    if (socket === undefined) return false;
+    if (socket === undefined || !this.holdOn(socket, hub, request, seconds, method === 'HEAD')) return false;
+    // The connection is idle for Node from here on, and the response and request can be collected.
+    SocketAnswers.release(response);
+    return true;
+  }
+
+  /**
+   * Holds a long-poll of `socket`'s that no `ServerResponse` stands for (its request was read by
+   * `DirectLatestRequests`), as `hold` does; false when its stream holds `maxLongPollWaiters`.
+   */
+  holdOn(socket: Socket, hub: StreamHub, request: LatestRequestHeaders, seconds: number, head: boolean): boolean {
     const known = this.#connections.get(socket);
     const connection = known ?? new HeldConnection();
-    const held = new HeldLongPoll(socket, connection, hub, request, method === 'HEAD', this.#answer);
+    const held = new HeldLongPoll(socket, connection, hub, request, head, this.#answer);
     // Watched by the connection (below), not by each hold.
     if (!hub.waiters.hold(held, seconds * 1000)) return false;
     if (!this.#hubsWatched.has(hub)) {
@@ -134,9 +144,12 @@ export class HeldLongPolls {
       });
     }
     connection.held = held;
-    // The connection is idle for Node from here on, and the response and request can be collected.
-    SocketAnswers.release(response);
     return true;
+  }
+
+  /** Whether `socket` has a long-poll held here now. */
+  isHeld(socket: Socket): boolean {
+    return this.#connections.get(socket)?.held !== undefined;
   }
 
   /**
@@ -165,6 +178,11 @@ export class HeldLongPolls {
     if (connection.held !== undefined) return;
     if (response.writableEnded) connection.watch.wrote();
     else response.once('finish', connection.watch.wrote);
+  }
+
+  /** As `answered`, for a request answered by a write on its socket already (`DirectLatestRequests`). */
+  answeredOnSocket(connection: HeldConnection): void {
+    if (connection.held === undefined) connection.watch.wrote();
   }
 
   /** Watches what `socket`'s client acknowledges until it closes, told of every write to it: see the class. */

@@ -30,6 +30,11 @@ export class UnusedConnections {
     server.prependListener('upgrade', (request: IncomingMessage) => this.#sockets.delete(request.socket));
   }
 
+  /** Takes `socket` for one that has begun a request: its first was read without Node's parser (`DirectLatestRequests`). */
+  begun(socket: Socket): void {
+    this.#sockets.delete(socket);
+  }
+
   /** Connections open that have not begun a request. */
   get size(): number {
     return this.#sockets.size;

@@ -19,6 +19,13 @@ afterEach(async () => {
 });
 
 const path = '/streams/parking/latest';
+/**
+ * What reads `/latest`'s requests (`latestRequestParser`): the publisher itself, where Node's
+ * HTTP server never sees them (its diagnostics channel neither), or Node's parser.
+ */
+const parsers = ['direct', 'node'] as const;
+type Parser = (typeof parsers)[number];
+const parserFlags = (parser: Parser) => ['--latest-request-parser', parser];
 const codings = ['identity', 'gzip', 'br'] as const;
 
 async function open(): Promise<RawHttpConnection> {
@@ -57,8 +64,8 @@ async function publisherWithElement(flags: string[] = []) {
 }
 
 describe('long-polls held by their socket alone', () => {
-  it('answers every held request, in each format and coding, with the element and the headers an immediate answer has', async () => {
-    const { running, etag } = await publisherWithElement();
+  it.each(parsers)('answers every held request, in each format and coding, with the element and the headers an immediate answer has (%s)', async (parser) => {
+    const { running, etag } = await publisherWithElement(parserFlags(parser));
     const finished = finishedResponses();
     const held: Array<{ format: FormatName; coding: (typeof codings)[number]; connection: RawHttpConnection }> = [];
     for (const format of formatNames) {
@@ -69,8 +76,9 @@ describe('long-polls held by their socket alone', () => {
       }
     }
     await running.untilWaiting(held.length);
-    // Node is done with every held request: nothing of its request or response is kept.
-    expect(finished).toHaveLength(held.length);
+    // Node is done with every held request: nothing of its request or response is kept (read
+    // directly, Node never had one).
+    expect(finished).toHaveLength(parser === 'node' ? held.length : 0);
     expect(held.every(({ connection }) => connection.pending === 0)).toBe(true);
 
     await running.push();
@@ -140,8 +148,8 @@ describe('long-polls held by their socket alone', () => {
     expect(next.body.equals(running.hub.latest!.bodies.turtle.identity)).toBe(true);
   });
 
-  it('hands the connection back to the HTTP server: held again, answered again, then any route on it', async () => {
-    const { running, etag } = await publisherWithElement();
+  it.each(parsers)('hands the connection back to the HTTP server: held again, answered again, then any route on it (%s)', async (parser) => {
+    const { running, etag } = await publisherWithElement(parserFlags(parser));
     const finished = finishedResponses();
     const connection = await open();
     for (let round = 0; round < 3; round++) {
@@ -152,7 +160,7 @@ describe('long-polls held by their socket alone', () => {
       expect(answer.status).toBe(200);
       expect(answer.headers.etag).toBe(running.hub.latest!.etags.turtle.identity);
     }
-    expect(finished).toHaveLength(3);
+    expect(finished).toHaveLength(parser === 'node' ? 3 : 0);
     expect(etag('turtle', 'identity')).toMatch(/-4-turtle"$/);
     // Requests the fast path leaves to Fastify, on the same connection.
     connection.send('/health');
@@ -339,8 +347,8 @@ const varying = new Set([...timely, 'connection', 'keep-alive']);
 const comparable = (response: RawResponse) => response.headerLines.filter(([name]) => !varying.has(name));
 
 describe('/latest answered at once, whole on its socket', () => {
-  it("has the status, the headers in their order and the body of Node's own response: 200, 304 and HEAD, in each format and coding", async () => {
-    running = await startTestPublisher({ flags: ['--keep-alive-timeout-ms', '7000'] });
+  it.each(parsers)("has the status, the headers in their order and the body of Node's own response: 200, 304 and HEAD, in each format and coding (%s)", async (parser) => {
+    running = await startTestPublisher({ flags: ['--keep-alive-timeout-ms', '7000', ...parserFlags(parser)] });
     await running.push();
     const latest = running.hub.latest!;
     const finished = finishedResponses();
@@ -371,13 +379,14 @@ describe('/latest answered at once, whole on its socket', () => {
       expect(reference.headers.connection, what).toBe('close');
       await closing.closed;
     }
-    // Every kept-alive answer was written whole on the socket, every closing one by Node.
-    expect(finished.filter(({ head }) => head === HEAD_WRITTEN_ON_THE_SOCKET)).toHaveLength(asks.length);
+    // Every kept-alive answer was written whole on the socket (read directly, Node never saw
+    // the request), every closing one by Node.
+    expect(finished.filter(({ head }) => head === HEAD_WRITTEN_ON_THE_SOCKET)).toHaveLength(parser === 'node' ? asks.length : 0);
     expect(finished.filter(({ head }) => head.startsWith('HTTP/1.1 '))).toHaveLength(asks.length);
   });
 
-  it('answers pipelined requests in order, those behind the first by Node when their turn comes, and the connection goes on to any route', async () => {
-    running = await startTestPublisher();
+  it.each(parsers)('answers pipelined requests in order, those behind the first by Node when their turn comes, and the connection goes on to any route (%s)', async (parser) => {
+    running = await startTestPublisher({ flags: parserFlags(parser) });
     await running.push();
     const latest = running.hub.latest!;
     const finished = finishedResponses();
@@ -397,7 +406,6 @@ describe('/latest answered at once, whole on its socket', () => {
     expect(second.body.equals(latest.bodies.turtle.gzip)).toBe(true);
     expect(third.headers.etag).toBe(latest.etags.turtle.br);
     expect(fourth.body).toHaveLength(0);
-    expect(finished[0]?.head).toBe(HEAD_WRITTEN_ON_THE_SOCKET);
     // Then a route of Fastify's on the same connection.
     connection.send('/streams/parking', { accept: mediaTypes.turtle });
     const descriptor = await connection.read();
@@ -406,7 +414,12 @@ describe('/latest answered at once, whole on its socket', () => {
     // And /latest again, answered on the socket again.
     connection.send(path);
     expect((await connection.read()).status).toBe(200);
-    expect(finished.at(-1)?.head).toBe(HEAD_WRITTEN_ON_THE_SOCKET);
+    // Node's responses, in order. Parsed by Node: the first pipelined answered on the socket, those
+    // behind it by Node (a pipelined response whose turn has not come), the descriptor, /latest on
+    // the socket. Read directly: the four pipelined never reach Node; the connection goes to Node
+    // with the descriptor's request and stays with it, whose path answers /latest on the socket.
+    const written = finished.map(({ head }) => (head === HEAD_WRITTEN_ON_THE_SOCKET ? 'socket' : 'node'));
+    expect(written).toEqual(parser === 'node' ? ['socket', 'node', 'node', 'node', 'node', 'socket'] : ['node', 'socket']);
     expect(connection.ended).toBe(false);
   });
 });
