@@ -1,8 +1,8 @@
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { streamPath, streamPathPattern } from '@rdf-stream/protocol';
-import { PublisherError } from '../errors.js';
 import type { AppContext } from './app-context.js';
+import { fastOutcome, formatOfQuery } from './fast-latest.js';
 import type { HeldLongPolls } from './held-long-polls.js';
 import type { LatestRequestHeaders, LatestResponder } from './latest-responder.js';
 import type { SocketAnswers } from './socket-answers.js';
@@ -96,7 +96,6 @@ export function parseDirectLatestRequest(head: string): DirectLatestRequest | un
     }
   }
   if (hosts !== 1) return undefined;
-  const query = target[2];
   return {
     head: requestLine[1] === 'HEAD',
     streamId: target[1] as string,
@@ -106,8 +105,7 @@ export function parseDirectLatestRequest(head: string): DirectLatestRequest | un
       'if-none-match': ifNoneMatch,
       'if-modified-since': ifModifiedSince,
       prefer,
-      // A repeated format counts once, as on Fastify's path.
-      format: query === undefined ? undefined : (new URLSearchParams(query).get('format') ?? undefined),
+      format: formatOfQuery(target[2]),
     },
   };
 }
@@ -206,11 +204,6 @@ export class DirectLatestRequests {
     return true;
   }
 
-  /** Connections read here now (not handed to Node). */
-  get size(): number {
-    return this.#sockets.size;
-  }
-
   /** Closes every connection read here that has no long-poll held (held ones are answered `Connection: close`): at shutdown. */
   closeIdle(): void {
     for (const socket of this.#sockets) {
@@ -224,9 +217,7 @@ export class DirectLatestRequests {
   #accept(socket: Socket, toNode: (rest: Buffer | undefined) => void): void {
     this.#sockets.add(socket);
     const onError = () => socket.destroy();
-    const onTimeout = () => {
-      if (!this.#options.heldLongPolls.isHeld(socket)) socket.destroy();
-    };
+    const onTimeout = () => this.#options.heldLongPolls.timedOut(socket);
     // HTTP servers' sockets are half-open (`allowHalfOpen`): a client that ends its side is ended
     // once what was written to it is sent, as Node does; a long-poll held is cancelled as it closes.
     const onEnd = () => socket.end();
@@ -243,7 +234,7 @@ export class DirectLatestRequests {
       this.#sockets.delete(socket);
       toNode(rest);
     };
-    let served = 0;
+    let begun = false;
     const onData = (chunk: Buffer) => {
       let start = 0;
       while (start < chunk.length) {
@@ -251,7 +242,8 @@ export class DirectLatestRequests {
         if (end < 0 || end - start > DIRECT_HEAD_MAX_BYTES) return handOff(chunk.subarray(start));
         const request = parseDirectLatestRequest(chunk.toString('latin1', start, end));
         if (request === undefined || !this.#serve(socket, request)) return handOff(chunk.subarray(start));
-        if (served++ === 0) {
+        if (!begun) {
+          begun = true;
           this.#options.onRequest(socket);
           socket.setTimeout(this.#keepAliveTimeoutMs);
         }
@@ -276,14 +268,8 @@ export class DirectLatestRequests {
     const hub = context.hubs.get(request.streamId);
     if (hub === undefined) return false;
     const nowMs = Date.now();
-    let outcome;
-    try {
-      outcome = responder.respond(hub, request.headers, nowMs);
-    } catch (error) {
-      if (error instanceof PublisherError) return false;
-      throw error;
-    }
-    if (outcome.kind !== 'send' && hub.waiters.size >= hub.waiters.maxWaiters) return false;
+    const outcome = fastOutcome(responder, hub, request.headers, nowMs);
+    if (outcome === undefined) return false;
     // A request pipelined behind a long-poll held here comes after that one's answer.
     const connection = heldLongPolls.beforeRequest(socket);
     if (outcome.kind === 'send') {

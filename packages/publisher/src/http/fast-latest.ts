@@ -47,22 +47,15 @@ export function fastLatestHandler(
       'if-none-match': headers['if-none-match'],
       'if-modified-since': headers['if-modified-since'],
       prefer: headers.prefer,
-      // Only a query string costs a parse; a repeated format counts once, as on Fastify's path.
-      format: match[2] === undefined ? undefined : (new URLSearchParams(match[2]).get('format') ?? undefined),
+      format: formatOfQuery(match[2]),
     };
-    let outcome;
     const nowMs = Date.now();
-    try {
-      outcome = responder.respond(hub, latestRequest, nowMs);
-    } catch (error) {
-      if (error instanceof PublisherError) return false;
-      throw error;
-    }
+    const outcome = fastOutcome(responder, hub, latestRequest, nowMs);
+    if (outcome === undefined) return false;
     if (outcome.kind === 'send') {
       answer(context, method, response, outcome, socketAnswers, nowMs);
       return true;
     }
-    if (hub.waiters.size >= hub.waiters.maxWaiters) return false;
     if (heldLongPolls.hold(hub, latestRequest, outcome.seconds, method, response)) return true;
     holdUntilNext(hub, outcome.seconds, response)
       .then((held) => held === 'aborted' || answer(context, method, response, responder.respond(hub, latestRequest, Date.now(), false)))
@@ -73,6 +66,28 @@ export function fastLatestHandler(
       });
     return true;
   };
+}
+
+/** `?format=` of `/latest`'s query string: only a query string costs a parse; a repeated format counts once, as on Fastify's path. */
+export function formatOfQuery(query: string | undefined): string | undefined {
+  return query === undefined ? undefined : (new URLSearchParams(query).get('format') ?? undefined);
+}
+
+/**
+ * What `/latest` answers `request` now on the hot path (an answer to send, or a long-poll to
+ * hold), or undefined when the Fastify route must answer it: an error (`PublisherError`), or a
+ * long-poll when its stream already holds `maxLongPollWaiters`.
+ */
+export function fastOutcome(responder: LatestResponder, hub: StreamHub, request: LatestRequestHeaders, nowMs: number): LatestOutcome | undefined {
+  let outcome;
+  try {
+    outcome = responder.respond(hub, request, nowMs);
+  } catch (error) {
+    if (error instanceof PublisherError) return undefined;
+    throw error;
+  }
+  if (outcome.kind !== 'send' && hub.waiters.size >= hub.waiters.maxWaiters) return undefined;
+  return outcome;
 }
 
 /**

@@ -103,9 +103,12 @@ export class HeldLongPolls {
    * held here is not idle and is kept; any other is destroyed, as Node does by default.
    */
   attach(server: Server): void {
-    server.on('timeout', (socket: Socket) => {
-      if (!this.isHeld(socket)) socket.destroy();
-    });
+    server.on('timeout', (socket: Socket) => this.timedOut(socket));
+  }
+
+  /** `socket` has been idle past its timeout: destroyed unless its long-poll is held here (see `attach`). */
+  timedOut(socket: Socket): void {
+    if (!this.isHeld(socket)) socket.destroy();
   }
 
   /**
