@@ -34,7 +34,7 @@ import { POLL_TRACE_ENV, PollTrace } from './poll-trace.js';
 import { type FleetClient, UpdateRecorder } from './update-recorder.js';
 import { websocketClient } from './websocket-client.js';
 import { wsLibraryClient } from './ws-library-client.js';
-import type { GzipReading, WorkerJob, WorkerProgress, WorkerReady, WorkerReport } from './worker-protocol.js';
+import { burstsAcrossFleet, type GzipReading, type WorkerBurst, type WorkerJob, type WorkerProgress, type WorkerReady, type WorkerReport } from './worker-protocol.js';
 
 /** What the sessions count (requests, 304s, reconnections), for all clients of this worker. */
 const stats: TransportStats = emptyStats();
@@ -273,7 +273,11 @@ function gzipReport(): GzipReading | null {
   };
 }
 
-process.on('message', (message: WorkerJob | 'stop') => {
+process.on('message', (message: WorkerJob | 'stop' | 'burst-go') => {
+  if (message === 'burst-go') {
+    fleet.answers?.fleetOver();
+    return;
+  }
   if (message === 'stop') {
     fleet.stopping = true;
     for (const stop of stopConnections) stop();
@@ -299,6 +303,10 @@ process.on('message', (message: WorkerJob | 'stop') => {
   }
   const job = message;
   cpuAtJob = process.cpuUsage();
+  if (burstsAcrossFleet(job.mode) && fleet.answers !== undefined) {
+    const tell = (state: WorkerBurst['state']) => process.send?.({ type: 'burst', state } satisfies WorkerBurst);
+    fleet.answers.gate = { over: () => tell('over'), withdrawn: () => tell('withdrawn') };
+  }
   setTimeout(() => (statsAtMeasure = { requests: stats.requests, notModified: stats.notModified }), Math.max(0, job.measureFromMs - Date.now()));
   fleet.updates = new UpdateRecorder(job.measureFromMs, job.sampleRate);
   const run = { poll: pollClient, 'long-poll': longPollClient, sse: sseClient, websocket: websocketFleetClient }[job.mode];

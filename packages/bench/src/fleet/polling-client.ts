@@ -118,6 +118,8 @@ async function ask(fleet: Fleet, client: FleetClient, options: PollingClientOpti
   const { session, hints, trace } = options;
   const sentAtMs = Date.now();
   const knownGeneratedAtMs = hints?.generatedAtMs ?? Number.NaN;
+  let inFlight = fleet.answers !== undefined;
+  fleet.answers?.sent();
   try {
     // A request the publisher may hold gets that much longer.
     const timeoutMs = options.requestTimeoutMs + session.holdMs;
@@ -128,6 +130,7 @@ async function ask(fleet: Fleet, client: FleetClient, options: PollingClientOpti
       headersTimeout: timeoutMs,
       bodyTimeout: timeoutMs,
     });
+    inFlight = false;
     fleet.answers?.answered();
     const answer = session.answered(response.statusCode, response.headers);
     if (answer.kind === 'element' || answer.kind === 'unchanged') client.connectedAt ??= Date.now();
@@ -152,6 +155,7 @@ async function ask(fleet: Fleet, client: FleetClient, options: PollingClientOpti
     }
     return session.nextDelay(Date.now());
   } catch (error) {
+    if (inFlight) fleet.answers?.answered();
     countFailure(fleet, error);
     return session.failed();
   }

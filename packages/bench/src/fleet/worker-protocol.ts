@@ -51,6 +51,23 @@ export interface WorkerReady {
   readonly type: 'ready';
 }
 
+/**
+ * Whether the workers of a run of `mode` let their clients' next requests go together
+ * (`AnswerBurst`, `FleetBurstBarrier`): long-polling, where every client's answer comes in the
+ * same burst and its next request follows at once; a poller's waits for its schedule.
+ */
+export const burstsAcrossFleet = (mode: BenchMode): boolean => mode === 'long-poll';
+
+/**
+ * Sent by a long-polling worker when its burst of answers is over (`over`), and when one said
+ * over waits no more (`withdrawn`: it goes on, or its requests went at the limit): the parent
+ * tells every worker `'burst-go'` once all are over (`FleetBurstBarrier`, `AnswerBurst`).
+ */
+export interface WorkerBurst {
+  readonly type: 'burst';
+  readonly state: 'over' | 'withdrawn';
+}
+
 /** Sent every second while running. */
 export interface WorkerProgress {
   readonly type: 'progress';

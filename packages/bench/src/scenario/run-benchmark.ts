@@ -12,7 +12,8 @@ import { type MemorySnapshot, readMemorySnapshot } from '../collect/memory-snaps
 import { heldPorts, readPortRange, readPortUsage, readTcpSockets } from '../collect/port-usage.js';
 import { ProcessSampler, type ResourceSummary } from '../collect/process-sampler.js';
 import { readSystemCounters, type SystemCounters, systemDelta } from '../collect/system-counters.js';
-import type { BenchMode, GzipReading, WorkerJob, WorkerProgress, WorkerReady, WorkerReport } from '../fleet/worker-protocol.js';
+import { type BenchMode, burstsAcrossFleet, type GzipReading, type WorkerBurst, type WorkerJob, type WorkerProgress, type WorkerReady, type WorkerReport } from '../fleet/worker-protocol.js';
+import { FleetBurstBarrier } from '../fleet/answer-burst.js';
 import { gzipVerifySampleClients } from '../fleet/gzip-verify-sample.js';
 import { nextMessage } from '../process/child-message.js';
 import type { BenchOptions } from './bench-options.js';
@@ -247,6 +248,8 @@ async function startFleet(options: BenchOptions, mode: BenchMode, clients: numbe
   const sourcePorts =
     sources.addresses.length > 1 ? assignSourcePorts({ clients, instances: streamUrls.length, addresses: sources.addresses, range, held: heldPorts(readTcpSockets(), range) }) : [];
   const measureFromMs = Date.now() + options.rampSeconds * 1000;
+  // Long-pollers' next requests go when every worker has read its answers (`AnswerBurst`).
+  const barrier = burstsAcrossFleet(mode) ? new FleetBurstBarrier(workers) : undefined;
   let first = 0;
   workers.forEach((worker, index) => {
     const count = Math.floor(clients / processes) + (index < clients % processes ? 1 : 0);
@@ -270,8 +273,12 @@ async function startFleet(options: BenchOptions, mode: BenchMode, clients: numbe
       measureFromMs,
     };
     first += count;
-    worker.on('message', (message: WorkerProgress | WorkerReport) => {
+    worker.on('message', (message: WorkerProgress | WorkerReport | WorkerBurst) => {
       if (message.type === 'progress') progress.set(worker, message);
+      else if (message.type === 'burst') {
+        if (message.state === 'over') barrier?.over(worker);
+        else barrier?.withdrawn(worker);
+      }
     });
     worker.send(job);
   });

@@ -55,8 +55,9 @@ const answer =
 
 describe('pollingClient', () => {
   it("sends a long-poller's next request once its worker's burst of answers is over, not between two answers", async () => {
-    const burst = new AnswerBurst(60_000);
-    // Another client's answer read at every turn of the event loop, until stopped.
+    const burst = new AnswerBurst({ maxWaitMs: 60_000 });
+    // Other clients' requests in flight, one answer read at every turn of the event loop, until stopped.
+    for (let other = 0; other < 1_000_000; other++) burst.sent();
     let othersAnswering = true;
     const othersAnswer = () => {
       if (!othersAnswering) return;
@@ -92,6 +93,27 @@ describe('pollingClient', () => {
     expect(othersAnsweringWhenAsked).toBe(false);
     expect(seen[1]?.['if-none-match']).toBe('"1"');
     expect(client.connectedAt).toBeDefined();
+  });
+
+  it('counts a request in flight until its answer, and a failed one as answered: the burst does not wait for it', async () => {
+    const burst = new AnswerBurst({ maxWaitMs: 60_000 });
+    let inFlightWhenServed: number | undefined;
+    const { pool, seen } = await latest([
+      (_req, res) => {
+        inFlightWhenServed = burst.inFlight;
+        // The connection dies before an answer: the request fails.
+        res.socket?.destroy();
+      },
+      (_req, res) => res.writeHead(404, { 'content-type': 'application/problem+json' }).end('{"code":"stream-not-found"}'),
+    ]);
+    const stats = emptyStats();
+    const session = new LongPollSession({ format: 'turtle', waitSeconds: 30, backoff: { ...transportDefaults.backoff, initialDelayMs: 1, maxDelayMs: 1 }, stats });
+    const fleet: Fleet = { updates: new UpdateRecorder(0, 0), answers: burst, counters: { errors: 0, timeouts: 0, connected: 0 }, stopping: false };
+    await pollingClient(fleet, { connectedAt: undefined, seqs: [] }, { dispatcher: pool, path: '/streams/s/latest', requestTimeoutMs: 5_000, session });
+    expect(inFlightWhenServed).toBe(1);
+    expect(seen).toHaveLength(2);
+    expect(fleet.counters.errors).toBe(2);
+    expect(burst.inFlight).toBe(0);
   });
 
   it('records each element generated after its first answer, revalidates with the ETag, and ends on a refusal', async () => {
