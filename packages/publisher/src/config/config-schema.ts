@@ -125,7 +125,7 @@ export const ConfigSchema = Type.Object(
     keepAliveTimeoutMs: integer(1_000, 3_600_000, 'Milliseconds an idle keep-alive connection stays open'),
     latestRequestParser: Type.Union([Type.Literal('node'), Type.Literal('direct')], {
       description:
-        "What reads polls and long-polls of /streams/{id}/latest: node (Node's HTTP parser reads every request) or direct (experimental: the publisher reads plain GET and HEAD request heads itself and hands any other request, with its connection, to Node's parser)",
+        "What reads polls and long-polls of /streams/{id}/latest: direct (the publisher reads plain GET and HEAD request heads itself and hands any other request, with its connection, to Node's parser) or node (Node's HTTP parser reads every request)",
     }),
     headersTimeoutMs: integer(1_000, 600_000, "Milliseconds a client may take to send a request's headers (408 after)"),
     requestTimeoutMs: integer(1_000, 3_600_000, 'Milliseconds a client may take to send a whole request, body included (408 after)'),

@@ -134,7 +134,7 @@ export const defaults = Object.freeze({
    * close (Node's default is 5 s, exactly the demo stream's interval).
    */
   keepAliveTimeoutMs: 65_000,
-  latestRequestParser: 'node' as const,
+  latestRequestParser: 'direct' as const,
   /**
    * Connections the kernel may hold accepted-but-not-yet-taken (count): Node's default of 511
    * overflows when a crowd connects at once (SYNs dropped, clients wait 1, 3, 7 s to retry).
