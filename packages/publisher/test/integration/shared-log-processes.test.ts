@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { get } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, openSse } from '../../src/testing.js';
@@ -56,10 +57,27 @@ async function launch(prefix: string): Promise<Running> {
 
 const health = async (running: Running) => (await (await fetch(`${running.direct}/health`)).json()) as Health;
 
+/**
+ * `/health` on a connection of its own: of a process with `--workers`, each new connection goes to
+ * the next worker (the cluster's round robin), where `fetch`'s kept-alive connection always asks
+ * the same one, which may not be the one that runs the source.
+ */
+const healthOnNewConnection = (running: Running) =>
+  new Promise<Health>((resolve, reject) => {
+    get(`${running.direct}/health`, { agent: false }, (response) => {
+      let body = '';
+      response
+        .setEncoding('utf8')
+        .on('data', (chunk: string) => (body += chunk))
+        .on('end', () => resolve(JSON.parse(body) as Health))
+        .on('error', reject);
+    }).on('error', reject);
+  });
+
 /** Resolves with the instance that holds the source's lease, once one does. */
-async function holderOf(instances: readonly Running[]): Promise<Running> {
+async function holderOf(instances: readonly Running[], read = health): Promise<Running> {
   for (;;) {
-    for (const instance of instances) if ((await health(instance)).streams.parking.source.leaseHolder === true) return instance;
+    for (const instance of instances) if ((await read(instance)).streams.parking.source.leaseHolder === true) return instance;
     // No event crosses processes: /health is read as a supervisor reads it.
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
@@ -116,7 +134,7 @@ describe('publisher processes on one shared log', () => {
       child.once('exit', (code) => reject(new Error(`exited ${code}: ${output}`)));
     });
     const running = { child, direct: `http://127.0.0.1:${port}` };
-    await holderOf([running]);
+    await holderOf([running], healthOnNewConnection);
     const subscriber = await openSse(`${running.direct}/streams/parking/events?format=ntriples`);
     cleanups.push(() => subscriber.close());
     const events = await subscriber.waitForEvents(3);
