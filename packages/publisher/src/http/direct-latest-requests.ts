@@ -20,6 +20,11 @@ const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /** A header value's octets (RFC 9110 `field-value`): no control character but tab, so no bare CR or LF. */
 const FIELD_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 
+/** The headers of a `/latest` request its answer depends on (`LatestRequestHeaders`), each read once at most. */
+const READ_HEADERS = ['accept', 'accept-encoding', 'if-none-match', 'if-modified-since', 'prefer'] as const;
+type ReadHeader = (typeof READ_HEADERS)[number];
+const isReadHeader = (name: string): name is ReadHeader => (READ_HEADERS as readonly string[]).includes(name);
+
 /** A request head this path serves: GET or HEAD of `/streams/{id}/latest`, with the headers its answer depends on. */
 export interface DirectLatestRequest {
   readonly head: boolean;
@@ -44,11 +49,15 @@ export function parseDirectLatestRequest(head: string): DirectLatestRequest | un
   if (requestLine === null) return undefined;
   const target = latestPath.exec(requestLine[2] as string);
   if (target === null) return undefined;
-  let accept: string | undefined;
-  let acceptEncoding: string | undefined;
-  let ifNoneMatch: string | undefined;
-  let ifModifiedSince: string | undefined;
-  let prefer: string | undefined;
+  // Every header the answer depends on, present from the start (one shape for every request read).
+  const headers: Record<ReadHeader, string | undefined> & { format: string | undefined } = {
+    accept: undefined,
+    'accept-encoding': undefined,
+    'if-none-match': undefined,
+    'if-modified-since': undefined,
+    prefer: undefined,
+    format: undefined,
+  };
   let hosts = 0;
   while (lineEnd < head.length) {
     const start = lineEnd + 2;
@@ -60,29 +69,10 @@ export function parseDirectLatestRequest(head: string): DirectLatestRequest | un
     if (!TOKEN.test(name)) return undefined;
     const value = head.slice(colon + 1, lineEnd).replace(/^[\t ]+|[\t ]+$/g, '');
     if (!FIELD_VALUE.test(value)) return undefined;
-    switch (name.toLowerCase()) {
+    const lowerName = name.toLowerCase();
+    switch (lowerName) {
       case 'host':
         hosts += 1;
-        break;
-      case 'accept':
-        if (accept !== undefined) return undefined;
-        accept = value;
-        break;
-      case 'accept-encoding':
-        if (acceptEncoding !== undefined) return undefined;
-        acceptEncoding = value;
-        break;
-      case 'if-none-match':
-        if (ifNoneMatch !== undefined) return undefined;
-        ifNoneMatch = value;
-        break;
-      case 'if-modified-since':
-        if (ifModifiedSince !== undefined) return undefined;
-        ifModifiedSince = value;
-        break;
-      case 'prefer':
-        if (prefer !== undefined) return undefined;
-        prefer = value;
         break;
       case 'connection':
         if (value.toLowerCase() !== 'keep-alive') return undefined;
@@ -93,21 +83,14 @@ export function parseDirectLatestRequest(head: string): DirectLatestRequest | un
       case 'expect':
         return undefined;
       default:
+        if (!isReadHeader(lowerName)) break;
+        if (headers[lowerName] !== undefined) return undefined;
+        headers[lowerName] = value;
     }
   }
   if (hosts !== 1) return undefined;
-  return {
-    head: requestLine[1] === 'HEAD',
-    streamId: target[1] as string,
-    headers: {
-      accept,
-      'accept-encoding': acceptEncoding,
-      'if-none-match': ifNoneMatch,
-      'if-modified-since': ifModifiedSince,
-      prefer,
-      format: formatOfQuery(target[2]),
-    },
-  };
+  headers.format = formatOfQuery(target[2]);
+  return { head: requestLine[1] === 'HEAD', streamId: target[1] as string, headers };
 }
 
 /** The internals of a socket's stream handle that Node's HTTP server itself uses to stop reading a paused connection. */
