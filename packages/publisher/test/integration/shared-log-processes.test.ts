@@ -1,9 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { get } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, openSse } from '../../src/testing.js';
+import { getOnce } from '../support/get-once.js';
 import { PrivateRedis } from '../support/private-redis.js';
 
 /**
@@ -58,21 +58,11 @@ async function launch(prefix: string): Promise<Running> {
 const health = async (running: Running) => (await (await fetch(`${running.direct}/health`)).json()) as Health;
 
 /**
- * `/health` on a connection of its own: of a process with `--workers`, each new connection goes to
- * the next worker (the cluster's round robin), where `fetch`'s kept-alive connection always asks
- * the same one, which may not be the one that runs the source.
+ * `/health` on a connection of its own (`getOnce`): of a process with `--workers`, each new
+ * connection goes to the next worker, where `fetch`'s kept-alive connection always asks the same
+ * one, which may not be the one that runs the source.
  */
-const healthOnNewConnection = (running: Running) =>
-  new Promise<Health>((resolve, reject) => {
-    get(`${running.direct}/health`, { agent: false }, (response) => {
-      let body = '';
-      response
-        .setEncoding('utf8')
-        .on('data', (chunk: string) => (body += chunk))
-        .on('end', () => resolve(JSON.parse(body) as Health))
-        .on('error', reject);
-    }).on('error', reject);
-  });
+const healthOnNewConnection = async (running: Running) => JSON.parse((await getOnce(`${running.direct}/health`)).body) as Health;
 
 /** Resolves with the instance that holds the source's lease, once one does. */
 async function holderOf(instances: readonly Running[], read = health): Promise<Running> {

@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { defaults } from '../../src/config/defaults.js';
 import { freePort } from '../../src/testing.js';
+import { getOnce } from '../support/get-once.js';
 
 const repositoryRoot = fileURLToPath(new URL('../../../../', import.meta.url));
 const dockerfile = parseDockerfile(readFileSync(join(repositoryRoot, 'docker/Dockerfile'), 'utf8'));
@@ -221,17 +222,6 @@ function firstEventId(url: string): Promise<string> {
       response.on('end', () => reject(new Error(`the event stream ended before an event: ${text}`)));
     });
     request.on('error', reject);
-  });
-}
-
-/** A GET on a connection of its own, closed after the response. */
-function getOnce(url: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    get(url, { agent: false, headers }, (response) => {
-      let body = '';
-      response.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
-    }).on('error', reject);
   });
 }
 
