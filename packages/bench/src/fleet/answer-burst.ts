@@ -67,8 +67,7 @@ export class AnswerBurst {
     if (this.#waiting.length === 0) return;
     if (this.#inFlight === 0) this.#checkSoon(0);
     else if (this.#toldOver) {
-      this.#toldOver = false;
-      this.#gate?.withdrawn();
+      this.#withdraw();
       this.#checkSoon(this.#quietMs);
     }
   }
@@ -97,7 +96,7 @@ export class AnswerBurst {
     const check = this.#check;
     if (check !== undefined) {
       if (delayMs > 0 || 'immediate' in check) return;
-      clearTimeout(check.timeout);
+      this.#cancelCheck();
     }
     this.#check = delayMs === 0 ? { immediate: setImmediate(this.#run) } : { timeout: setTimeout(this.#run, delayMs) };
   }
@@ -119,18 +118,24 @@ export class AnswerBurst {
     this.#checkSoon(capInMs);
   };
 
-  #release(): void {
+  #cancelCheck(): void {
     const check = this.#check;
-    if (check !== undefined) {
-      if ('immediate' in check) clearImmediate(check.immediate);
-      else clearTimeout(check.timeout);
-      this.#check = undefined;
-    }
+    if (check === undefined) return;
+    if ('immediate' in check) clearImmediate(check.immediate);
+    else clearTimeout(check.timeout);
+    this.#check = undefined;
+  }
+
+  /** Tells the gate that the burst said over waits no more (it went on, or its requests go at the limit). */
+  #withdraw(): void {
+    this.#toldOver = false;
+    this.#gate?.withdrawn();
+  }
+
+  #release(): void {
+    this.#cancelCheck();
     // At the limit, before the fleet's burst was over: the others do not wait for this one.
-    if (this.#toldOver) {
-      this.#toldOver = false;
-      this.#gate?.withdrawn();
-    }
+    if (this.#toldOver) this.#withdraw();
     const waiting = this.#waiting;
     this.#waiting = [];
     for (const resolve of waiting) resolve();
