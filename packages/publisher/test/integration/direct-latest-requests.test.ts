@@ -1,16 +1,13 @@
-import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import type { IncomingMessage } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DIRECT_HEAD_MAX_BYTES } from '../../src/http/direct-latest-requests.js';
-import { RawHttpConnection, request } from '../support/raw-http.js';
+import { OpenedByTests, type RawHttpConnection, request } from '../support/raw-http.js';
 import { startTestPublisher, type TestPublisher } from '../../src/testing.js';
 
 let running: TestPublisher | undefined;
-const connections: RawHttpConnection[] = [];
-const stopListening: Array<() => void> = [];
+const opened = new OpenedByTests();
 afterEach(async () => {
-  for (const stop of stopListening.splice(0)) stop();
-  for (const connection of connections.splice(0)) connection.close();
+  opened.close();
   await running?.close();
   running = undefined;
 });
@@ -18,18 +15,13 @@ afterEach(async () => {
 const path = '/streams/parking/latest';
 const direct = ['--latest-request-parser', 'direct'];
 
-async function open(): Promise<RawHttpConnection> {
-  const connection = await RawHttpConnection.open(running!.url);
-  connections.push(connection);
-  return connection;
-}
+const open = (): Promise<RawHttpConnection> => opened.connect(running!.url);
 
 /** The paths of the requests Node's HTTP server parsed (`http.server.request.start`, a documented diagnostics channel). */
 function requestsNodeParsed(): string[] {
   const parsed: string[] = [];
   const onStart = (message: unknown) => parsed.push(String((message as { request: IncomingMessage }).request.url));
-  subscribe('http.server.request.start', onStart);
-  stopListening.push(() => unsubscribe('http.server.request.start', onStart));
+  opened.listen('http.server.request.start', onStart);
   return parsed;
 }
 

@@ -1,19 +1,16 @@
-import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import type { IncomingMessage } from 'node:http';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type FormatName, formatNames, mediaTypes } from '@rdf-stream/protocol';
 import { readProblem } from '../support/problem.js';
-import { RawHttpConnection, type RawResponse, request } from '../support/raw-http.js';
+import { OpenedByTests, type RawHttpConnection, type RawResponse, request } from '../support/raw-http.js';
 import { HEAD_WRITTEN_ON_THE_SOCKET } from '../../src/http/socket-answers.js';
 import { sharedSendProgressMonitor } from '../../src/publish/sse/send-progress-monitor.js';
 import { startTestPublisher, type TestPublisher } from '../../src/testing.js';
 
 let running: TestPublisher | undefined;
-const connections: RawHttpConnection[] = [];
-const stopListening: Array<() => void> = [];
+const opened = new OpenedByTests();
 afterEach(async () => {
-  for (const stop of stopListening.splice(0)) stop();
-  for (const connection of connections.splice(0)) connection.close();
+  opened.close();
   await running?.close();
   running = undefined;
 });
@@ -28,11 +25,7 @@ type Parser = (typeof parsers)[number];
 const parserFlags = (parser: Parser) => ['--latest-request-parser', parser];
 const codings = ['identity', 'gzip', 'br'] as const;
 
-async function open(): Promise<RawHttpConnection> {
-  const connection = await RawHttpConnection.open(running!.url);
-  connections.push(connection);
-  return connection;
-}
+const open = (): Promise<RawHttpConnection> => opened.connect(running!.url);
 
 /** The headers that say the time of the answer: they may differ between two answers of one element. */
 const timely = new Set(['date', 'cache-control', 'expires']);
@@ -51,8 +44,7 @@ function finishedResponses(): Array<{ readonly prefer: string; readonly head: st
     const { request: incoming, response } = message as { request: IncomingMessage; response: { _header: string | null } };
     finished.push({ prefer: String(incoming.headers.prefer ?? 'no wait'), head: String(response._header) });
   };
-  subscribe('http.server.response.finish', onFinish);
-  stopListening.push(() => unsubscribe('http.server.response.finish', onFinish));
+  opened.listen('http.server.response.finish', onFinish);
   return finished;
 }
 

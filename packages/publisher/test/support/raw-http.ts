@@ -1,3 +1,4 @@
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { once } from 'node:events';
 import { connect, type Socket } from 'node:net';
 
@@ -99,4 +100,31 @@ function parseResponse(buffer: Buffer, head: boolean): RawResponse | undefined {
   if (buffer.length < end + 4 + length) return undefined;
   const bytes = Buffer.from(buffer.subarray(0, end + 4 + length));
   return { status, headerLines, headers, body: bytes.subarray(end + 4), bytes };
+}
+
+/**
+ * What a test file's tests open by hand: raw connections and listeners of diagnostics channels,
+ * all ended by `close` (after each test).
+ */
+export class OpenedByTests {
+  readonly #connections: RawHttpConnection[] = [];
+  readonly #unsubscribes: Array<() => void> = [];
+
+  async connect(url: string): Promise<RawHttpConnection> {
+    const connection = await RawHttpConnection.open(url);
+    this.#connections.push(connection);
+    return connection;
+  }
+
+  /** Calls `onMessage` with every message of the diagnostics channel `channel` until `close`. */
+  listen(channel: string, onMessage: (message: unknown) => void): void {
+    subscribe(channel, onMessage);
+    this.#unsubscribes.push(() => unsubscribe(channel, onMessage));
+  }
+
+  /** Stops listening first, then closes the connections. */
+  close(): void {
+    for (const stop of this.#unsubscribes.splice(0)) stop();
+    for (const connection of this.#connections.splice(0)) connection.close();
+  }
 }
