@@ -207,13 +207,7 @@ export class DirectLatestRequests {
     const onEnd = () => socket.end();
     const onClose = () => this.#sockets.delete(socket);
     const handOff = (rest: Buffer | undefined) => {
-      socket.removeListener('data', onData);
-      socket.removeListener('error', onError);
-      socket.removeListener('timeout', onTimeout);
-      socket.removeListener('end', onEnd);
-      socket.removeListener('close', onClose);
-      socket.removeListener('pause', stopReading);
-      socket.removeListener('resume', startReading);
+      for (const [event, listener] of listeners) socket.removeListener(event, listener);
       socket.setTimeout(0);
       this.#sockets.delete(socket);
       toNode(rest);
@@ -235,13 +229,17 @@ export class DirectLatestRequests {
         if (socket.destroyed) return;
       }
     };
-    socket.on('data', onData);
-    socket.on('error', onError);
-    socket.on('timeout', onTimeout);
-    socket.once('end', onEnd);
-    socket.once('close', onClose);
-    socket.on('pause', stopReading);
-    socket.on('resume', startReading);
+    // Each added here, and removed when the connection goes to Node (`handOff`).
+    const listeners: ReadonlyArray<readonly [string, Parameters<Socket['removeListener']>[1]]> = [
+      ['data', onData],
+      ['error', onError],
+      ['timeout', onTimeout],
+      ['end', onEnd],
+      ['close', onClose],
+      ['pause', stopReading],
+      ['resume', startReading],
+    ];
+    for (const [event, listener] of listeners) socket.on(event, listener);
     socket.setTimeout(this.#headersTimeoutMs);
   }
 
