@@ -25,6 +25,33 @@ const READ_HEADERS = ['accept', 'accept-encoding', 'if-none-match', 'if-modified
 type ReadHeader = (typeof READ_HEADERS)[number];
 const isReadHeader = (name: string): name is ReadHeader => (READ_HEADERS as readonly string[]).includes(name);
 
+/**
+ * The last value read of each header, and the last stream id: thousands of clients send the same
+ * few (the newest element's ETag, one `Accept`, one `Prefer: wait=N`), and a request read anew
+ * gets the very string read before rather than a fresh one. A fresh one is a slice of the whole
+ * request head (V8 keeps a slice of a longer string as a view of it), so every long-poll held
+ * here kept its head alive until its answer: thousands of them outlived two scavenges and were
+ * copied into the old generation. Shared, the head dies with the read, and comparing two held
+ * requests' headers (`HeldLongPolls`) compares the same strings. A new value replaces the last,
+ * copied out of its head first.
+ */
+const lastRead: Record<ReadHeader | 'streamId', string | undefined> = {
+  accept: undefined,
+  'accept-encoding': undefined,
+  'if-none-match': undefined,
+  'if-modified-since': undefined,
+  prefer: undefined,
+  streamId: undefined,
+};
+
+function shared(name: ReadHeader | 'streamId', value: string): string {
+  const last = lastRead[name];
+  if (last === value) return last;
+  const copy = Buffer.from(value, 'latin1').toString('latin1');
+  lastRead[name] = copy;
+  return copy;
+}
+
 /** A request head this path serves: GET or HEAD of `/streams/{id}/latest`, with the headers its answer depends on. */
 export interface DirectLatestRequest {
   readonly head: boolean;
@@ -85,12 +112,12 @@ export function parseDirectLatestRequest(head: string): DirectLatestRequest | un
       default:
         if (!isReadHeader(lowerName)) break;
         if (headers[lowerName] !== undefined) return undefined;
-        headers[lowerName] = value;
+        headers[lowerName] = shared(lowerName, value);
     }
   }
   if (hosts !== 1) return undefined;
   headers.format = formatOfQuery(target[2]);
-  return { head: requestLine[1] === 'HEAD', streamId: target[1] as string, headers };
+  return { head: requestLine[1] === 'HEAD', streamId: shared('streamId', target[1] as string), headers };
 }
 
 /** The internals of a socket's stream handle that Node's HTTP server itself uses to stop reading a paused connection. */

@@ -39,6 +39,25 @@ describe('parseDirectLatestRequest', () => {
     });
   });
 
+  it('reads each request\'s own values, whether the request before sent the same ones or others', () => {
+    const read = (stream: string, etag: string, prefer: string) =>
+      parseDirectLatestRequest(head(`GET /streams/${stream}/latest HTTP/1.1`, 'Host: x', `If-None-Match: ${etag}`, `Prefer: ${prefer}`));
+    const asked = [
+      ['parking', '"a-1-turtle"', 'wait=2'],
+      ['parking', '"a-1-turtle"', 'wait=2'],
+      ['air', '"b-7-turtle"', 'wait=30'],
+      ['parking', '"a-1-turtle"', 'wait=2'],
+      // latin1 octets, as on the wire, are kept as they came.
+      ['parking', '"caf\xe9-\xff"', 'wait=2'],
+    ] as const;
+    for (const [stream, etag, prefer] of asked) {
+      const request = read(stream, etag, prefer);
+      expect(request?.streamId).toBe(stream);
+      expect(request?.headers['if-none-match']).toBe(etag);
+      expect(request?.headers.prefer).toBe(prefer);
+    }
+  });
+
   it.each([
     ['another method', head('POST /streams/parking/latest HTTP/1.1', 'Host: x')],
     ['another route', head('GET /streams/parking/events HTTP/1.1', 'Host: x')],
