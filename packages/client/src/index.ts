@@ -31,7 +31,7 @@ export { type BackoffOptions, backoffDelay, retryAfterMs } from './transport/bac
 export { type HistoryDocumentFormat, type HistoryMember, type HistoryPage, parseHistoryPage } from './transport/history-page.js';
 export { type HistoryPosition, historyReader, type HistoryStart } from './transport/history-reader.js';
 export { LongPollSession, type LongPollSessionOptions } from './transport/long-poll-session.js';
-export { adaptMargin, holdSeconds, holdSpreadMs, lateHoldSeconds, type PollHints, type PollMoment, type SmartPollOptions, smartPollDelay } from './transport/poll-schedule.js';
+export { adaptMargin, holdLeadMs, holdSeconds, holdSpreadMs, lateHoldSeconds, type PollHints, type PollMoment, type SmartPollOptions, smartPollDelay } from './transport/poll-schedule.js';
 export { type AnswerHeaders, type LatestSession, type PollAnswer, PollSession, type PollSessionOptions, type PollStrategy } from './transport/poll-session.js';
 export { StoredAnswer } from './transport/stored-answer.js';
 export { longPollTransport, pollTransport } from './transport/poll-transport.js';

@@ -45,10 +45,10 @@ export interface SubscribeOptions {
   /** Smart polling: shortest wait between requests, and the first wait when an element is late. Default 250 ms. */
   readonly minPollIntervalMs?: number;
   /**
-   * Smart polling on a regular stream: ask shortly before the next element is due with
-   * `Prefer: wait`, held by the publisher until the element comes: lower latency, at 1.3–1.9 ×
-   * the publisher's CPU per update (each request is held for up to a quarter interval, and read
-   * while nothing else is). Default false: ask at the due moment (with `Prefer: wait` too, held only
+   * Smart polling on a regular stream: ask shortly before the next element is due (100 ms, and
+   * up to `jitterMs` more: `holdLeadMs`, `holdSpreadMs`) with `Prefer: wait`, held by the
+   * publisher until the element comes: lower latency, at 1.2–1.4 × the publisher's CPU per
+   * update (each request read on its own, while nothing else is). Default false: ask at the due moment (with `Prefer: wait` too, held only
    * until the element is served).
    */
   readonly pollHold?: boolean;

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { adaptMargin, holdSeconds, holdSpreadMs, lateHoldSeconds, smartPollDelay } from '../../../src/transport/poll-schedule.js';
+import { adaptMargin, holdLeadMs, holdSeconds, holdSpreadMs, lateHoldSeconds, smartPollDelay } from '../../../src/transport/poll-schedule.js';
 
 const options = { jitterMs: 200, minPollIntervalMs: 100 };
 const noJitter = () => 0;
@@ -47,24 +47,27 @@ describe('smartPollDelay', () => {
     expect(smartPollDelay(regular, { nowMs: T + 6_000, lateAttempts: 0, freshForMs: 0, marginMs: 0 }, options, noJitter)).toBe(100);
   });
 
-  it('holding, asks up to a quarter interval before the element is due (the publisher holds the request), and backs off as without', () => {
+  it('holding, asks within the jitter before the element is due, 100 ms ahead of it (the publisher holds the request), and backs off as without', () => {
     const holding = { ...options, hold: true };
     const moment = { nowMs: T + 300, lateAttempts: 0, freshForMs: 0, marginMs: 0 };
-    expect(smartPollDelay(regular, moment, holding, noJitter)).toBe(4_700);
-    expect(smartPollDelay(regular, moment, holding, fullJitter)).toBe(4_700 - 1_250);
-    expect(smartPollDelay(regular, { ...moment, marginMs: 40 }, holding, fullJitter)).toBe(4_700 - 1_250 + 40);
+    expect(smartPollDelay(regular, moment, holding, noJitter)).toBe(4_700 - 100);
+    expect(smartPollDelay(regular, moment, holding, fullJitter)).toBe(4_700 - 100 - 200);
+    expect(smartPollDelay(regular, { ...moment, marginMs: 40 }, holding, fullJitter)).toBe(4_700 - 100 - 200 + 40);
     // Inside the spread already: at once.
-    expect(smartPollDelay(regular, { ...moment, nowMs: T + 4_500 }, holding, fullJitter)).toBe(0);
+    expect(smartPollDelay(regular, { ...moment, nowMs: T + 4_800 }, holding, fullJitter)).toBe(0);
+    expect(smartPollDelay(regular, { ...moment, nowMs: T + 4_950 }, holding, noJitter)).toBe(0);
     expect(smartPollDelay(regular, { ...moment, nowMs: T + 5_050, lateAttempts: 2 }, holding, noJitter)).toBe(200);
   });
 
-  it('spreads held requests over a quarter interval (at least the jitter, at most 2 s) and asks to be held past it by a quarter interval', () => {
-    expect(holdSpreadMs(5_000, 250)).toBe(1_250);
-    expect(holdSpreadMs(600_000, 250)).toBe(2_000);
-    expect(holdSpreadMs(400, 250)).toBe(250);
-    expect(holdSeconds(5_000, 250)).toBe(3);
+  it('spreads held requests over the jitter (at most a quarter interval), ending 100 ms (at most an eighth interval) before the due moment, and asks to be held past it by a quarter interval', () => {
+    expect(holdSpreadMs(5_000, 250)).toBe(250);
+    expect(holdSpreadMs(600_000, 250)).toBe(250);
+    expect(holdSpreadMs(400, 250)).toBe(100);
+    expect(holdLeadMs(5_000)).toBe(100);
+    expect(holdLeadMs(400)).toBe(50);
+    expect(holdSeconds(5_000, 250)).toBe(2);
     expect(holdSeconds(1_000, 250)).toBe(1);
-    expect(holdSeconds(60_000, 250)).toBe(17);
+    expect(holdSeconds(60_000, 250)).toBe(16);
   });
 
   it('falls back to the cached answer’s freshness for an irregular stream or before the first element', () => {
@@ -109,18 +112,20 @@ describe('smartPollDelay, for any stream, clock and moment', () => {
     );
   });
 
-  it('a holding poller asks within its spread before the due moment, never after it, and the publisher holds it past it', () => {
+  it('a holding poller asks within its spread, its lead before the due moment, never later, and the publisher holds it past it', () => {
     fc.assert(
       fc.property(schedule, (s) => {
         const dueAtMs = s.generatedAtMs + s.expectedIntervalMs - s.clockOffsetMs + s.marginMs;
         const nowMs = s.generatedAtMs - s.clockOffsetMs + s.sinceGeneratedMs;
         fc.pre(dueAtMs > nowMs);
         const delay = smartPollDelay(s, { nowMs, lateAttempts: 0, freshForMs: 0, marginMs: s.marginMs }, { ...s, hold: true }, () => s.draw);
+        const leadMs = holdLeadMs(s.expectedIntervalMs);
+        const spreadMs = holdSpreadMs(s.expectedIntervalMs, s.jitterMs);
         expect(delay).toBeGreaterThanOrEqual(0);
-        expect(nowMs + delay).toBeLessThanOrEqual(dueAtMs);
-        expect(nowMs + delay).toBeGreaterThanOrEqual(Math.min(nowMs, dueAtMs - holdSpreadMs(s.expectedIntervalMs, s.jitterMs)));
+        expect(nowMs + delay).toBeLessThanOrEqual(Math.max(nowMs, dueAtMs - leadMs));
+        expect(nowMs + delay).toBeGreaterThanOrEqual(Math.min(nowMs, dueAtMs - leadMs - spreadMs));
         // Asked at the start of its spread, a request is still held when the element is due (and a quarter interval later).
-        expect(holdSeconds(s.expectedIntervalMs, s.jitterMs) * 1000).toBeGreaterThanOrEqual(holdSpreadMs(s.expectedIntervalMs, s.jitterMs) + s.expectedIntervalMs / 4);
+        expect(holdSeconds(s.expectedIntervalMs, s.jitterMs) * 1000).toBeGreaterThanOrEqual(leadMs + spreadMs + s.expectedIntervalMs / 4);
       }),
     );
   });

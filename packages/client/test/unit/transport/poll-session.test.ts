@@ -107,7 +107,7 @@ describe('PollSession', () => {
       const { poll } = session('smart', hints, true);
       poll.answered(200, answer('"e1"'));
       for (let answeredAtOnce = 1; answeredAtOnce <= NOT_HOLDING_AFTER; answeredAtOnce++) {
-        expect(poll.requesting()).toMatchObject({ prefer: 'wait=3' });
+        expect(poll.requesting()).toMatchObject({ prefer: 'wait=2' });
         poll.answered(304, answer('"e1"'));
       }
       expect(poll.publisherHolds).toBe(false);
@@ -127,8 +127,8 @@ describe('PollSession', () => {
     poll.answered(200, answer('"e1"'));
     expect(poll.holdMs).toBe(0);
     hints.generatedAtMs = Date.now();
-    expect(poll.holdMs).toBe(3_000);
-    expect(poll.requesting()).toMatchObject({ 'if-none-match': '"e1"', prefer: 'wait=3' });
+    expect(poll.holdMs).toBe(2_000);
+    expect(poll.requesting()).toMatchObject({ 'if-none-match': '"e1"', prefer: 'wait=2' });
     expect(session('fixed', hints, true).poll.holdMs).toBe(0);
     const irregular = session('smart', { expectedIntervalMs: null, generatedAtMs: Date.now() }, true).poll;
     irregular.answered(200, answer('"e1"'));
