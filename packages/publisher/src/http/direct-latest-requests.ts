@@ -30,10 +30,11 @@ const isReadHeader = (name: string): name is ReadHeader => (READ_HEADERS as read
  * few (the newest element's ETag, one `Accept`, one `Prefer: wait=N`), and a request read anew
  * gets the very string read before rather than a fresh one. A fresh one is a slice of the whole
  * request head (V8 keeps a slice of a longer string as a view of it), so every long-poll held
- * here kept its head alive until its answer: thousands of them outlived two scavenges and were
- * copied into the old generation. Shared, the head dies with the read, and comparing two held
- * requests' headers (`HeldLongPolls`) compares the same strings. A new value replaces the last,
- * copied out of its head first.
+ * here kept its head alive until its answer, through the garbage collections of its wait.
+ * Shared, the head dies with the read, and comparing two held requests' headers
+ * (`HeldLongPolls`) compares the same strings. A new value replaces the last, copied out of its
+ * head first: requests that alternate between two values (two streams, two formats) each get a
+ * copy of theirs (a buffer and a string the length of the value), not shared.
  */
 const lastRead: Record<ReadHeader | 'streamId', string | undefined> = {
   accept: undefined,
