@@ -36,20 +36,13 @@ const isReadHeader = (name: string): name is ReadHeader => (READ_HEADERS as read
  * head first: requests that alternate between two values (two streams, two formats) each get a
  * copy of theirs (a buffer and a string the length of the value), not shared.
  */
-const lastRead: Record<ReadHeader | 'streamId', string | undefined> = {
-  accept: undefined,
-  'accept-encoding': undefined,
-  'if-none-match': undefined,
-  'if-modified-since': undefined,
-  prefer: undefined,
-  streamId: undefined,
-};
+const lastRead = new Map<ReadHeader | 'streamId', string>();
 
 function shared(name: ReadHeader | 'streamId', value: string): string {
-  const last = lastRead[name];
+  const last = lastRead.get(name);
   if (last === value) return last;
   const copy = Buffer.from(value, 'latin1').toString('latin1');
-  lastRead[name] = copy;
+  lastRead.set(name, copy);
   return copy;
 }
 
