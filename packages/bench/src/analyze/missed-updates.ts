@@ -1,7 +1,9 @@
+import { isUpdateFor } from '../fleet/update-recorder.js';
+
 /**
  * Updates each client should have received: the elements generated from the start of the
- * measurement (or from the client's first answer, if later) until `graceMs` before the end. A
- * client never answered expected them all. A missed update is one it never got — a failure,
+ * measurement (and after the client's first answer: `isUpdateFor`) until `graceMs` before the
+ * end. A client never answered expected them all. A missed update is one it never got — a failure,
  * not a gap in a chart.
  */
 export function countUpdates(
@@ -15,9 +17,10 @@ export function countUpdates(
   let received = 0;
   for (const client of clients) {
     const got = new Set(client.seqs);
-    const from = Math.max(measureFrom, client.connectedAt ?? measureFrom);
+    // A client never answered is not yet connected: every element from the start is expected.
+    const connectedAt = client.connectedAt ?? measureFrom - 1;
     for (const [seq, generatedAt] of published) {
-      if (generatedAt < from || generatedAt > endedAt - graceMs) continue;
+      if (!isUpdateFor(generatedAt, measureFrom, connectedAt) || generatedAt > endedAt - graceMs) continue;
       expected++;
       if (got.has(seq)) received++;
     }

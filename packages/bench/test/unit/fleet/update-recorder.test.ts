@@ -40,6 +40,16 @@ describe('UpdateRecorder', () => {
     expect(updates.elements()).toEqual([]);
   });
 
+  it('takes an element stamped with the millisecond of the first answer for the state found, and one a millisecond later for an update', () => {
+    // The first answer carries an element generated when it was served: at millisecond resolution, often the same as the answer's.
+    const updates = new UpdateRecorder(T0, 0);
+    const poller = client(T0 + 5_000);
+    updates.record(poller, element(1, T0 + 5_000), T0 + 5_000);
+    updates.record(poller, element(2, T0 + 5_001), T0 + 5_003);
+    expect(poller.seqs).toEqual([2]);
+    expect(updates.updates).toBe(1);
+  });
+
   it('keeps a sample of raw latencies at its rate, and ignores what carries no stamp', () => {
     let draw = 0;
     const updates = new UpdateRecorder(T0, 0.5, () => [0.1, 0.9][draw++ % 2]!);
