@@ -133,13 +133,16 @@ async function ask(fleet: Fleet, client: FleetClient, options: PollingClientOpti
     inFlight = false;
     fleet.answers?.answered();
     const answer = session.answered(response.statusCode, response.headers);
+    // The first answer is the state the client found, not an update (its element may have been generated the same millisecond).
+    const first = client.connectedAt === undefined;
     if (answer.kind === 'element' || answer.kind === 'unchanged') client.connectedAt ??= Date.now();
     let answerGeneratedAtMs = Number.NaN;
     // The body of a refusal or a "retry later" is read for its cause (a problem document).
     let problem: string | undefined;
     if (answer.kind === 'element') {
       const { body } = response;
-      const stamp = fleet.updates.record(client, body.received ?? (await body.text()), Date.now());
+      const received = body.received ?? (await body.text());
+      const stamp = first ? fleet.updates.found(client, received) : fleet.updates.record(client, received, Date.now());
       if (hints !== undefined && stamp !== undefined) hints.generatedAtMs = stamp.generatedAtMs;
       answerGeneratedAtMs = stamp?.generatedAtMs ?? Number.NaN;
     } else if (answer.kind === 'refused' || answer.kind === 'retry') problem = await response.body.text();

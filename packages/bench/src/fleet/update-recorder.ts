@@ -7,16 +7,6 @@ export interface FleetClient {
   seqs: number[];
 }
 
-/**
- * Whether an element generated at `generatedAtMs` is an update for a client first answered at
- * `connectedAtMs` (epoch ms; undefined: not yet answered, so nothing is): it is generated from
- * `measureFromMs` on, and after the millisecond of the client's first answer. An element stamped
- * with that same millisecond is the state the client found: its first answer can carry it.
- */
-export function isUpdateFor(generatedAtMs: number, measureFromMs: number, connectedAtMs: number | undefined): boolean {
-  return generatedAtMs >= measureFromMs && connectedAtMs !== undefined && generatedAtMs > connectedAtMs;
-}
-
 /** One element as a worker reports it: when it was generated, and its latencies (an HDR histogram). */
 export interface RecordedElement {
   readonly seq: number;
@@ -47,12 +37,13 @@ export class UpdateRecorder {
   /**
    * Records the element in `body` (its text, or its UTF-8 bytes: see `elementStampIn`) the first
    * time `client` gets it, and returns its stamp.
-   * Elements generated until the client was first answered (a poller's first answer is the
-   * state it found) or before `measureFromMs` are not measured updates (`isUpdateFor`).
+   * Elements generated before the client was first answered (a poller's first answer is the
+   * state it found) or before `measureFromMs` are not measured updates.
    */
   record(client: FleetClient, body: string | Buffer, receivedAt: number): ReturnType<typeof elementStamp> {
     const stamp = typeof body === 'string' ? elementStamp(body) : elementStampIn(body);
-    if (stamp === undefined || !isUpdateFor(stamp.generatedAtMs, this.#measureFromMs, client.connectedAt) || client.seqs.includes(stamp.seq)) return stamp;
+    const from = Math.max(this.#measureFromMs, client.connectedAt ?? Number.POSITIVE_INFINITY);
+    if (stamp === undefined || stamp.generatedAtMs < from || client.seqs.includes(stamp.seq)) return stamp;
     client.seqs.push(stamp.seq);
     const latencyMs = receivedAt - stamp.generatedAtMs;
     let element = this.#elements.get(stamp.seq);
@@ -63,6 +54,19 @@ export class UpdateRecorder {
     element.recorder.record(latencyMs);
     this.updates++;
     if (this.#random() < this.#sampleRate) this.samples.push([stamp.seq, latencyMs]);
+    return stamp;
+  }
+
+  /**
+   * Reads the element in `body` as the state `client` found (a poller's first answer), not an
+   * update: never measured, and returned with its stamp. Generated before the client's first
+   * answer, it is not one of the updates the client should receive (`countUpdates`); stamped with
+   * the very millisecond of that answer (an element served as it is generated), it would count as
+   * one, and it is noted as received.
+   */
+  found(client: FleetClient, body: string | Buffer): ReturnType<typeof elementStamp> {
+    const stamp = typeof body === 'string' ? elementStamp(body) : elementStampIn(body);
+    if (stamp !== undefined && client.connectedAt !== undefined && stamp.generatedAtMs >= client.connectedAt && !client.seqs.includes(stamp.seq)) client.seqs.push(stamp.seq);
     return stamp;
   }
 

@@ -10,9 +10,9 @@ import { AnswerBurst } from '../../src/fleet/answer-burst.js';
 import { type Fleet, pollingClient } from '../../src/fleet/polling-client.js';
 import { type FleetClient, UpdateRecorder } from '../../src/fleet/update-recorder.js';
 
-/** Element `seq` as /latest serves it, generated when it is served. */
-const element = (seq: number) =>
-  `@prefix prov: <http://www.w3.org/ns/prov#>.\n<http://h/streams/s/elements/ep-${seq}> prov:generatedAtTime "${new Date().toISOString()}"^^xsd:dateTime.\n`;
+/** Element `seq` as /latest serves it, generated when it is served (`agoMs` earlier). */
+const element = (seq: number, agoMs = 0) =>
+  `@prefix prov: <http://www.w3.org/ns/prov#>.\n<http://h/streams/s/elements/ep-${seq}> prov:generatedAtTime "${new Date(Date.now() - agoMs).toISOString()}"^^xsd:dateTime.\n`;
 
 /** A /latest on a real socket: each request is answered by the next handler given. */
 async function latest(handlers: Array<(req: IncomingMessage, res: ServerResponse) => void>) {
@@ -119,7 +119,8 @@ describe('pollingClient', () => {
   it('records each element generated after its first answer, revalidates with the ETag, and ends on a refusal', async () => {
     const turtle = { 'content-type': 'text/turtle', 'cache-control': 'max-age=0' };
     const { pool, seen } = await latest([
-      answer(200, { ...turtle, etag: '"1"' }, () => element(1)),
+      // Generated a minute before the poller came.
+      answer(200, { ...turtle, etag: '"1"' }, () => element(1, 60_000)),
       answer(304, { ...turtle, etag: '"1"' }),
       answer(200, { ...turtle, etag: '"2"' }, () => element(2)),
       answer(200, { ...turtle, etag: '"2"' }, () => element(2)),
@@ -133,6 +134,20 @@ describe('pollingClient', () => {
     expect(seen.map((headers) => headers['if-none-match'])).toEqual([undefined, '"1"', '"1"', '"2"', '"2"']);
     expect(stats).toMatchObject({ requests: 5, notModified: 1, elements: 2 });
     expect(fleet.counters).toEqual({ errors: 1, timeouts: 0, connected: 1 });
+  });
+
+  it('never measures its first answer, even one generated in the millisecond it is read, but notes it received', async () => {
+    // Stamped a second ahead: as late as the moment of the first answer, or later.
+    const { pool } = await latest([
+      answer(200, { 'content-type': 'text/turtle', 'cache-control': 'max-age=0', etag: '"1"' }, () => element(1, -1_000)),
+      answer(404, { 'content-type': 'application/problem+json' }, () => '{"code":"stream-not-found"}'),
+    ]);
+    const { session, fleet, client } = poller();
+    await pollingClient(fleet, client, { dispatcher: pool, path: '/streams/s/latest', requestTimeoutMs: 5_000, session });
+    expect(fleet.updates.updates).toBe(0);
+    expect(fleet.updates.elements()).toEqual([]);
+    // An element generated from the first answer on is one the client should have: it has it.
+    expect(client.seqs).toEqual([1]);
   });
 
   it('keeps nothing of an answer while it waits: the next request is under way and the last answer can be collected', async () => {

@@ -32,9 +32,9 @@ describe('countUpdates', () => {
     expect(countUpdates(published, client, 6_000, 17_000, 1_000).expected).toBe(3);
   });
 
-  it('measures a client from just after its first answer: an element stamped with that millisecond is the state it found', () => {
-    expect(countUpdates(published, [{ connectedAt: 10_999, seqs: [] }], 0, 20_000, 0).expected).toBe(2);
-    expect(countUpdates(published, [{ connectedAt: 11_000, seqs: [] }], 0, 20_000, 0).expected).toBe(1);
+  it('measures a client from its first answer exactly: an element generated at that moment is expected', () => {
+    expect(countUpdates(published, [{ connectedAt: 11_000, seqs: [] }], 0, 20_000, 0).expected).toBe(2);
+    expect(countUpdates(published, [{ connectedAt: 11_001, seqs: [] }], 0, 20_000, 0).expected).toBe(1);
   });
 
   it('counts an element once however often a client got it, and never one outside the measured window', () => {

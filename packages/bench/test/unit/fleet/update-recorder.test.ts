@@ -40,14 +40,17 @@ describe('UpdateRecorder', () => {
     expect(updates.elements()).toEqual([]);
   });
 
-  it('takes an element stamped with the millisecond of the first answer for the state found, and one a millisecond later for an update', () => {
-    // The first answer carries an element generated when it was served: at millisecond resolution, often the same as the answer's.
+  it("never measures the state a poller found, and notes it received when it is stamped with the millisecond of the first answer", () => {
     const updates = new UpdateRecorder(T0, 0);
     const poller = client(T0 + 5_000);
-    updates.record(poller, element(1, T0 + 5_000), T0 + 5_000);
-    updates.record(poller, element(2, T0 + 5_001), T0 + 5_003);
+    // Generated before the first answer: not an update the poller should have, not noted.
+    expect(updates.found(poller, element(1, T0 + 4_000))).toEqual({ seq: 1, generatedAtMs: T0 + 4_000 });
+    expect(poller.seqs).toEqual([]);
+    // Served as it was generated, in the millisecond of the first answer: received, still not measured.
+    updates.found(poller, Buffer.from(element(2, T0 + 5_000)));
     expect(poller.seqs).toEqual([2]);
-    expect(updates.updates).toBe(1);
+    expect(updates.updates).toBe(0);
+    expect(updates.elements()).toEqual([]);
   });
 
   it('keeps a sample of raw latencies at its rate, and ignores what carries no stamp', () => {
