@@ -1,6 +1,9 @@
 import { LatencyRecorder } from '@rdf-stream/client';
 import { elementStamp, elementStampIn } from './timestamp.js';
 
+/** The stamp of the element in `body`: its text, or its UTF-8 bytes (`elementStampIn`). */
+const stampOf = (body: string | Buffer) => (typeof body === 'string' ? elementStamp(body) : elementStampIn(body));
+
 /** One simulated client's record: when it was first answered, and the elements it got. */
 export interface FleetClient {
   connectedAt: number | undefined;
@@ -41,7 +44,7 @@ export class UpdateRecorder {
    * state it found) or before `measureFromMs` are not measured updates.
    */
   record(client: FleetClient, body: string | Buffer, receivedAt: number): ReturnType<typeof elementStamp> {
-    const stamp = typeof body === 'string' ? elementStamp(body) : elementStampIn(body);
+    const stamp = stampOf(body);
     const from = Math.max(this.#measureFromMs, client.connectedAt ?? Number.POSITIVE_INFINITY);
     if (stamp === undefined || stamp.generatedAtMs < from || client.seqs.includes(stamp.seq)) return stamp;
     client.seqs.push(stamp.seq);
@@ -65,7 +68,7 @@ export class UpdateRecorder {
    * one, and it is noted as received.
    */
   found(client: FleetClient, body: string | Buffer): ReturnType<typeof elementStamp> {
-    const stamp = typeof body === 'string' ? elementStamp(body) : elementStampIn(body);
+    const stamp = stampOf(body);
     if (stamp !== undefined && client.connectedAt !== undefined && stamp.generatedAtMs >= client.connectedAt && !client.seqs.includes(stamp.seq)) client.seqs.push(stamp.seq);
     return stamp;
   }
