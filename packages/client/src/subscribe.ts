@@ -47,9 +47,9 @@ export interface SubscribeOptions {
   /**
    * Smart polling on a regular stream: ask shortly before the next element is due (100 ms, and
    * up to `jitterMs` more: `holdLeadMs`, `holdSpreadMs`) with `Prefer: wait`, held by the
-   * publisher until the element comes: lower latency, at 1.2–1.4 × the publisher's CPU per
-   * update (each request read on its own, while nothing else is). Default false: ask at the due
-   * moment (with `Prefer: wait` too, held only until the element is served).
+   * publisher until the element comes: lower latency, at 1.2–1.5 × the publisher's CPU per
+   * update (the requests, spread out, are read a few at a time, not in one burst). Default
+   * false: ask at the due moment (with `Prefer: wait` too, held only until the element is served).
    */
   readonly pollHold?: boolean;
   /** Long-polling: `Prefer: wait=N`. Default 30 s. */
